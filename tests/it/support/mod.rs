@@ -1,0 +1,5 @@
+//! Shared helpers for the integration tests.
+#![allow(dead_code)]
+
+pub mod java;
+pub mod server;
