@@ -1,0 +1,185 @@
+//! The consuming builder of [`ZkClient`].
+
+use std::time::Duration;
+
+use super::{Acl, Config, ExponentialBackoffRetry, RetryPolicy, ZkClient};
+use crate::error::{Error, Result};
+
+/// ZooKeeper's default `jute.maxbuffer`: the largest packet a server accepts.
+pub(crate) const DEFAULT_MAX_PACKET_SIZE: usize = 0xfffff;
+
+/// Builds a [`ZkClient`]; made by [`ZkClient::builder`].
+///
+/// ```no_run
+/// # fn main() -> Result<(), zk_queue::Error> {
+/// use std::time::Duration;
+/// use zk_queue::{Acl, RetryNTimes, ZkClient};
+/// let client = ZkClient::builder("127.0.0.1:2181/my-app")
+///     .session_timeout(Duration::from_secs(15))
+///     .connection_timeout(Duration::from_secs(5))
+///     .request_timeout(Duration::from_secs(5))
+///     .retry_policy(RetryNTimes::new(3, Duration::from_millis(200)))
+///     .add_auth("digest", b"alice:secret")
+///     .default_acl(vec![Acl::creator_all()])
+///     .connect()?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+#[must_use = "a builder does nothing until `connect` is called"]
+pub struct ZkClientBuilder {
+    connect_string: String,
+    session_timeout: Duration,
+    connection_timeout: Duration,
+    request_timeout: Duration,
+    retry: Box<dyn RetryPolicy>,
+    auth: Vec<(String, Vec<u8>)>,
+    default_acl: Vec<Acl>,
+    max_packet_size: usize,
+}
+
+impl ZkClientBuilder {
+    pub(crate) fn new(connect_string: &str) -> Self {
+        ZkClientBuilder {
+            connect_string: connect_string.to_owned(),
+            session_timeout: Duration::from_secs(30),
+            connection_timeout: Duration::from_secs(15),
+            request_timeout: Duration::from_secs(15),
+            retry: Box::new(
+                ExponentialBackoffRetry::new(Duration::from_millis(100), 3).max_sleep(Duration::from_secs(2)),
+            ),
+            auth: Vec::new(),
+            default_acl: vec![Acl::anyone_all()],
+            max_packet_size: DEFAULT_MAX_PACKET_SIZE,
+        }
+    }
+
+    /// The session timeout asked of the server (which bounds it between
+    /// `2 × tickTime` and `20 × tickTime`). Defaults to 30 seconds.
+    pub fn session_timeout(mut self, timeout: Duration) -> Self {
+        self.session_timeout = timeout;
+        self
+    }
+
+    /// How long [`connect`](Self::connect), and each attempt to open a new
+    /// session after an expiry, may take. Defaults to 15 seconds.
+    pub fn connection_timeout(mut self, timeout: Duration) -> Self {
+        self.connection_timeout = timeout;
+        self
+    }
+
+    /// The deadline of each request attempt; past it the attempt fails with
+    /// [`Error::Timeout`] and the retry policy decides what follows. Requests
+    /// made while the connection is down wait for a reconnection within this
+    /// deadline. Defaults to 15 seconds.
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// The policy for retrying requests that failed with a retryable error.
+    /// Defaults to [`ExponentialBackoffRetry`] with a 100 ms base, 3 retries and
+    /// at most 2 seconds per sleep.
+    pub fn retry_policy(mut self, policy: impl RetryPolicy + 'static) -> Self {
+        self.retry = Box::new(policy);
+        self
+    }
+
+    /// Authenticates every session with `scheme` and `auth` (for `digest`,
+    /// `user:password`). May be called several times. Defaults to none.
+    pub fn add_auth(mut self, scheme: &str, auth: &[u8]) -> Self {
+        self.auth.push((scheme.to_owned(), auth.to_vec()));
+        self
+    }
+
+    /// The ACL of nodes this client creates when no other is given.
+    /// Defaults to [`Acl::anyone_all`] (ZooKeeper's `OPEN_ACL_UNSAFE`).
+    pub fn default_acl(mut self, acl: Vec<Acl>) -> Self {
+        self.default_acl = acl;
+        self
+    }
+
+    /// The largest request packet the servers accept: their `jute.maxbuffer`.
+    /// Requests larger than this are refused with [`Error::ItemTooLarge`]
+    /// before sending (a server drops the connection of a client that sends
+    /// one). Defaults to 1,048,575 bytes, ZooKeeper's default.
+    pub fn max_packet_size(mut self, bytes: usize) -> Self {
+        self.max_packet_size = bytes;
+        self
+    }
+
+    /// Checks the settings and connects.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a zero timeout, an empty ACL or a bad
+    /// connect string; [`Error::InvalidPath`] for a bad chroot;
+    /// [`Error::Timeout`] if no session opened within the connection timeout.
+    pub fn connect(self) -> Result<ZkClient> {
+        let invalid = |what: &str| Err(Error::InvalidArgument(what.to_owned()));
+        for (name, value) in [
+            ("session timeout", self.session_timeout),
+            ("connection timeout", self.connection_timeout),
+            ("request timeout", self.request_timeout),
+        ] {
+            if value.is_zero() {
+                return invalid(&format!("{name} must be positive"));
+            }
+        }
+        if self.default_acl.is_empty() {
+            return invalid("default ACL must not be empty");
+        }
+        if self.max_packet_size < 1024 {
+            return invalid("max packet size must be at least 1024 bytes");
+        }
+        let hosts = match self.connect_string.find('/') {
+            Some(i) => {
+                crate::path::validate(&self.connect_string[i..])?;
+                &self.connect_string[..i]
+            }
+            None => &self.connect_string[..],
+        };
+        if hosts.split(',').any(|h| h.trim().is_empty()) {
+            return invalid(&format!("connect string {:?} has an empty host", self.connect_string));
+        }
+        let config = Config {
+            connect_string: self.connect_string,
+            session_timeout: self.session_timeout,
+            connection_timeout: self.connection_timeout,
+            request_timeout: self.request_timeout,
+            retry: self.retry,
+            default_acl: self.default_acl,
+            max_packet_size: self.max_packet_size,
+        };
+        ZkClient::start(config, self.auth)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(builder: ZkClientBuilder) -> String {
+        match builder.connect() {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("connected"),
+        }
+    }
+
+    #[test]
+    fn bad_settings_are_refused_before_connecting() {
+        let b = || ZkClientBuilder::new("127.0.0.1:1");
+        assert_eq!(
+            err(b().session_timeout(Duration::ZERO)),
+            "invalid argument: session timeout must be positive"
+        );
+        assert_eq!(
+            err(b().default_acl(vec![])),
+            "invalid argument: default ACL must not be empty"
+        );
+        assert_eq!(
+            err(ZkClientBuilder::new("127.0.0.1:1,")),
+            "invalid argument: connect string \"127.0.0.1:1,\" has an empty host"
+        );
+        assert!(err(ZkClientBuilder::new("127.0.0.1:1/a/")).starts_with("invalid path"));
+    }
+}

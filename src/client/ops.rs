@@ -1,0 +1,457 @@
+//! Blocking ZooKeeper operations: one deadline per attempt, retries by policy,
+//! packet sizes checked before sending.
+
+use std::future::Future;
+use std::pin::pin;
+use std::time::{Duration, Instant};
+
+use futures::future::{select, Either};
+use zookeeper_client::{Acls, MultiWriteError, MultiWriteResult};
+
+use super::{Acl, CreateMode, Op, OpResult, Stat, ZkClient};
+use crate::error::{Error, Result};
+use crate::path;
+use crate::sync::Latch;
+
+/// Bytes of a request besides its fields: length prefix is not counted by the
+/// server, but the request header (xid, type) is.
+const REQUEST_HEADER: usize = 8;
+/// A multi's per-operation header (type, done flag, error code).
+const MULTI_HEADER: usize = 9;
+
+/// Whether a delete is known to be ours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Deleted {
+    /// The server confirmed our delete.
+    Yes,
+    /// An attempt's reply was lost and a retry found the node gone: our lost
+    /// attempt or another client deleted it.
+    Unknown,
+}
+
+/// A pending one-shot child watch; dropping it cancels the wait and removes
+/// the watcher.
+pub(crate) struct Watch {
+    _task: async_global_executor::Task<()>,
+}
+
+impl ZkClient {
+    /// Creates a node with the client's default ACL and returns its path (with
+    /// the sequence appended for sequential modes) and stat.
+    ///
+    /// # Errors
+    /// [`Error::NoNode`] if the parent is missing, [`Error::NodeExists`],
+    /// [`Error::NotAuthorized`], [`Error::ItemTooLarge`] (checked before
+    /// sending), or a connection error once the retry policy gives up.
+    ///
+    /// A sequential create whose reply was lost is retried like any request,
+    /// so in that rare case a second node can be created.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// use zk_queue::{CreateMode, ZkClient};
+    /// let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// client.ensure_path("/jobs")?;
+    /// let (path, stat) = client.create("/jobs/job-", b"{}", CreateMode::PersistentSequential)?;
+    /// assert!(path.starts_with("/jobs/job-"));
+    /// assert_eq!(stat.data_length, 2);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn create(&self, path: &str, data: &[u8], mode: CreateMode) -> Result<(String, Stat)> {
+        let acl = self.shared.config.default_acl.clone();
+        self.create_with_acl(path, data, mode, &acl)
+    }
+
+    /// Creates a node with the given ACL; otherwise as [`create`](Self::create).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// use zk_queue::{Acl, CreateMode, ZkClient};
+    /// let client = ZkClient::builder("127.0.0.1:2181").add_auth("digest", b"alice:secret").connect()?;
+    /// client.create_with_acl("/private", b"", CreateMode::Persistent, &[Acl::creator_all()])?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn create_with_acl(&self, path: &str, data: &[u8], mode: CreateMode, acl: &[Acl]) -> Result<(String, Stat)> {
+        path::validate(path)?;
+        if acl.is_empty() {
+            return Err(Error::InvalidArgument("ACL must not be empty".into()));
+        }
+        self.check_packet(create_size(path, 0, acl), data.len())?;
+        let acl: Vec<_> = acl.iter().map(Acl::to_zk).collect();
+        let (stat, sequence) = self.call("create", path, |c| {
+            let acl = &acl;
+            async move {
+                let options = mode.to_zk().with_acls(Acls::new(acl));
+                c.create(path, data, &options).await
+            }
+        })?;
+        let created = if mode.is_sequential() {
+            format!("{path}{sequence}")
+        } else {
+            path.to_owned()
+        };
+        Ok((created, stat.into()))
+    }
+
+    /// Deletes a node, only at `version` if one is given.
+    ///
+    /// # Errors
+    /// [`Error::NoNode`], [`Error::BadVersion`], [`Error::NotEmpty`],
+    /// [`Error::NotAuthorized`], or a connection error.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// match client.delete("/jobs/job-0000000000", None) {
+    ///     Ok(()) | Err(zk_queue::Error::NoNode { .. }) => {}
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn delete(&self, path: &str, version: Option<i32>) -> Result<()> {
+        self.delete_tracked(path, version).map(|_| ())
+    }
+
+    /// Deletes a node and tells whether the delete is certainly ours: after a
+    /// lost reply, a retry that finds the node gone cannot tell.
+    pub(crate) fn delete_tracked(&self, path: &str, version: Option<i32>) -> Result<Deleted> {
+        path::validate(path)?;
+        let (result, ambiguous) = self.call_tracked("delete", path, |c| async move { c.delete(path, version).await });
+        match result {
+            Ok(()) => Ok(Deleted::Yes),
+            Err(Error::NoNode { .. }) if ambiguous => Ok(Deleted::Unknown),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The node's stat, or `None` if it does not exist.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// if let Some(stat) = client.exists("/jobs")? {
+    ///     println!("{} jobs", stat.num_children);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn exists(&self, path: &str) -> Result<Option<Stat>> {
+        path::validate(path)?;
+        let stat = self.call("exists", path, |c| async move { c.check_stat(path).await })?;
+        Ok(stat.map(Stat::from))
+    }
+
+    /// The node's data and stat.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let (data, stat) = client.get_data("/app/config/key")?;
+    /// println!("{} bytes, version {}", data.len(), stat.version);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn get_data(&self, path: &str) -> Result<(Vec<u8>, Stat)> {
+        path::validate(path)?;
+        let (data, stat) = self.call("get_data", path, |c| async move { c.get_data(path).await })?;
+        Ok((data, stat.into()))
+    }
+
+    /// Replaces the node's data, only at `version` if one is given, and
+    /// returns the new stat.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let (_, stat) = client.get_data("/app/config/key")?;
+    /// client.set_data("/app/config/key", b"new", Some(stat.version))?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn set_data(&self, path: &str, data: &[u8], version: Option<i32>) -> Result<Stat> {
+        path::validate(path)?;
+        self.check_packet(REQUEST_HEADER + string_size(path) + 4 + 4, data.len())?;
+        let stat = self.call(
+            "set_data",
+            path,
+            |c| async move { c.set_data(path, data, version).await },
+        )?;
+        Ok(stat.into())
+    }
+
+    /// The names of the node's children (in the server's order, which is not
+    /// defined) and the node's stat.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let (mut names, _stat) = client.get_children("/jobs")?;
+    /// names.sort();
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn get_children(&self, path: &str) -> Result<(Vec<String>, Stat)> {
+        path::validate(path)?;
+        let (children, stat) = self.call("get_children", path, |c| async move { c.get_children(path).await })?;
+        Ok((children, stat.into()))
+    }
+
+    /// Lists children and leaves a one-shot watch that opens `latch` on the
+    /// next change of the children, deletion of the node, or session event.
+    /// The watch's callback only opens the latch.
+    pub(crate) fn get_children_watch(&self, path: &str, latch: &Latch) -> Result<(Vec<String>, Stat, Watch)> {
+        path::validate(path)?;
+        let (children, stat, watcher) =
+            self.call(
+                "get_children",
+                path,
+                |c| async move { c.get_and_watch_children(path).await },
+            )?;
+        let latch = latch.clone();
+        let task = async_global_executor::spawn(async move {
+            watcher.changed().await;
+            latch.open();
+        });
+        Ok((children, stat.into(), Watch { _task: task }))
+    }
+
+    /// Applies all operations atomically, or none.
+    ///
+    /// # Errors
+    /// [`Error::MultiFailed`] names the first failing operation and why;
+    /// [`Error::ItemTooLarge`] if the whole request exceeds the packet limit.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// use zk_queue::{CreateMode, Op, ZkClient};
+    /// let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// client.multi(&[
+    ///     Op::delete("/jobs/job-0000000001", None),
+    ///     Op::create("/jobs/job-", b"again".to_vec(), CreateMode::PersistentSequential),
+    /// ])?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn multi(&self, ops: &[Op]) -> Result<Vec<OpResult>> {
+        let acl = &self.shared.config.default_acl;
+        let mut overhead = REQUEST_HEADER + MULTI_HEADER;
+        let mut data = 0;
+        for op in ops {
+            path::validate(op.path())?;
+            overhead += MULTI_HEADER
+                + match op {
+                    Op::Create { path, .. } => create_size(path, 0, acl) - REQUEST_HEADER,
+                    Op::Delete { path, .. } | Op::Check { path, .. } => string_size(path) + 4,
+                    Op::SetData { path, .. } => string_size(path) + 4 + 4,
+                };
+            if let Op::Create { data: d, .. } | Op::SetData { data: d, .. } = op {
+                data += d.len();
+            }
+        }
+        self.check_packet(overhead, data)?;
+        let zk_acl: Vec<_> = acl.iter().map(Acl::to_zk).collect();
+        let first = ops.first().map_or("/", Op::path);
+        let timeout = self.shared.config.request_timeout;
+        let mut ambiguous = false;
+        let results = self.retrying("multi", &mut ambiguous, |c| {
+            let commit = async {
+                let mut writer = c.new_multi_writer();
+                for op in ops {
+                    match op {
+                        Op::Create { path, data, mode } => {
+                            writer.add_create(path, data, &mode.to_zk().with_acls(Acls::new(&zk_acl)))?
+                        }
+                        Op::Delete { path, version } => writer.add_delete(path, *version)?,
+                        Op::SetData { path, data, version } => writer.add_set_data(path, data, *version)?,
+                        Op::Check { path, version } => writer.add_check_version(path, *version)?,
+                    }
+                }
+                writer.commit().await
+            };
+            match deadline(commit, timeout, "multi") {
+                Ok(results) => Ok(results),
+                Err(Ok(MultiWriteError::OperationFailed { index, source })) => Err(Error::MultiFailed {
+                    index,
+                    source: Box::new(Error::from_zk(source, ops.get(index).map_or(first, Op::path))),
+                }),
+                Err(Ok(MultiWriteError::RequestFailed { source })) => Err(Error::from_zk(source, first)),
+                Err(Err(timeout)) => Err(timeout),
+            }
+        })?;
+        Ok(results.into_iter().map(op_result).collect())
+    }
+
+    /// Creates `path` and any missing ancestors as persistent nodes with the
+    /// default ACL. A node that already exists, or that another client creates
+    /// at the same moment, counts as success.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// client.ensure_path("/a/b/c")?;
+    /// client.ensure_path("/a/b/c")?; // idempotent
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn ensure_path(&self, path: &str) -> Result<()> {
+        let acl = self.shared.config.default_acl.clone();
+        self.ensure_path_with(path, CreateMode::Persistent, &acl)
+    }
+
+    /// Like [`ensure_path`](Self::ensure_path), with the mode of the last node
+    /// (ancestors are persistent) and the ACL of every created node.
+    pub(crate) fn ensure_path_with(&self, path: &str, last: CreateMode, acl: &[Acl]) -> Result<()> {
+        path::validate(path)?;
+        if path == "/" || self.exists(path)?.is_some() {
+            return Ok(());
+        }
+        let mut prefix = String::with_capacity(path.len());
+        let components: Vec<&str> = path[1..].split('/').collect();
+        for (i, name) in components.iter().enumerate() {
+            prefix.push('/');
+            prefix.push_str(name);
+            let mode = if i + 1 == components.len() {
+                last
+            } else {
+                CreateMode::Persistent
+            };
+            match self.create_with_acl(&prefix, &[], mode, acl) {
+                Ok(_) | Err(Error::NodeExists { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses a request of `overhead` bytes plus `data` bytes of data that the
+    /// server would not accept.
+    fn check_packet(&self, overhead: usize, data: usize) -> Result<()> {
+        let max = self.max_packet_size();
+        if overhead + data > max {
+            return Err(Error::ItemTooLarge {
+                size: data,
+                limit: max.saturating_sub(overhead),
+            });
+        }
+        Ok(())
+    }
+
+    /// Runs one request with the retry policy.
+    pub(crate) fn call<T, F, Fut>(&self, operation: &'static str, path: &str, f: F) -> Result<T>
+    where
+        F: FnMut(zookeeper_client::Client) -> Fut,
+        Fut: Future<Output = std::result::Result<T, zookeeper_client::Error>>,
+    {
+        self.call_tracked(operation, path, f).0
+    }
+
+    /// Runs one request with the retry policy; also tells whether an earlier
+    /// attempt failed with an unknown outcome (its reply was lost).
+    fn call_tracked<T, F, Fut>(&self, operation: &'static str, path: &str, mut f: F) -> (Result<T>, bool)
+    where
+        F: FnMut(zookeeper_client::Client) -> Fut,
+        Fut: Future<Output = std::result::Result<T, zookeeper_client::Error>>,
+    {
+        let mut ambiguous = false;
+        let result = self.retrying(operation, &mut ambiguous, |client| {
+            deadline(f(client), self.shared.config.request_timeout, operation)
+                .map_err(|e| e.map_or_else(|timeout| timeout, |e| Error::from_zk(e, path)))
+        });
+        (result, ambiguous)
+    }
+
+    /// The retry loop shared by all requests.
+    fn retrying<T>(
+        &self,
+        operation: &'static str,
+        ambiguous: &mut bool,
+        mut attempt: impl FnMut(zookeeper_client::Client) -> Result<T>,
+    ) -> Result<T> {
+        let started = Instant::now();
+        let mut retries = 0;
+        loop {
+            let (client, generation) = self.shared.current()?;
+            let err = match attempt(client) {
+                Ok(value) => return Ok(value),
+                Err(err) => err,
+            };
+            if !err.is_retryable() {
+                return Err(err);
+            }
+            if self.shared.is_closed() {
+                return Err(Error::Closed);
+            }
+            *ambiguous |= matches!(err, Error::ConnectionLoss { .. } | Error::Timeout { .. });
+            let Some(sleep) = self.shared.config.retry.allow_retry(retries, started.elapsed()) else {
+                return Err(err);
+            };
+            retries += 1;
+            log::debug!("{operation} failed: {err}; retry {retries} in {sleep:?}");
+            if matches!(err, Error::SessionExpired) {
+                let wait = self.shared.config.connection_timeout;
+                self.shared.wait_for_new_session(generation, Instant::now() + wait);
+            }
+            std::thread::sleep(sleep);
+        }
+    }
+}
+
+/// Blocks on `fut` for at most `timeout`. The outer `Err` holds either the
+/// future's own error (`Ok`) or a timeout (`Err`).
+fn deadline<T, E>(
+    fut: impl Future<Output = std::result::Result<T, E>>,
+    timeout: Duration,
+    operation: &'static str,
+) -> std::result::Result<T, std::result::Result<E, Error>> {
+    let timer = async_io::Timer::after(timeout);
+    match async_io::block_on(select(pin!(fut), timer)) {
+        Either::Left((Ok(value), _)) => Ok(value),
+        Either::Left((Err(e), _)) => Err(Ok(e)),
+        Either::Right(_) => Err(Err(Error::Timeout {
+            operation,
+            after: timeout,
+        })),
+    }
+}
+
+fn op_result(r: MultiWriteResult) -> OpResult {
+    match r {
+        MultiWriteResult::Check => OpResult::Check,
+        MultiWriteResult::Delete => OpResult::Delete,
+        MultiWriteResult::Create { path, .. } => OpResult::Create { path },
+        MultiWriteResult::SetData { stat } => OpResult::SetData { stat: stat.into() },
+        // `MultiWriteResult` is non-exhaustive; a new kind is reported as a check.
+        _ => OpResult::Check,
+    }
+}
+
+/// Serialized size of a jute string.
+fn string_size(s: &str) -> usize {
+    4 + s.len()
+}
+
+/// Serialized size of a create request with `data` bytes of data.
+fn create_size(path: &str, data: usize, acl: &[Acl]) -> usize {
+    let acl_size: usize = acl
+        .iter()
+        .map(|a| 4 + string_size(a.scheme()) + string_size(a.id()))
+        .sum();
+    REQUEST_HEADER + string_size(path) + 4 + data + 4 + acl_size + 4
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn create_size_counts_every_field() {
+        // header 8 + path (4 + 2) + data (4 + 3) + acl vector (4 + 4 + (4 + 5) + (4 + 6)) + flags 4
+        assert_eq!(
+            create_size("/q", 3, &[Acl::anyone_all()]),
+            8 + 6 + 7 + 4 + 4 + 9 + 10 + 4
+        );
+    }
+}

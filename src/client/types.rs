@@ -1,0 +1,325 @@
+//! Plain data types of the client facade: node stats, create modes, ACLs and
+//! multi operations.
+
+/// Metadata of a znode, as ZooKeeper reports it.
+///
+/// ```
+/// let stat = zk_queue::Stat::default();
+/// assert_eq!(stat.num_children, 0);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stat {
+    /// Transaction id of the change that created the node.
+    pub czxid: i64,
+    /// Transaction id of the last change to the node's data.
+    pub mzxid: i64,
+    /// Transaction id of the last change to the node's children.
+    pub pzxid: i64,
+    /// Creation time, epoch milliseconds (server clock).
+    pub ctime: i64,
+    /// Last modification time, epoch milliseconds (server clock).
+    pub mtime: i64,
+    /// Number of changes to the node's data.
+    pub version: i32,
+    /// Number of changes to the node's children; also the next sequence
+    /// number a sequential child receives.
+    pub cversion: i32,
+    /// Number of changes to the node's ACL.
+    pub aversion: i32,
+    /// Session id of the owner if the node is ephemeral, else 0.
+    pub ephemeral_owner: i64,
+    /// Length of the node's data in bytes.
+    pub data_length: i32,
+    /// Number of children.
+    pub num_children: i32,
+}
+
+impl From<zookeeper_client::Stat> for Stat {
+    fn from(s: zookeeper_client::Stat) -> Self {
+        Stat {
+            czxid: s.czxid,
+            mzxid: s.mzxid,
+            pzxid: s.pzxid,
+            ctime: s.ctime,
+            mtime: s.mtime,
+            version: s.version,
+            cversion: s.cversion,
+            aversion: s.aversion,
+            ephemeral_owner: s.ephemeral_owner,
+            data_length: s.data_length,
+            num_children: s.num_children,
+        }
+    }
+}
+
+/// The kind of znode to create.
+///
+/// ```
+/// use zk_queue::CreateMode;
+/// assert!(CreateMode::PersistentSequential.is_sequential());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CreateMode {
+    /// Stays until deleted.
+    Persistent,
+    /// Persistent, with a server-assigned 10-digit sequence appended to the name.
+    PersistentSequential,
+    /// Deleted when the creating session ends.
+    Ephemeral,
+    /// Ephemeral, with a sequence appended.
+    EphemeralSequential,
+    /// Persistent, deleted by the server some time after its last child is gone.
+    Container,
+}
+
+impl CreateMode {
+    /// Whether the server appends a sequence number to the name.
+    pub fn is_sequential(self) -> bool {
+        matches!(self, CreateMode::PersistentSequential | CreateMode::EphemeralSequential)
+    }
+
+    pub(crate) fn to_zk(self) -> zookeeper_client::CreateMode {
+        use zookeeper_client::CreateMode as M;
+        match self {
+            CreateMode::Persistent => M::Persistent,
+            CreateMode::PersistentSequential => M::PersistentSequential,
+            CreateMode::Ephemeral => M::Ephemeral,
+            CreateMode::EphemeralSequential => M::EphemeralSequential,
+            CreateMode::Container => M::Container,
+        }
+    }
+}
+
+/// Permission bits of an [`Acl`] entry (ZooKeeper's `READ`, `WRITE`, `CREATE`,
+/// `DELETE`, `ADMIN`).
+///
+/// ```
+/// use zk_queue::Perms;
+/// let rw = Perms::READ | Perms::WRITE;
+/// assert!(rw.contains(Perms::READ));
+/// assert!(!rw.contains(Perms::DELETE));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Perms(u8);
+
+impl Perms {
+    /// Read data and list children.
+    pub const READ: Perms = Perms(1);
+    /// Set data.
+    pub const WRITE: Perms = Perms(2);
+    /// Create children.
+    pub const CREATE: Perms = Perms(4);
+    /// Delete children.
+    pub const DELETE: Perms = Perms(8);
+    /// Set the ACL.
+    pub const ADMIN: Perms = Perms(16);
+    /// Every permission.
+    pub const ALL: Perms = Perms(31);
+
+    /// Whether every bit of `other` is set in `self`.
+    pub fn contains(self, other: Perms) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    fn to_zk(self) -> zookeeper_client::Permission {
+        use zookeeper_client::Permission as P;
+        [
+            (Perms::READ, P::READ),
+            (Perms::WRITE, P::WRITE),
+            (Perms::CREATE, P::CREATE),
+            (Perms::DELETE, P::DELETE),
+            (Perms::ADMIN, P::ADMIN),
+        ]
+        .into_iter()
+        .filter(|(ours, _)| self.contains(*ours))
+        .fold(P::NONE, |acc, (_, theirs)| acc | theirs)
+    }
+}
+
+impl std::ops::BitOr for Perms {
+    type Output = Perms;
+    fn bitor(self, rhs: Perms) -> Perms {
+        Perms(self.0 | rhs.0)
+    }
+}
+
+/// One entry of a node's access-control list: who (`scheme` and `id`) may do what.
+///
+/// ```
+/// use zk_queue::{Acl, Perms};
+/// let open = Acl::anyone_all();
+/// assert_eq!(open.scheme(), "world");
+/// let mine = Acl::new(Perms::ALL, "digest", "alice:base64-of-sha1");
+/// assert_eq!(mine.id(), "alice:base64-of-sha1");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Acl {
+    perms: Perms,
+    scheme: String,
+    id: String,
+}
+
+impl Acl {
+    /// An entry granting `perms` to `id` under `scheme` (`world`, `auth`,
+    /// `digest`, `ip`, ...).
+    pub fn new(perms: Perms, scheme: impl Into<String>, id: impl Into<String>) -> Acl {
+        Acl {
+            perms,
+            scheme: scheme.into(),
+            id: id.into(),
+        }
+    }
+
+    /// Everything for everyone (`world:anyone`), ZooKeeper's `OPEN_ACL_UNSAFE`.
+    pub fn anyone_all() -> Acl {
+        Acl::new(Perms::ALL, "world", "anyone")
+    }
+
+    /// Everything for the identities this client authenticated with
+    /// (`auth` scheme), ZooKeeper's `CREATOR_ALL_ACL`.
+    pub fn creator_all() -> Acl {
+        Acl::new(Perms::ALL, "auth", "")
+    }
+
+    /// The granted permissions.
+    pub fn perms(&self) -> Perms {
+        self.perms
+    }
+
+    /// The scheme.
+    pub fn scheme(&self) -> &str {
+        &self.scheme
+    }
+
+    /// The id within the scheme.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub(crate) fn to_zk(&self) -> zookeeper_client::Acl {
+        zookeeper_client::Acl::new(
+            self.perms.to_zk(),
+            zookeeper_client::AuthId::new(&self.scheme, &self.id),
+        )
+    }
+}
+
+/// One operation of a [`multi`](crate::ZkClient::multi) transaction.
+///
+/// ```
+/// use zk_queue::{CreateMode, Op};
+/// let ops = vec![
+///     Op::check("/q/lock", 0),
+///     Op::delete("/q/item", None),
+///     Op::create("/q/next-", b"x".to_vec(), CreateMode::PersistentSequential),
+/// ];
+/// assert_eq!(ops.len(), 3);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Op {
+    /// Create a node with the client's default ACL.
+    Create {
+        /// Path (a prefix for sequential modes).
+        path: String,
+        /// Data.
+        data: Vec<u8>,
+        /// Kind of node.
+        mode: CreateMode,
+    },
+    /// Delete a node, optionally only at a given version.
+    Delete {
+        /// Path.
+        path: String,
+        /// Expected version, or `None` for any.
+        version: Option<i32>,
+    },
+    /// Replace a node's data, optionally only at a given version.
+    SetData {
+        /// Path.
+        path: String,
+        /// New data.
+        data: Vec<u8>,
+        /// Expected version, or `None` for any.
+        version: Option<i32>,
+    },
+    /// Fail the transaction unless the node has this version.
+    Check {
+        /// Path.
+        path: String,
+        /// Required version.
+        version: i32,
+    },
+}
+
+impl Op {
+    /// A create operation.
+    pub fn create(path: impl Into<String>, data: Vec<u8>, mode: CreateMode) -> Op {
+        Op::Create {
+            path: path.into(),
+            data,
+            mode,
+        }
+    }
+
+    /// A delete operation.
+    pub fn delete(path: impl Into<String>, version: Option<i32>) -> Op {
+        Op::Delete {
+            path: path.into(),
+            version,
+        }
+    }
+
+    /// A set-data operation.
+    pub fn set_data(path: impl Into<String>, data: Vec<u8>, version: Option<i32>) -> Op {
+        Op::SetData {
+            path: path.into(),
+            data,
+            version,
+        }
+    }
+
+    /// A version check.
+    pub fn check(path: impl Into<String>, version: i32) -> Op {
+        Op::Check {
+            path: path.into(),
+            version,
+        }
+    }
+
+    /// The path the operation concerns.
+    pub fn path(&self) -> &str {
+        match self {
+            Op::Create { path, .. } | Op::Delete { path, .. } | Op::SetData { path, .. } | Op::Check { path, .. } => {
+                path
+            }
+        }
+    }
+}
+
+/// The result of one operation of a successful multi.
+///
+/// ```
+/// use zk_queue::OpResult;
+/// let r = OpResult::Delete;
+/// assert!(matches!(r, OpResult::Delete));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OpResult {
+    /// The node was created at this path.
+    Create {
+        /// The created path (with the sequence for sequential modes).
+        path: String,
+    },
+    /// The node was deleted.
+    Delete,
+    /// The data was replaced.
+    SetData {
+        /// The node's new stat.
+        stat: Stat,
+    },
+    /// The check passed.
+    Check,
+}

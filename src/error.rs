@@ -1,0 +1,228 @@
+//! The crate's error type.
+
+use std::fmt;
+use std::time::Duration;
+
+/// A `Result` whose error defaults to this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in this crate.
+///
+/// Messages are short lowercase sentences; the underlying cause, when there is
+/// one (a ZooKeeper client error, an I/O error), is available through
+/// [`std::error::Error::source`] and is not repeated in the message.
+///
+/// ZooKeeper's own answers that a caller may want to match on (`NoNode`,
+/// `NodeExists`, `BadVersion`, ...) have variants of their own carrying the
+/// path they concern.
+#[non_exhaustive]
+#[derive(Debug)]
+pub enum Error {
+    /// A path is not a valid ZooKeeper path, or is reserved; no request was sent.
+    InvalidPath {
+        /// The path as given.
+        path: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// An option or argument is out of range; no request was sent.
+    InvalidArgument(String),
+    /// A request would exceed the server's packet limit (`jute.maxbuffer`);
+    /// it was refused before sending, so the connection stays up.
+    ItemTooLarge {
+        /// Size of the item's data in bytes.
+        size: usize,
+        /// The largest data this request could carry.
+        limit: usize,
+    },
+    /// The queue is empty (`element` / `remove`).
+    NoSuchElement,
+    /// The node does not exist.
+    NoNode {
+        /// The node's path.
+        path: String,
+    },
+    /// The node already exists.
+    NodeExists {
+        /// The node's path.
+        path: String,
+    },
+    /// The node's version differs from the one expected.
+    BadVersion {
+        /// The node's path.
+        path: String,
+    },
+    /// The node has children and cannot be deleted.
+    NotEmpty {
+        /// The node's path.
+        path: String,
+    },
+    /// The node's ACL does not allow this operation for this client's identities.
+    NotAuthorized {
+        /// The node's path.
+        path: String,
+    },
+    /// One operation of a multi failed, so none was applied.
+    MultiFailed {
+        /// Index of the failing operation in the request.
+        index: usize,
+        /// Why it failed.
+        source: Box<Error>,
+    },
+    /// The connection to the ensemble was lost while a request was in flight:
+    /// the request may or may not have been applied.
+    ConnectionLoss {
+        /// The client's error.
+        source: zookeeper_client::Error,
+    },
+    /// No answer within the deadline.
+    Timeout {
+        /// What was waited for.
+        operation: &'static str,
+        /// How long it waited.
+        after: Duration,
+    },
+    /// The ZooKeeper session expired; the client opens a new one by itself.
+    SessionExpired,
+    /// Authentication with the ensemble failed.
+    AuthFailed,
+    /// The client was closed.
+    Closed,
+    /// Any other error reported by ZooKeeper or the client library.
+    ZooKeeper {
+        /// The path the request concerned, if any.
+        path: Option<String>,
+        /// The client's error.
+        source: zookeeper_client::Error,
+    },
+}
+
+impl Error {
+    /// Maps a client error for a request on `path` to this crate's error.
+    pub(crate) fn from_zk(err: zookeeper_client::Error, path: &str) -> Error {
+        use zookeeper_client::Error as Zk;
+        let path = path.to_owned();
+        match err {
+            Zk::NoNode => Error::NoNode { path },
+            Zk::NodeExists => Error::NodeExists { path },
+            Zk::BadVersion => Error::BadVersion { path },
+            Zk::NotEmpty => Error::NotEmpty { path },
+            Zk::NoAuth => Error::NotAuthorized { path },
+            Zk::SessionExpired => Error::SessionExpired,
+            Zk::AuthFailed => Error::AuthFailed,
+            Zk::ClientClosed => Error::Closed,
+            Zk::ConnectionLoss | Zk::Timeout | Zk::NoHosts => Error::ConnectionLoss { source: err },
+            // "no response from connection in N ms": the connection was dropped.
+            Zk::Custom(_) => Error::ConnectionLoss { source: err },
+            _ => Error::ZooKeeper {
+                path: Some(path),
+                source: err,
+            },
+        }
+    }
+
+    /// Whether a retry policy may try the request again: the connection was
+    /// lost, no answer came in time, or the session was replaced.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            Error::ConnectionLoss { .. } | Error::Timeout { .. } | Error::SessionExpired
+        )
+    }
+
+    /// Whether this is [`Error::NoNode`].
+    pub fn is_no_node(&self) -> bool {
+        matches!(self, Error::NoNode { .. })
+    }
+
+    /// Whether this is [`Error::NodeExists`].
+    pub fn is_node_exists(&self) -> bool {
+        matches!(self, Error::NodeExists { .. })
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidPath { path, reason } => write!(f, "invalid path {path:?}: {reason}"),
+            Error::InvalidArgument(what) => write!(f, "invalid argument: {what}"),
+            Error::ItemTooLarge { size, limit } => write!(
+                f,
+                "item of {size} bytes exceeds the limit of {limit} bytes set by the server's packet size (jute.maxbuffer)"
+            ),
+            Error::NoSuchElement => f.write_str("the queue is empty"),
+            Error::NoNode { path } => write!(f, "node {path} does not exist"),
+            Error::NodeExists { path } => write!(f, "node {path} already exists"),
+            Error::BadVersion { path } => write!(f, "node {path} has another version"),
+            Error::NotEmpty { path } => write!(f, "node {path} has children"),
+            Error::NotAuthorized { path } => write!(f, "not authorized for node {path}"),
+            Error::MultiFailed { index, .. } => write!(f, "operation {index} of a multi failed"),
+            Error::ConnectionLoss { .. } => f.write_str("connection to zookeeper lost"),
+            Error::Timeout { operation, after } => {
+                write!(f, "{operation} timed out after {} ms", after.as_millis())
+            }
+            Error::SessionExpired => f.write_str("zookeeper session expired"),
+            Error::AuthFailed => f.write_str("authentication failed"),
+            Error::Closed => f.write_str("client is closed"),
+            Error::ZooKeeper { path: Some(path), .. } => write!(f, "zookeeper request on {path} failed"),
+            Error::ZooKeeper { path: None, .. } => f.write_str("zookeeper request failed"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::MultiFailed { source, .. } => Some(source.as_ref()),
+            Error::ConnectionLoss { source } | Error::ZooKeeper { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync + 'static>() {}
+
+    #[test]
+    fn error_is_send_sync_and_small() {
+        assert_send_sync::<Error>();
+        assert!(std::mem::size_of::<Error>() <= 64, "{}", std::mem::size_of::<Error>());
+    }
+
+    #[test]
+    fn client_errors_map_to_typed_variants_with_the_path() {
+        let e = Error::from_zk(zookeeper_client::Error::NoNode, "/q/a");
+        assert!(matches!(&e, Error::NoNode { path } if path == "/q/a"));
+        assert_eq!(e.to_string(), "node /q/a does not exist");
+        let e = Error::from_zk(zookeeper_client::Error::NoAuth, "/q");
+        assert!(matches!(e, Error::NotAuthorized { .. }));
+        let e = Error::from_zk(zookeeper_client::Error::ConnectionLoss, "/q");
+        assert!(e.is_retryable());
+        assert!(std::error::Error::source(&e).is_some());
+        let e = Error::from_zk(zookeeper_client::Error::Unimplemented, "/q");
+        assert!(!e.is_retryable());
+        assert_eq!(e.to_string(), "zookeeper request on /q failed");
+    }
+
+    #[test]
+    fn messages_are_lowercase_without_trailing_punctuation() {
+        let errors = [
+            Error::NoSuchElement,
+            Error::Closed,
+            Error::SessionExpired,
+            Error::ItemTooLarge { size: 2, limit: 1 },
+            Error::Timeout {
+                operation: "take",
+                after: Duration::from_millis(5),
+            },
+        ];
+        for e in errors {
+            let msg = e.to_string();
+            assert!(msg.chars().next().is_some_and(|c| c.is_lowercase()), "{msg}");
+            assert!(!msg.ends_with('.'), "{msg}");
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! Queue recipes built on the client facade.
+
+mod simple;
+
+pub use simple::{SimpleQueue, SimpleQueueBuilder};

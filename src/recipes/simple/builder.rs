@@ -1,0 +1,81 @@
+//! The consuming builder of [`SimpleQueue`].
+
+use super::local::LocalList;
+use super::SimpleQueue;
+use crate::client::{Acl, CreateMode, ZkClient};
+use crate::error::{Error, Result};
+use crate::path;
+
+/// Builds a [`SimpleQueue`]; made by [`SimpleQueue::builder`].
+///
+/// ```no_run
+/// # fn main() -> Result<(), zk_queue::Error> {
+/// use zk_queue::{Acl, SimpleQueue, ZkClient};
+/// let client = ZkClient::connect("127.0.0.1:2181")?;
+/// let queue = SimpleQueue::builder(&client, "/jobs")
+///     .acl(vec![Acl::anyone_all()])
+///     .container(true)
+///     .build()?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct SimpleQueueBuilder {
+    client: ZkClient,
+    path: String,
+    acl: Option<Vec<Acl>>,
+    container: bool,
+}
+
+impl SimpleQueueBuilder {
+    pub(super) fn new(client: &ZkClient, path: &str) -> Self {
+        SimpleQueueBuilder {
+            client: client.clone(),
+            path: path.to_owned(),
+            acl: None,
+            container: false,
+        }
+    }
+
+    /// The ACL of the queue node and of every item node this handle creates.
+    /// Defaults to the client's default ACL.
+    pub fn acl(mut self, acl: Vec<Acl>) -> Self {
+        self.acl = Some(acl);
+        self
+    }
+
+    /// Whether a missing queue node is created as a container node (as
+    /// Curator's `SimpleDistributedQueue` does), which the server deletes some
+    /// time after it empties; the queue recreates it when needed. Defaults to
+    /// `false`: a persistent node, as the classic Java recipe creates.
+    pub fn container(mut self, container: bool) -> Self {
+        self.container = container;
+        self
+    }
+
+    /// Checks the path and ACL and makes the queue. Sends nothing.
+    ///
+    /// # Errors
+    /// [`Error::InvalidPath`] for an invalid or reserved path;
+    /// [`Error::InvalidArgument`] for an empty ACL.
+    pub fn build(self) -> Result<SimpleQueue> {
+        path::validate_queue_path(&self.path)?;
+        let acl = match self.acl {
+            Some(acl) if acl.is_empty() => return Err(Error::InvalidArgument("ACL must not be empty".into())),
+            Some(acl) => acl,
+            None => self.client.default_acl().to_vec(),
+        };
+        Ok(SimpleQueue {
+            client: self.client,
+            dir: self.path,
+            acl,
+            dir_mode: if self.container {
+                CreateMode::Container
+            } else {
+                CreateMode::Persistent
+            },
+            local: LocalList::default(),
+        })
+    }
+}

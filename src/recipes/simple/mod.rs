@@ -1,0 +1,444 @@
+//! [`SimpleQueue`]: the classic ZooKeeper queue recipe, done right.
+
+mod builder;
+mod local;
+
+use std::time::{Duration, Instant};
+
+pub use builder::SimpleQueueBuilder;
+
+use self::local::LocalList;
+use crate::client::{Acl, CreateMode, Deleted, ZkClient};
+use crate::error::{Error, Result};
+use crate::path;
+use crate::sync::Latch;
+
+/// Prefix of item nodes, shared with the Java recipe and Curator's
+/// `SimpleDistributedQueue`.
+pub(crate) const ITEM_PREFIX: &str = "qn-";
+
+/// How often an `offer` recreates a queue node that keeps vanishing (a
+/// container reaped between the recreate and the create) before giving up.
+const MAX_RECREATES: usize = 5;
+
+/// The longest pause between attempts of a waiting call while errors persist.
+const MAX_WAIT_BACKOFF: Duration = Duration::from_secs(1);
+
+/// A FIFO queue of byte items in the classic ZooKeeper recipe's format.
+///
+/// Items are `PERSISTENT_SEQUENTIAL` children named `qn-<sequence>` holding
+/// the raw bytes, so a Java process using
+/// `org.apache.zookeeper.recipes.queue.DistributedQueue` or Curator's
+/// `SimpleDistributedQueue` shares the queue with this one.
+///
+/// # Delivery guarantee
+/// **At most once.** An item is deleted from ZooKeeper before the caller sees
+/// it, so a consumer that crashes after `take` returns loses that item. One
+/// exception: if the reply to the claiming delete is lost and the retried
+/// delete finds the item gone, the item is still returned (logged as a
+/// possible duplicate) rather than dropped, because the lost delete may have
+/// been ours. Use a lock-safe consumer for at-least-once delivery.
+///
+/// # Ordering
+/// Items come out in creation order (the server-assigned sequence, read as
+/// unsigned so order survives the counter's sign wrap after 2³¹ creations).
+/// Children whose names are not `qn-<number>` are skipped with a warning and
+/// never touched.
+///
+/// # Cost
+/// A handle keeps a sorted local list of the items it last listed and works
+/// through it, listing the children again only when the list is used up.
+/// Draining N items therefore costs O(N) listing work instead of the
+/// anchors' O(N²). A blocking call leaves at most one child watch at a time.
+///
+/// # Threads and blocking
+/// `&self` methods may be called from many threads at once; threads sharing a
+/// handle share its local list and claim different items.
+///
+/// # Examples
+/// ```no_run
+/// # fn main() -> Result<(), zk_queue::Error> {
+/// use std::time::Duration;
+/// use zk_queue::{SimpleQueue, ZkClient};
+/// let client = ZkClient::connect("127.0.0.1:2181")?;
+/// let queue = SimpleQueue::new(&client, "/jobs")?;
+/// queue.offer(b"first")?;
+/// assert_eq!(queue.take()?, b"first");
+/// assert_eq!(queue.poll_timeout(Duration::from_millis(100))?, None);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct SimpleQueue {
+    client: ZkClient,
+    dir: String,
+    acl: Vec<Acl>,
+    dir_mode: CreateMode,
+    local: LocalList,
+}
+
+/// How long a call waits for an item.
+#[derive(Clone, Copy)]
+enum Wait {
+    No,
+    Until(Option<Instant>),
+}
+
+impl SimpleQueue {
+    /// A queue at `path` with the client's default ACL. Nothing is sent to the
+    /// server; the queue node is created by the first call that needs it.
+    ///
+    /// # Errors
+    /// [`Error::InvalidPath`] if `path` is not a valid node path, is the root
+    /// or lies in the reserved `/zookeeper` tree.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = zk_queue::SimpleQueue::new(&client, "/jobs")?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn new(client: &ZkClient, path: &str) -> Result<SimpleQueue> {
+        SimpleQueue::builder(client, path).build()
+    }
+
+    /// A builder for a queue at `path`, to set its ACL or node kind.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// use zk_queue::{Acl, SimpleQueue, ZkClient};
+    /// let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = SimpleQueue::builder(&client, "/jobs").acl(vec![Acl::anyone_all()]).build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn builder(client: &ZkClient, path: &str) -> SimpleQueueBuilder {
+        SimpleQueueBuilder::new(client, path)
+    }
+
+    /// The queue node's path.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = zk_queue::SimpleQueue::new(&client, "/jobs")?;
+    /// assert_eq!(queue.path(), "/jobs");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn path(&self) -> &str {
+        &self.dir
+    }
+
+    /// Appends an item and returns the path of its node. Creates the queue
+    /// node (and its ancestors) if missing, also when another client creates
+    /// it at the same moment or the server reaped it as an empty container.
+    ///
+    /// # Errors
+    /// [`Error::ItemTooLarge`] before sending if the item exceeds the server's
+    /// packet limit; [`Error::NotAuthorized`]; connection errors once the
+    /// retry policy gives up. A create whose reply was lost is retried, which
+    /// in that rare case can enqueue the item twice.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = zk_queue::SimpleQueue::new(&client, "/jobs")?;
+    /// let node = queue.offer(b"payload")?;
+    /// assert!(node.starts_with("/jobs/qn-"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn offer(&self, data: &[u8]) -> Result<String> {
+        let prefix = path::join(&self.dir, ITEM_PREFIX);
+        for _ in 0..MAX_RECREATES {
+            match self
+                .client
+                .create_with_acl(&prefix, data, CreateMode::PersistentSequential, &self.acl)
+            {
+                Ok((created, _)) => return Ok(created),
+                Err(Error::NoNode { .. }) => self.ensure_dir()?,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(Error::NoNode { path: self.dir.clone() })
+    }
+
+    /// The head item, without removing it.
+    ///
+    /// # Errors
+    /// [`Error::NoSuchElement`] if the queue is empty or does not exist.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = zk_queue::SimpleQueue::new(&client, "/jobs")?;
+    /// match queue.element() {
+    ///     Ok(head) => println!("next: {head:?}"),
+    ///     Err(zk_queue::Error::NoSuchElement) => println!("empty"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn element(&self) -> Result<Vec<u8>> {
+        self.next(false, Wait::No)?.ok_or(Error::NoSuchElement)
+    }
+
+    /// Removes and returns the head item.
+    ///
+    /// # Errors
+    /// [`Error::NoSuchElement`] if the queue is empty or does not exist.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = zk_queue::SimpleQueue::new(&client, "/jobs")?;
+    /// queue.offer(b"a")?;
+    /// assert_eq!(queue.remove()?, b"a");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn remove(&self) -> Result<Vec<u8>> {
+        self.next(true, Wait::No)?.ok_or(Error::NoSuchElement)
+    }
+
+    /// Removes and returns the head item, waiting as long as it takes for one.
+    /// Creates the queue node if it is missing.
+    ///
+    /// The wait rides out connection loss, a stalled ensemble and session
+    /// expiry (it goes on in the new session); use
+    /// [`take_timeout`](Self::take_timeout) to bound it.
+    ///
+    /// # Errors
+    /// [`Error::Closed`] when the client is closed while waiting; errors that
+    /// retrying cannot cure, such as [`Error::NotAuthorized`].
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = zk_queue::SimpleQueue::new(&client, "/jobs")?;
+    /// let item = queue.take()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn take(&self) -> Result<Vec<u8>> {
+        let item = self.next(true, Wait::Until(None))?;
+        item.ok_or(Error::Closed)
+    }
+
+    /// Like [`take`](Self::take), but returns `None` once `timeout` has passed
+    /// without an item, or the last connection error if the ensemble could not
+    /// be reached at the deadline.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// use std::time::Duration;
+    /// let queue = zk_queue::SimpleQueue::new(&client, "/jobs")?;
+    /// if let Some(item) = queue.take_timeout(Duration::from_secs(5))? {
+    ///     println!("{item:?}");
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn take_timeout(&self, timeout: Duration) -> Result<Option<Vec<u8>>> {
+        match Instant::now().checked_add(timeout) {
+            Some(deadline) => self.next(true, Wait::Until(Some(deadline))),
+            None => self.take().map(Some),
+        }
+    }
+
+    /// The head item without removing it, or `None` if the queue is empty.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = zk_queue::SimpleQueue::new(&client, "/jobs")?;
+    /// let head: Option<Vec<u8>> = queue.peek()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn peek(&self) -> Result<Option<Vec<u8>>> {
+        self.next(false, Wait::No)
+    }
+
+    /// Removes and returns the head item, or `None` if the queue is empty.
+    /// Losing a race for the head to another consumer moves on to the next
+    /// item; `None` means the queue really was empty.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = zk_queue::SimpleQueue::new(&client, "/jobs")?;
+    /// while let Some(item) = queue.poll()? {
+    ///     println!("{item:?}");
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn poll(&self) -> Result<Option<Vec<u8>>> {
+        self.next(true, Wait::No)
+    }
+
+    /// Curator's `poll(timeout)`: the same as [`take_timeout`](Self::take_timeout).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// use std::time::Duration;
+    /// let queue = zk_queue::SimpleQueue::new(&client, "/jobs")?;
+    /// assert_eq!(queue.poll_timeout(Duration::from_millis(10))?, None);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn poll_timeout(&self, timeout: Duration) -> Result<Option<Vec<u8>>> {
+        self.take_timeout(timeout)
+    }
+
+    /// The number of items (children named `qn-<number>`), listed afresh.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = zk_queue::SimpleQueue::new(&client, "/jobs")?;
+    /// println!("{} items waiting", queue.len()?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn len(&self) -> Result<usize> {
+        match self.client.get_children(&self.dir) {
+            Ok((names, _)) => Ok(names.iter().filter(|n| local::item_key(n).is_some()).count()),
+            Err(Error::NoNode { .. }) => Ok(0),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Whether [`len`](Self::len) is zero.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = zk_queue::SimpleQueue::new(&client, "/jobs")?;
+    /// if queue.is_empty()? { println!("idle"); }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
+
+    fn ensure_dir(&self) -> Result<()> {
+        self.client.ensure_path_with(&self.dir, self.dir_mode, &self.acl)
+    }
+
+    /// The one implementation behind every read. A waiting call rides out
+    /// retryable errors (the ensemble away, a session expiry) until its
+    /// deadline, then reports the last one.
+    fn next(&self, remove: bool, wait: Wait) -> Result<Option<Vec<u8>>> {
+        let Wait::Until(deadline) = wait else {
+            return self.next_once(remove, wait);
+        };
+        let mut backoff = Duration::from_millis(50);
+        loop {
+            match self.next_once(remove, wait) {
+                Err(e) if e.is_retryable() && !self.client.is_closed() => {
+                    let now = Instant::now();
+                    let pause = match deadline {
+                        Some(d) if now >= d => return Err(e),
+                        Some(d) => backoff.min(d - now),
+                        None => backoff,
+                    };
+                    log::warn!("{}: {e}; still waiting for an item", self.dir);
+                    std::thread::sleep(pause);
+                    backoff = (backoff * 2).min(MAX_WAIT_BACKOFF);
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Works through the local list, lists again when it is used up, and waits
+    /// for a change if asked to.
+    fn next_once(&self, remove: bool, wait: Wait) -> Result<Option<Vec<u8>>> {
+        loop {
+            if let Some(data) = self.first_from_local(remove)? {
+                return Ok(Some(data));
+            }
+            let latch = Latch::new();
+            let (listing, _guard, _watch) = match wait {
+                Wait::No => (self.client.get_children(&self.dir).map(|(names, _)| names), None, None),
+                Wait::Until(_) => {
+                    let guard = self.client.wake_on_state_change(&latch);
+                    match self.client.get_children_watch(&self.dir, &latch) {
+                        Ok((names, _, watch)) => (Ok(names), Some(guard), Some(watch)),
+                        Err(e) => (Err(e), Some(guard), None),
+                    }
+                }
+            };
+            match listing {
+                Ok(names) => {
+                    if self.local.refill(&self.dir, names) > 0 {
+                        continue;
+                    }
+                }
+                Err(Error::NoNode { .. }) => match wait {
+                    Wait::No => return Ok(None),
+                    Wait::Until(_) => {
+                        // Missing, or reaped as an empty container: recreate and watch again.
+                        self.ensure_dir()?;
+                        continue;
+                    }
+                },
+                Err(e) => return Err(e),
+            }
+            let Wait::Until(deadline) = wait else { return Ok(None) };
+            if self.client.is_closed() {
+                return Err(Error::Closed);
+            }
+            if !latch.wait_until(deadline) {
+                return Ok(None);
+            }
+            if self.client.is_closed() {
+                return Err(Error::Closed);
+            }
+        }
+    }
+
+    /// Reads (and with `remove`, claims) the first item of the local list that
+    /// still exists. `None` when the local list is used up.
+    fn first_from_local(&self, remove: bool) -> Result<Option<Vec<u8>>> {
+        while let Some((key, name)) = self.local.first(remove) {
+            let node = path::join(&self.dir, &name);
+            let data = match self.client.get_data(&node) {
+                Ok((data, _)) => data,
+                Err(Error::NoNode { .. }) => {
+                    // Taken by another consumer since we listed it.
+                    self.local.forget(key);
+                    continue;
+                }
+                Err(e) => {
+                    self.local.restore(key, name);
+                    return Err(e);
+                }
+            };
+            if !remove {
+                return Ok(Some(data));
+            }
+            match self.client.delete_tracked(&node, None) {
+                Ok(Deleted::Yes) => return Ok(Some(data)),
+                Ok(Deleted::Unknown) => {
+                    log::warn!("{node}: the claiming delete's reply was lost; returning the item, which another consumer may also have");
+                    return Ok(Some(data));
+                }
+                Err(Error::NoNode { .. }) => continue,
+                Err(e) => {
+                    self.local.restore(key, name);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(None)
+    }
+}

@@ -1,0 +1,78 @@
+//! A one-shot latch that a watcher opens and a blocked caller waits on.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::{Condvar, Mutex};
+
+/// A latch: closed when made, opened once by [`Latch::open`], waited on with a
+/// deadline. Clones share the same state.
+///
+/// Opening never blocks (it takes an uncontended lock for a moment), so
+/// watcher callbacks may call it: they only signal.
+#[derive(Clone, Default)]
+pub(crate) struct Latch {
+    inner: Arc<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    open: Mutex<bool>,
+    cond: Condvar,
+}
+
+impl Latch {
+    pub(crate) fn new() -> Latch {
+        Latch::default()
+    }
+
+    /// Opens the latch and wakes every waiter.
+    pub(crate) fn open(&self) {
+        *self.inner.open.lock() = true;
+        self.inner.cond.notify_all();
+    }
+
+    /// Waits until the latch is open or the deadline passes; returns whether it
+    /// is open. Spurious wake-ups are absorbed by re-checking the flag.
+    pub(crate) fn wait_until(&self, deadline: Option<Instant>) -> bool {
+        let mut open = self.inner.open.lock();
+        while !*open {
+            match deadline {
+                None => self.inner.cond.wait(&mut open),
+                Some(d) => {
+                    if self.inner.cond.wait_until(&mut open, d).timed_out() {
+                        return *open;
+                    }
+                }
+            }
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn wait_returns_false_at_the_deadline_when_never_opened() {
+        let l = Latch::new();
+        let start = Instant::now();
+        assert!(!l.wait_until(Some(start + Duration::from_millis(30))));
+        assert!(start.elapsed() >= Duration::from_millis(30));
+    }
+
+    #[test]
+    fn open_from_another_thread_wakes_the_waiter() {
+        let l = Latch::new();
+        let l2 = l.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            l2.open();
+        });
+        assert!(l.wait_until(Some(Instant::now() + Duration::from_secs(10))));
+        t.join().unwrap();
+        assert!(l.wait_until(Some(Instant::now())), "stays open");
+    }
+}
