@@ -1,0 +1,255 @@
+//! Settings of a [`TestingServer`], set through a consuming builder.
+
+use std::time::Duration;
+
+use super::error::ServerError;
+use super::server::TestingServer;
+
+/// Builds a [`TestingServer`] with non-default settings.
+///
+/// Created by [`TestingServer::builder`]; every setter consumes and returns the builder, and
+/// [`start`](TestingServerBuilder::start) starts the server.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use zk_queue::testing::TestingServer;
+///
+/// let builder = TestingServer::builder()
+///     .tick_time(Duration::from_millis(100))
+///     .min_session_timeout(Duration::from_millis(200))
+///     .container_check_interval(Duration::from_millis(100));
+/// // `builder.start()` would now start the server.
+/// # let _ = builder;
+/// ```
+#[derive(Debug, Clone)]
+pub struct TestingServerBuilder {
+    pub(super) tick_time: Duration,
+    pub(super) min_session_timeout: Duration,
+    pub(super) max_session_timeout: Duration,
+    pub(super) container_check_interval: Option<Duration>,
+    pub(super) jute_max_buffer: Option<usize>,
+    pub(super) port: Option<u16>,
+    pub(super) startup_timeout: Duration,
+    pub(super) force_sync: bool,
+}
+
+impl Default for TestingServerBuilder {
+    fn default() -> Self {
+        TestingServerBuilder {
+            tick_time: Duration::from_millis(200),
+            min_session_timeout: Duration::from_millis(400),
+            max_session_timeout: Duration::from_secs(60),
+            container_check_interval: None,
+            jute_max_buffer: None,
+            port: None,
+            startup_timeout: Duration::from_secs(30),
+            force_sync: true,
+        }
+    }
+}
+
+impl TestingServerBuilder {
+    /// Sets the server's `tickTime`, its basic time unit (heartbeats, session expiry checks).
+    ///
+    /// Defaults to 200 ms.
+    pub fn tick_time(mut self, tick_time: Duration) -> TestingServerBuilder {
+        self.tick_time = tick_time;
+        self
+    }
+
+    /// Sets the shortest session timeout the server grants (`minSessionTimeout`).
+    ///
+    /// Short timeouts make session-expiry tests fast. Defaults to 400 ms.
+    pub fn min_session_timeout(mut self, timeout: Duration) -> TestingServerBuilder {
+        self.min_session_timeout = timeout;
+        self
+    }
+
+    /// Sets the longest session timeout the server grants (`maxSessionTimeout`).
+    ///
+    /// Defaults to 60 seconds.
+    pub fn max_session_timeout(mut self, timeout: Duration) -> TestingServerBuilder {
+        self.max_session_timeout = timeout;
+        self
+    }
+
+    /// Sets how often the server deletes empty container znodes
+    /// (system property `znode.container.checkIntervalMs`).
+    ///
+    /// Defaults to the server's default (one minute).
+    pub fn container_check_interval(mut self, interval: Duration) -> TestingServerBuilder {
+        self.container_check_interval = Some(interval);
+        self
+    }
+
+    /// Sets the largest packet the server accepts, in bytes (system property `jute.maxbuffer`).
+    ///
+    /// Defaults to the server's default (`0xfffff`, just under 1 MiB).
+    pub fn jute_max_buffer(mut self, bytes: usize) -> TestingServerBuilder {
+        self.jute_max_buffer = Some(bytes);
+        self
+    }
+
+    /// Sets the loopback port the server listens on.
+    ///
+    /// Defaults to a free port chosen by the operating system.
+    pub fn port(mut self, port: u16) -> TestingServerBuilder {
+        self.port = Some(port);
+        self
+    }
+
+    /// Sets how long [`start`](TestingServerBuilder::start) and
+    /// [`TestingServer::restart`] wait for the server to answer `ruok`.
+    ///
+    /// Defaults to 30 seconds.
+    pub fn startup_timeout(mut self, timeout: Duration) -> TestingServerBuilder {
+        self.startup_timeout = timeout;
+        self
+    }
+
+    /// Sets whether the server fsyncs its transaction log before acknowledging a write
+    /// (system property `zookeeper.forceSync`).
+    ///
+    /// Turning it off makes writes much faster; data still survives
+    /// [`kill`](TestingServer::kill), only an operating-system crash can lose it.
+    /// Defaults to `true` (the server's default).
+    pub fn force_sync(mut self, force_sync: bool) -> TestingServerBuilder {
+        self.force_sync = force_sync;
+        self
+    }
+
+    /// Starts the server and waits until it answers `ruok`.
+    ///
+    /// # Errors
+    ///
+    /// [`ServerError::JavaNotFound`] or [`ServerError::ZooKeeperNotFound`] when Debian's
+    /// `zookeeper` package is missing, [`ServerError::InvalidConfig`] for unusable settings,
+    /// [`ServerError::PortInUse`] when a port set with [`port`](TestingServerBuilder::port)
+    /// stays taken, and [`ServerError::Exited`] or [`ServerError::NotReady`] (with the server's
+    /// log tail) when the server does not come up.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use zk_queue::testing::TestingServer;
+    ///
+    /// let server = TestingServer::builder()
+    ///     .max_session_timeout(Duration::from_secs(5))
+    ///     .start()?;
+    /// println!("zookeeper at {}", server.connect_string());
+    /// # Ok::<(), zk_queue::testing::ServerError>(())
+    /// ```
+    pub fn start(self) -> Result<TestingServer, ServerError> {
+        TestingServer::launch(self)
+    }
+
+    /// Checks the settings before anything is started.
+    pub(super) fn validate(&self) -> Result<(), ServerError> {
+        let invalid = |reason: String| Err(ServerError::InvalidConfig { reason });
+        if self.tick_time < Duration::from_millis(1) {
+            return invalid(format!("tick time must be at least 1 ms, not {:?}", self.tick_time));
+        }
+        if self.min_session_timeout > self.max_session_timeout {
+            return invalid(format!(
+                "min session timeout {:?} exceeds max session timeout {:?}",
+                self.min_session_timeout, self.max_session_timeout
+            ));
+        }
+        if self.container_check_interval == Some(Duration::ZERO) {
+            return invalid("container check interval must not be zero".to_owned());
+        }
+        if self.jute_max_buffer == Some(0) {
+            return invalid("jute max buffer must not be zero".to_owned());
+        }
+        if self.port == Some(0) {
+            return invalid("port must not be 0; leave it unset to pick a free port".to_owned());
+        }
+        Ok(())
+    }
+
+    /// The `zoo.cfg` text for a server on `port` keeping its data in `data_dir`.
+    pub(super) fn zoo_cfg(&self, port: u16, data_dir: &std::path::Path) -> String {
+        format!(
+            "tickTime={}\n\
+             dataDir={}\n\
+             clientPort={port}\n\
+             clientPortAddress=127.0.0.1\n\
+             admin.enableServer=false\n\
+             4lw.commands.whitelist=*\n\
+             minSessionTimeout={}\n\
+             maxSessionTimeout={}\n",
+            millis(self.tick_time),
+            data_dir.display(),
+            millis(self.min_session_timeout),
+            millis(self.max_session_timeout),
+        )
+    }
+
+    /// JVM system properties (`-D...`) for these settings.
+    pub(super) fn system_properties(&self) -> Vec<String> {
+        let mut props = Vec::new();
+        if let Some(interval) = self.container_check_interval {
+            props.push(format!("-Dznode.container.checkIntervalMs={}", millis(interval).max(1)));
+        }
+        if let Some(bytes) = self.jute_max_buffer {
+            props.push(format!("-Djute.maxbuffer={bytes}"));
+        }
+        if !self.force_sync {
+            props.push("-Dzookeeper.forceSync=no".to_owned());
+        }
+        props
+    }
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn defaults_match_the_documented_values() {
+        let cfg = TestingServerBuilder::default().zoo_cfg(2181, Path::new("/tmp/x/data"));
+        assert!(cfg.contains("tickTime=200\n"), "{cfg}");
+        assert!(cfg.contains("minSessionTimeout=400\n"), "{cfg}");
+        assert!(cfg.contains("maxSessionTimeout=60000\n"), "{cfg}");
+        assert!(cfg.contains("clientPort=2181\n"), "{cfg}");
+        assert!(cfg.contains("dataDir=/tmp/x/data\n"), "{cfg}");
+        assert!(TestingServerBuilder::default().system_properties().is_empty());
+    }
+
+    #[test]
+    fn setters_become_system_properties() {
+        let props = TestingServerBuilder::default()
+            .container_check_interval(Duration::from_millis(100))
+            .jute_max_buffer(4096)
+            .force_sync(false)
+            .system_properties();
+        assert_eq!(
+            props,
+            [
+                "-Dznode.container.checkIntervalMs=100",
+                "-Djute.maxbuffer=4096",
+                "-Dzookeeper.forceSync=no"
+            ]
+        );
+    }
+
+    #[test]
+    fn min_session_timeout_above_max_is_rejected() {
+        let result = TestingServerBuilder::default()
+            .min_session_timeout(Duration::from_secs(10))
+            .max_session_timeout(Duration::from_secs(5))
+            .validate();
+        assert!(
+            matches!(result, Err(ServerError::InvalidConfig { ref reason }) if reason.contains("min session timeout")),
+            "{result:?}"
+        );
+    }
+}

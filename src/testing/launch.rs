@@ -1,0 +1,239 @@
+//! Starting one ZooKeeper JVM and waiting until it answers: classpath, readiness, log tail.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener};
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::error::ServerError;
+use super::probe;
+use super::process::{GuardedJvm, JvmCommand};
+
+/// Directory of Debian's Java libraries.
+const JAVA_LIB_DIR: &str = "/usr/share/java";
+
+/// The ZooKeeper jar; its manifest's `Class-Path` pulls in most dependencies.
+pub(crate) const ZOOKEEPER_JAR: &str = "/usr/share/java/zookeeper.jar";
+
+/// Jars on the classpath besides the manifest's; `slf4j-simple` makes the server log readable.
+const CLASSPATH_JARS: [&str; 5] = [
+    "zookeeper.jar",
+    "zookeeper-jute.jar",
+    "slf4j-api.jar",
+    "slf4j-simple.jar",
+    "netty-handler.jar",
+];
+
+/// JVM options that keep each server small and quick to start.
+const JVM_OPTIONS: [&str; 9] = [
+    "-Xms32m",
+    "-Xmx256m",
+    "-Xss512k",
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+    "-XX:-UsePerfData",
+    "-Djava.awt.headless=true",
+    "-Dorg.slf4j.simpleLogger.showDateTime=true",
+    "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+];
+
+/// Main class of a standalone server.
+const MAIN_CLASS: &str = "org.apache.zookeeper.server.ZooKeeperServerMain";
+
+/// How often readiness is polled.
+const POLL_INTERVAL: Duration = Duration::from_millis(50);
+
+/// Bound of one `ruok` probe while waiting for readiness.
+const PROBE_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// Lines of server log quoted in startup errors.
+const TAIL_LINES: usize = 30;
+
+/// One server start: everything needed to run the JVM once.
+#[derive(Debug)]
+pub(crate) struct Launch<'a> {
+    pub(crate) java: &'a Path,
+    pub(crate) system_properties: Vec<String>,
+    pub(crate) cfg: &'a Path,
+    pub(crate) root: &'a Path,
+    pub(crate) data_dir: &'a Path,
+    pub(crate) log: &'a Path,
+    pub(crate) port: u16,
+    pub(crate) startup_timeout: Duration,
+}
+
+impl Launch<'_> {
+    /// Starts the JVM and waits until it answers `ruok` as the server owning `data_dir`.
+    ///
+    /// On any error the JVM is killed before returning.
+    pub(crate) fn run(&self) -> Result<GuardedJvm, ServerError> {
+        let log_start = file_len(self.log);
+        let mut args: Vec<String> = JVM_OPTIONS.iter().map(|s| (*s).to_owned()).collect();
+        args.extend(self.system_properties.iter().cloned());
+        args.push("-cp".to_owned());
+        args.push(classpath());
+        args.push(MAIN_CLASS.to_owned());
+        args.push(self.cfg.display().to_string());
+        let started = Instant::now();
+        let mut jvm = GuardedJvm::spawn(&JvmCommand {
+            java: self.java,
+            args,
+            dir: self.root,
+            log: self.log,
+        })?;
+        self.wait_ready(&mut jvm, log_start)?;
+        log::info!(
+            "zookeeper ready at 127.0.0.1:{} (pid {}) after {:?}",
+            self.port,
+            jvm.pid(),
+            started.elapsed()
+        );
+        Ok(jvm)
+    }
+
+    fn wait_ready(&self, jvm: &mut GuardedJvm, log_start: u64) -> Result<(), ServerError> {
+        let addr = loopback(self.port);
+        let deadline = Instant::now() + self.startup_timeout;
+        loop {
+            if let Some(status) = jvm.exit_status()? {
+                let log_tail = log_tail(self.log, log_start);
+                return Err(if log_tail.contains("Address already in use") {
+                    ServerError::PortInUse {
+                        port: self.port,
+                        log_tail,
+                    }
+                } else {
+                    ServerError::Exited { status, log_tail }
+                });
+            }
+            if probe::ruok(addr, PROBE_TIMEOUT) {
+                // A server answers `imok` before it serves requests, and `imok` could come from
+                // another server that holds the port while ours fails to bind it. `conf` answers
+                // only once the server serves, and names the data directory of the one that answered.
+                match probe::four_letter_word(addr, "conf", PROBE_TIMEOUT * 4) {
+                    Ok(conf) => match served_data_dir(&conf) {
+                        Some(dir) if dir.starts_with(self.data_dir) => return Ok(()),
+                        Some(dir) => {
+                            return Err(ServerError::PortInUse {
+                                port: self.port,
+                                log_tail: format!(
+                                    "another zookeeper server (data in {}) answers on this port",
+                                    dir.display()
+                                ),
+                            })
+                        }
+                        None => log::trace!("zookeeper on port {} is not serving yet", self.port),
+                    },
+                    Err(e) => log::debug!("conf on port {} failed: {e}", self.port),
+                }
+            }
+            if Instant::now() >= deadline {
+                return Err(ServerError::NotReady {
+                    timeout: self.startup_timeout,
+                    log_tail: log_tail(self.log, log_start),
+                });
+            }
+            thread::sleep(POLL_INTERVAL);
+        }
+    }
+}
+
+/// The classpath of a server.
+fn classpath() -> String {
+    CLASSPATH_JARS
+        .iter()
+        .map(|jar| format!("{JAVA_LIB_DIR}/{jar}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// Checks that Debian's ZooKeeper jar is installed.
+pub(crate) fn check_zookeeper_installed() -> Result<(), ServerError> {
+    let jar = PathBuf::from(ZOOKEEPER_JAR);
+    if jar.is_file() {
+        Ok(())
+    } else {
+        Err(ServerError::ZooKeeperNotFound { path: jar })
+    }
+}
+
+/// The loopback address of `port`.
+pub(crate) fn loopback(port: u16) -> SocketAddr {
+    SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, port))
+}
+
+/// A loopback port that was free a moment ago.
+pub(crate) fn free_port() -> Result<u16, ServerError> {
+    TcpListener::bind(loopback(0))
+        .and_then(|listener| listener.local_addr())
+        .map(|addr| addr.port())
+        .map_err(|e| ServerError::io("could not find a free loopback port", e))
+}
+
+/// Whether `port` can be bound on loopback now (with `SO_REUSEADDR`, as ZooKeeper binds it).
+pub(crate) fn port_is_free(port: u16) -> bool {
+    TcpListener::bind(loopback(port)).is_ok()
+}
+
+/// The data directory named by a `conf` reply; `None` while the server does not serve yet
+/// (it then answers "This ZooKeeper instance is not currently serving requests").
+fn served_data_dir(conf: &str) -> Option<&Path> {
+    conf.lines()
+        .find_map(|line| line.strip_prefix("dataDir="))
+        .map(|dir| Path::new(dir.trim()))
+}
+
+fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+/// The last [`TAIL_LINES`] lines written to `log` after byte `start`.
+pub(crate) fn log_tail(log: &Path, start: u64) -> String {
+    const MAX_BYTES: u64 = 64 * 1024;
+    let read = || -> std::io::Result<String> {
+        let mut file = File::open(log)?;
+        let len = file.metadata()?.len();
+        file.seek(SeekFrom::Start(start.max(len.saturating_sub(MAX_BYTES))))?;
+        let mut bytes = Vec::new();
+        file.take(MAX_BYTES).read_to_end(&mut bytes)?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    };
+    match read() {
+        Ok(text) => {
+            let lines: Vec<&str> = text.lines().collect();
+            lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
+        }
+        Err(e) => format!("(could not read {}: {e})", log.display()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conf_reply_names_the_data_dir_once_serving() {
+        let conf = "clientPort=2181\ndataDir=/tmp/zk-testing-a/data/version-2\ntickTime=200\n";
+        let dir = served_data_dir(conf).expect("a serving server names its data dir");
+        assert!(dir.starts_with("/tmp/zk-testing-a/data"));
+        assert!(!dir.starts_with("/tmp/zk-testing-b/data"));
+        let starting = "This ZooKeeper instance is not currently serving requests\n";
+        assert_eq!(served_data_dir(starting), None);
+    }
+
+    #[test]
+    fn log_tail_keeps_the_last_lines_after_the_start_offset() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("server.log");
+        std::fs::write(&log, "old run\n").expect("write");
+        let start = file_len(&log);
+        let new: String = (0..40).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(&log, format!("old run\n{new}")).expect("write");
+        let tail = log_tail(&log, start);
+        assert!(!tail.contains("old run"), "{tail}");
+        assert!(tail.starts_with("line 10\n"), "{tail}");
+        assert!(tail.ends_with("line 39"), "{tail}");
+    }
+}
