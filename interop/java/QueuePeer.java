@@ -1,0 +1,265 @@
+/*
+ * QueuePeer: a small command-line Java peer that operates ZooKeeper queues
+ * with the real Java recipes, so the Rust integration tests can share a queue
+ * with them (see tests/it/support/java.rs, which compiles and runs it).
+ *
+ * Usage:
+ *   java [-Dpeer.timeout.ms=N] QueuePeer <mode> <connectString> <queuePath> <count> [prefix]
+ *
+ * Modes:
+ *   classic-offer  offer <count> items with the classic ZooKeeper recipe
+ *                  (org.apache.zookeeper.recipes.queue.DistributedQueue)
+ *   classic-take   take <count> items with the classic recipe's blocking take()
+ *   simple-offer   offer <count> items with Curator's SimpleDistributedQueue
+ *   simple-take    take <count> items with SimpleDistributedQueue.take()
+ *
+ * Items offered are the UTF-8 bytes of prefix + i for i = 0..count-1 (prefix
+ * defaults to "item-"). Every item taken is printed to stdout as one UTF-8
+ * line, flushed per line, so stdout holds nothing but item lines. On success
+ * the last line on stderr is "done <count>".
+ *
+ * Before using the classic recipe the missing ancestors of <queuePath> are
+ * created (the recipe itself only creates the queue node, one level); the queue
+ * node itself is left to the recipe. Curator creates parents on its own.
+ *
+ * Exit codes:
+ *   0  success
+ *   1  any exception (stack trace on stderr)
+ *   2  bad command line
+ *   3  the whole run took longer than -Dpeer.timeout.ms (default 60000)
+ *
+ * Adding a mode: write a static method taking Args and register it in MODES.
+ * Logging is silenced by putting slf4j-nop on the classpath.
+ */
+
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.queue.SimpleDistributedQueue;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.recipes.queue.DistributedQueue;
+
+public final class QueuePeer {
+    /** Exit code for a run that exceeded peer.timeout.ms. */
+    static final int EXIT_TIMEOUT = 3;
+    /** Exit code for a bad command line. */
+    static final int EXIT_USAGE = 2;
+    /** Exit code for any exception. */
+    static final int EXIT_ERROR = 1;
+
+    static final int SESSION_TIMEOUT_MS = 30_000;
+    static final int CONNECTION_TIMEOUT_MS = 15_000;
+
+    /** stdout as UTF-8 with autoflush; only item lines go here. */
+    static final PrintStream OUT =
+            new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
+
+    /** Parsed command line. */
+    record Args(String mode, String connect, String path, int count, String prefix) {
+        /** The bytes of item number i. */
+        byte[] item(int i) {
+            return (prefix + i).getBytes(StandardCharsets.UTF_8);
+        }
+    }
+
+    public static void main(String[] argv) {
+        long timeoutMs = Long.getLong("peer.timeout.ms", 60_000L);
+        startWatchdog(timeoutMs);
+
+        Args args;
+        try {
+            args = parse(argv);
+        } catch (IllegalArgumentException e) {
+            System.err.println("QueuePeer: " + e.getMessage());
+            System.err.println(
+                    "usage: QueuePeer <mode> <connectString> <queuePath> <count> [prefix]");
+            System.err.flush();
+            Runtime.getRuntime().halt(EXIT_USAGE);
+            return;
+        }
+
+        try {
+            run(args);
+            OUT.flush();
+            System.err.println("done " + args.count());
+            System.err.flush();
+            // Client libraries may leave non-daemon threads behind; do not wait for them.
+            System.exit(0);
+        } catch (Throwable t) {
+            OUT.flush();
+            System.err.println("QueuePeer " + args.mode() + " failed:");
+            t.printStackTrace(System.err);
+            System.err.flush();
+            Runtime.getRuntime().halt(EXIT_ERROR);
+        }
+    }
+
+    /** One mode of operation. */
+    @FunctionalInterface
+    interface Mode {
+        void run(Args args) throws Exception;
+    }
+
+    /** Every mode by its command-line name. */
+    static final Map<String, Mode> MODES = new LinkedHashMap<>();
+
+    static {
+        MODES.put("classic-offer", QueuePeer::classicOffer);
+        MODES.put("classic-take", QueuePeer::classicTake);
+        MODES.put("simple-offer", QueuePeer::simpleOffer);
+        MODES.put("simple-take", QueuePeer::simpleTake);
+    }
+
+    /** Dispatches to the mode's implementation. */
+    static void run(Args a) throws Exception {
+        MODES.get(a.mode()).run(a);
+    }
+
+    static Args parse(String[] argv) {
+        if (argv.length < 4 || argv.length > 5) {
+            throw new IllegalArgumentException("expected 4 or 5 arguments, got " + argv.length);
+        }
+        String mode = argv[0];
+        if (!MODES.containsKey(mode)) {
+            throw new IllegalArgumentException(
+                    "unknown mode '" + mode + "'; known modes: " + String.join(", ", MODES.keySet()));
+        }
+        int count;
+        try {
+            count = Integer.parseInt(argv[3]);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("count is not a number: '" + argv[3] + "'");
+        }
+        if (count < 0) {
+            throw new IllegalArgumentException("count must not be negative: " + count);
+        }
+        String prefix = argv.length == 5 ? argv[4] : "item-";
+        return new Args(mode, argv[1], argv[2], count, prefix);
+    }
+
+    /** Ends the process with EXIT_TIMEOUT once timeoutMs have passed. */
+    static void startWatchdog(long timeoutMs) {
+        Thread watchdog = new Thread(() -> {
+            try {
+                Thread.sleep(timeoutMs);
+            } catch (InterruptedException e) {
+                return;
+            }
+            OUT.flush();
+            System.err.println("QueuePeer: timed out after " + timeoutMs + " ms (peer.timeout.ms)");
+            System.err.flush();
+            Runtime.getRuntime().halt(EXIT_TIMEOUT);
+        }, "queue-peer-watchdog");
+        watchdog.setDaemon(true);
+        watchdog.start();
+    }
+
+    /** Prints one taken item as a UTF-8 line and flushes. */
+    static void emit(byte[] item) {
+        OUT.println(new String(item, StandardCharsets.UTF_8));
+        OUT.flush();
+    }
+
+    // ---------------------------------------------------------------- classic recipe
+
+    /** A raw ZooKeeper client, returned once the session is SyncConnected. */
+    static ZooKeeper connectZooKeeper(String connect) throws Exception {
+        CountDownLatch connected = new CountDownLatch(1);
+        ZooKeeper zk = new ZooKeeper(connect, SESSION_TIMEOUT_MS, event -> {
+            if (event.getState() == Watcher.Event.KeeperState.SyncConnected) {
+                connected.countDown();
+            }
+        });
+        // The watchdog bounds the whole run, so waiting without a limit is fine.
+        connected.await();
+        return zk;
+    }
+
+    /** Creates the missing ancestors of path (not path itself) as persistent nodes. */
+    static void createAncestors(ZooKeeper zk, String path) throws Exception {
+        int slash = 0;
+        while ((slash = path.indexOf('/', slash + 1)) > 0) {
+            String ancestor = path.substring(0, slash);
+            try {
+                zk.create(ancestor, new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
+            } catch (KeeperException.NodeExistsException e) {
+                // fine
+            }
+        }
+    }
+
+    static DistributedQueue classicQueue(ZooKeeper zk, String path) throws Exception {
+        createAncestors(zk, path);
+        return new DistributedQueue(zk, path, ZooDefs.Ids.OPEN_ACL_UNSAFE);
+    }
+
+    static void classicOffer(Args a) throws Exception {
+        ZooKeeper zk = connectZooKeeper(a.connect());
+        try {
+            DistributedQueue queue = classicQueue(zk, a.path());
+            for (int i = 0; i < a.count(); i++) {
+                if (!queue.offer(a.item(i))) {
+                    throw new IllegalStateException("classic offer returned false for item " + i);
+                }
+            }
+        } finally {
+            zk.close();
+        }
+    }
+
+    static void classicTake(Args a) throws Exception {
+        ZooKeeper zk = connectZooKeeper(a.connect());
+        try {
+            DistributedQueue queue = classicQueue(zk, a.path());
+            for (int i = 0; i < a.count(); i++) {
+                emit(queue.take());
+            }
+        } finally {
+            zk.close();
+        }
+    }
+
+    // ---------------------------------------------------------------- Curator
+
+    /** A started Curator client, returned once connected. */
+    static CuratorFramework connectCurator(String connect) throws Exception {
+        CuratorFramework client = CuratorFrameworkFactory.newClient(
+                connect, SESSION_TIMEOUT_MS, CONNECTION_TIMEOUT_MS,
+                new ExponentialBackoffRetry(100, 10));
+        client.start();
+        client.blockUntilConnected();
+        return client;
+    }
+
+    static void simpleOffer(Args a) throws Exception {
+        try (CuratorFramework client = connectCurator(a.connect())) {
+            SimpleDistributedQueue queue = new SimpleDistributedQueue(client, a.path());
+            for (int i = 0; i < a.count(); i++) {
+                if (!queue.offer(a.item(i))) {
+                    throw new IllegalStateException("simple offer returned false for item " + i);
+                }
+            }
+        }
+    }
+
+    static void simpleTake(Args a) throws Exception {
+        try (CuratorFramework client = connectCurator(a.connect())) {
+            SimpleDistributedQueue queue = new SimpleDistributedQueue(client, a.path());
+            for (int i = 0; i < a.count(); i++) {
+                emit(queue.take());
+            }
+        }
+    }
+}
