@@ -1,5 +1,12 @@
-//! Integration tests against real ZooKeeper servers.
+//! Integration tests against real ZooKeeper servers, started by the tests
+//! through `zk_queue::testing` (or the server named by `ZK_CONNECT`).
 
+mod bad_input;
+mod client;
+mod concurrency;
+mod faults;
+mod interop;
 mod java_peer;
+mod simple_queue;
 mod support;
 mod testing_server;

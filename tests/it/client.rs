@@ -1,0 +1,188 @@
+//! The blocking client facade: idempotent paths, multi, states, close, auth.
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use zk_queue::{Acl, ConnectionState, CreateMode, Error, Op, OpResult, RetryNTimes, SimpleQueue, ZkClient};
+
+use crate::support::{client, server::shared_connect_string, server::unique_path};
+
+#[test]
+fn ensure_path_is_idempotent_under_concurrent_callers() {
+    let path = unique_path("ensure") + "/a/b/c";
+    let clients: Vec<ZkClient> = (0..6).map(|_| client()).collect();
+    thread::scope(|s| {
+        for c in &clients {
+            let path = &path;
+            s.spawn(move || c.ensure_path(path).unwrap());
+        }
+    });
+    clients[0].ensure_path(&path).unwrap();
+    assert!(clients[0].exists(&path).unwrap().is_some());
+}
+
+#[test]
+fn sequential_create_returns_the_created_path_and_stat() {
+    let client = client();
+    let dir = unique_path("seq");
+    client.ensure_path(&dir).unwrap();
+    let (first, stat) = client
+        .create(&format!("{dir}/n-"), b"abc", CreateMode::PersistentSequential)
+        .unwrap();
+    let (second, _) = client
+        .create(&format!("{dir}/n-"), b"", CreateMode::PersistentSequential)
+        .unwrap();
+    assert_eq!(first, format!("{dir}/n-0000000000"));
+    assert_eq!(second, format!("{dir}/n-0000000001"));
+    assert_eq!(stat.data_length, 3);
+    let (data, read) = client.get_data(&first).unwrap();
+    assert_eq!((data.as_slice(), read.czxid), (&b"abc"[..], stat.czxid));
+}
+
+#[test]
+fn typed_errors_for_zookeeper_answers() {
+    let client = client();
+    let dir = unique_path("answers");
+    assert!(matches!(client.get_data(&dir), Err(Error::NoNode { path }) if path == dir));
+    client.ensure_path(&dir).unwrap();
+    assert!(matches!(
+        client.create(&dir, b"", CreateMode::Persistent),
+        Err(Error::NodeExists { .. })
+    ));
+    assert!(matches!(
+        client.set_data(&dir, b"x", Some(7)),
+        Err(Error::BadVersion { .. })
+    ));
+    client
+        .create(&format!("{dir}/child"), b"", CreateMode::Persistent)
+        .unwrap();
+    assert!(matches!(client.delete(&dir, None), Err(Error::NotEmpty { .. })));
+    assert_eq!(client.set_data(&dir, b"x", Some(0)).unwrap().version, 1);
+}
+
+#[test]
+fn multi_applies_all_or_nothing() {
+    let client = client();
+    let dir = unique_path("multi");
+    client.ensure_path(&dir).unwrap();
+    let item = format!("{dir}/item");
+    client.create(&item, b"v", CreateMode::Persistent).unwrap();
+    let results = client
+        .multi(&[
+            Op::check(&item, 0),
+            Op::delete(&item, None),
+            Op::create(format!("{dir}/moved-"), b"v".to_vec(), CreateMode::PersistentSequential),
+        ])
+        .unwrap();
+    assert_eq!(results[..2], [OpResult::Check, OpResult::Delete]);
+    assert_eq!(
+        results[2],
+        OpResult::Create {
+            path: format!("{dir}/moved-0000000001")
+        }
+    );
+    // A failing check leaves everything as it was.
+    let moved = format!("{dir}/moved-0000000001");
+    let err = client
+        .multi(&[Op::delete(&moved, None), Op::check(&moved, 5)])
+        .unwrap_err();
+    match err {
+        Error::MultiFailed { index, source } => {
+            assert_eq!(index, 1);
+            assert!(
+                matches!(*source, Error::NoNode { .. } | Error::BadVersion { .. }),
+                "{source:?}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(client.exists(&moved).unwrap().is_some());
+}
+
+#[test]
+fn state_listener_reports_connected_then_disconnects_on_close() {
+    let client = client();
+    let states = client.state_listener();
+    assert_eq!(
+        states.recv_timeout(Duration::from_secs(1)).unwrap(),
+        ConnectionState::Connected
+    );
+    client.close();
+    assert!(
+        states.recv_timeout(Duration::from_secs(5)).is_err(),
+        "channel closes with the client"
+    );
+    assert!(matches!(client.exists("/"), Err(Error::Closed)));
+    client.close();
+}
+
+#[test]
+fn close_wakes_a_blocked_take_with_closed() {
+    let client = client();
+    let queue = SimpleQueue::new(&client, &unique_path("close-wakes")).unwrap();
+    let started = Instant::now();
+    let result = thread::scope(|s| {
+        let taker = s.spawn(|| queue.take());
+        thread::sleep(Duration::from_millis(300));
+        assert!(!taker.is_finished());
+        client.close();
+        taker.join().unwrap()
+    });
+    assert!(matches!(result, Err(Error::Closed)), "{result:?}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn connecting_to_a_dead_port_times_out_with_a_typed_error() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let started = Instant::now();
+    let result = ZkClient::builder(&format!("127.0.0.1:{port}"))
+        .connection_timeout(Duration::from_millis(800))
+        .connect();
+    assert!(
+        matches!(
+            result,
+            Err(Error::Timeout {
+                operation: "connect",
+                ..
+            } | Error::ConnectionLoss { .. })
+        ),
+        "{result:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn digest_auth_protects_nodes_from_other_clients() {
+    let connect = shared_connect_string();
+    let owner = ZkClient::builder(&connect)
+        .add_auth("digest", b"alice:secret")
+        .default_acl(vec![Acl::creator_all()])
+        .retry_policy(RetryNTimes::new(0, Duration::ZERO))
+        .connect()
+        .unwrap();
+    let parent = unique_path("acl");
+    client().ensure_path(&parent).unwrap();
+    let path = format!("{parent}/secret");
+    owner.create(&path, b"", CreateMode::Persistent).unwrap();
+    let item = format!("{path}/item");
+    owner.create(&item, b"private", CreateMode::Persistent).unwrap();
+    let stranger = client();
+    assert!(matches!(stranger.get_data(&item), Err(Error::NotAuthorized { .. })));
+    assert!(matches!(stranger.get_children(&path), Err(Error::NotAuthorized { .. })));
+    // Deleting a child needs DELETE on its parent.
+    assert!(matches!(stranger.delete(&item, None), Err(Error::NotAuthorized { .. })));
+    assert!(matches!(
+        stranger.create(&format!("{path}/x"), b"", CreateMode::Persistent),
+        Err(Error::NotAuthorized { .. })
+    ));
+    let friend = ZkClient::builder(&connect)
+        .add_auth("digest", b"alice:secret")
+        .connect()
+        .unwrap();
+    assert_eq!(friend.get_data(&item).unwrap().0, b"private");
+}
