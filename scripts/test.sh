@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The whole test suite, exactly as CI runs it: installs what is missing, then
+# formatting, lints, docs with warnings denied, and every test (unit, doc and
+# integration tests against real ZooKeeper servers the tests start).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/install-deps.sh
+
+cargo fmt --all --check
+cargo clippy --all-targets --all-features -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features
+# Integration tests mostly wait on ZooKeeper, so run more of them at once than
+# there are cores.
+RUST_TEST_THREADS="${RUST_TEST_THREADS:-8}" cargo test --all-features
