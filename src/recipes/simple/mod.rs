@@ -138,8 +138,14 @@ impl SimpleQueue {
     /// # Errors
     /// [`Error::ItemTooLarge`] before sending if the item exceeds the server's
     /// packet limit; [`Error::NotAuthorized`]; connection errors once the
-    /// retry policy gives up. A create whose reply was lost is retried, which
-    /// in that rare case can enqueue the item twice.
+    /// retry policy gives up.
+    ///
+    /// # Unknown outcomes
+    /// When the connection drops while a create is in flight, or an attempt
+    /// passes its deadline while the client still holds it for sending after a
+    /// reconnection, the attempt's outcome is unknown. Such an attempt is
+    /// retried, so in that rare case the item can be stored twice; and an
+    /// `offer` that returns a connection error may still have stored it.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
