@@ -68,8 +68,8 @@ mod sync;
 pub mod testing;
 
 pub use client::{
-    Acl, ConnectionState, CreateMode, ExponentialBackoffRetry, Op, OpResult, Perms, RetryForever, RetryNTimes,
-    RetryOneTime, RetryPolicy, RetryUntilElapsed, Stat, ZkClient, ZkClientBuilder,
+    Acl, ChildWatch, ClientStats, ConnectionState, CreateMode, ExponentialBackoffRetry, Op, OpResult, Perms,
+    RetryForever, RetryNTimes, RetryOneTime, RetryPolicy, RetryUntilElapsed, Stat, ZkClient, ZkClientBuilder,
 };
 pub use error::{Error, Result};
 pub use recipes::{SimpleQueue, SimpleQueueBuilder};

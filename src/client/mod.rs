@@ -10,7 +10,9 @@ mod builder;
 mod ops;
 mod retry;
 mod session;
+mod stats;
 mod types;
+mod watch;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -23,7 +25,9 @@ use parking_lot::{Mutex, RwLock};
 pub use builder::ZkClientBuilder;
 pub use retry::{ExponentialBackoffRetry, RetryForever, RetryNTimes, RetryOneTime, RetryPolicy, RetryUntilElapsed};
 pub use session::ConnectionState;
+pub use stats::ClientStats;
 pub use types::{Acl, CreateMode, Op, OpResult, Perms, Stat};
+pub use watch::ChildWatch;
 
 pub(crate) use ops::Deleted;
 
@@ -91,6 +95,7 @@ pub(crate) struct Shared {
     closed: AtomicBool,
     close_tx: Mutex<Option<futures::channel::oneshot::Sender<()>>>,
     supervisor: Mutex<Option<JoinHandle<()>>>,
+    pub(crate) counters: stats::Counters,
 }
 
 impl ZkClient {
@@ -141,6 +146,7 @@ impl ZkClient {
             closed: AtomicBool::new(false),
             close_tx: Mutex::new(Some(close_tx)),
             supervisor: Mutex::new(None),
+            counters: stats::Counters::default(),
         });
         let weak = Arc::downgrade(&shared);
         let handle = std::thread::Builder::new()
@@ -255,6 +261,21 @@ impl ZkClient {
                 log::error!("the session thread panicked");
             }
         }
+    }
+
+    /// How many requests of each kind this client (and its clones) sent.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let before = client.stats();
+    /// client.get_children("/")?;
+    /// assert_eq!(client.stats().get_children, before.get_children + 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn stats(&self) -> ClientStats {
+        self.shared.counters.snapshot()
     }
 
     /// Whether [`close`](ZkClient::close) was called.

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use futures::future::{select, Either};
 use zookeeper_client::{Acls, MultiWriteError, MultiWriteResult};
 
-use super::{Acl, CreateMode, Op, OpResult, Stat, ZkClient};
+use super::{Acl, ChildWatch, CreateMode, Op, OpResult, Stat, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
 use crate::sync::Latch;
@@ -27,12 +27,6 @@ pub(crate) enum Deleted {
     /// An attempt's reply was lost and a retry found the node gone: our lost
     /// attempt or another client deleted it.
     Unknown,
-}
-
-/// A pending one-shot child watch; dropping it cancels the wait and removes
-/// the watcher.
-pub(crate) struct Watch {
-    _task: async_global_executor::Task<()>,
 }
 
 impl ZkClient {
@@ -199,10 +193,21 @@ impl ZkClient {
         Ok((children, stat.into()))
     }
 
-    /// Lists children and leaves a one-shot watch that opens `latch` on the
-    /// next change of the children, deletion of the node, or session event.
-    /// The watch's callback only opens the latch.
-    pub(crate) fn get_children_watch(&self, path: &str, latch: &Latch) -> Result<(Vec<String>, Stat, Watch)> {
+    /// The names of the node's children and its stat, plus a one-shot
+    /// [`ChildWatch`] that fires on the next change of the children, the
+    /// node's deletion, or a connection change.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let (names, _stat, watch) = client.get_children_watch("/jobs")?;
+    /// if names.is_empty() {
+    ///     watch.wait(); // until a child is added (or the connection changes)
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn get_children_watch(&self, path: &str) -> Result<(Vec<String>, Stat, ChildWatch)> {
         path::validate(path)?;
         let (children, stat, watcher) =
             self.call(
@@ -210,12 +215,14 @@ impl ZkClient {
                 path,
                 |c| async move { c.get_and_watch_children(path).await },
             )?;
-        let latch = latch.clone();
+        let latch = Latch::new();
+        let opener = latch.clone();
+        // The callback only signals.
         let task = async_global_executor::spawn(async move {
             watcher.changed().await;
-            latch.open();
+            opener.open();
         });
-        Ok((children, stat.into(), Watch { _task: task }))
+        Ok((children, stat.into(), ChildWatch::new(latch, task)))
     }
 
     /// Applies all operations atomically, or none.
@@ -374,6 +381,7 @@ impl ZkClient {
         let mut retries = 0;
         loop {
             let (client, generation) = self.shared.current()?;
+            self.shared.counters.count(operation);
             let err = match attempt(client) {
                 Ok(value) => return Ok(value),
                 Err(err) => err,

@@ -186,3 +186,38 @@ fn digest_auth_protects_nodes_from_other_clients() {
         .unwrap();
     assert_eq!(friend.get_data(&item).unwrap().0, b"private");
 }
+
+#[test]
+fn child_watch_fires_on_a_new_child_and_not_before() {
+    let client = client();
+    let dir = unique_path("child-watch");
+    client.ensure_path(&dir).unwrap();
+    let (names, stat, watch) = client.get_children_watch(&dir).unwrap();
+    assert!(names.is_empty());
+    assert_eq!(stat.num_children, 0);
+    assert!(!watch.wait_timeout(Duration::from_millis(200)), "fired without a change");
+    assert!(!watch.is_fired());
+    let other = crate::support::client();
+    other.create(&format!("{dir}/a"), b"", CreateMode::Persistent).unwrap();
+    assert!(watch.wait_timeout(Duration::from_secs(10)));
+    assert!(watch.is_fired());
+    // One-shot: a new watch is needed for the next change.
+    let (names, _, watch) = client.get_children_watch(&dir).unwrap();
+    assert_eq!(names, ["a"]);
+    other.delete(&format!("{dir}/a"), None).unwrap();
+    watch.wait();
+}
+
+#[test]
+fn stats_count_requests_by_kind() {
+    let client = client();
+    let dir = unique_path("stats");
+    let before = client.stats();
+    client.ensure_path(&dir).unwrap();
+    client.get_children(&dir).unwrap();
+    client.get_data(&dir).unwrap();
+    let after = client.stats();
+    assert_eq!(after.get_children - before.get_children, 1);
+    assert_eq!(after.get_data - before.get_data, 1);
+    assert!(after.exists > before.exists && after.create > before.create);
+}

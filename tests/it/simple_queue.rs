@@ -277,3 +277,43 @@ fn empty_items_round_trip() {
     queue.offer(b"").unwrap();
     assert_eq!(queue.poll().unwrap(), Some(Vec::new()));
 }
+
+#[test]
+fn draining_lists_the_children_once_not_once_per_item() {
+    let path = unique_path("linear");
+    let producer = SimpleQueue::new(&client(), &path).unwrap();
+    for i in 0..300 {
+        producer.offer(&item(i)).unwrap();
+    }
+    let consumer_client = client();
+    let consumer = SimpleQueue::new(&consumer_client, &path).unwrap();
+    let before = consumer_client.stats();
+    for i in 0..300 {
+        assert_eq!(consumer.poll().unwrap(), Some(item(i)));
+    }
+    assert_eq!(consumer.poll().unwrap(), None);
+    let after = consumer_client.stats();
+    // One listing to fill the local list, one to find the queue empty.
+    assert_eq!(after.get_children - before.get_children, 2);
+    assert_eq!(after.get_data - before.get_data, 300);
+    assert_eq!(after.delete - before.delete, 300);
+}
+
+#[test]
+fn timed_out_waits_leave_no_watch_behind() {
+    let server = TestingServer::start().unwrap();
+    let client = client_of(&server.connect_string());
+    let queue = SimpleQueue::new(&client, &unique_path("idle-watches")).unwrap();
+    for _ in 0..20 {
+        assert_eq!(queue.take_timeout(Duration::from_millis(20)).unwrap(), None);
+    }
+    let report = server.four_letter_word("wchs", Duration::from_secs(5)).unwrap();
+    let total: usize = report
+        .lines()
+        .find_map(|l| l.strip_prefix("Total watches:"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("unexpected wchs report: {report}"));
+    // Each wait's watch is removed when the wait times out (kazoo's LockingQueue
+    // and the classic recipe leave one watcher per call behind).
+    assert_eq!(total, 0, "watches left after 20 timed waits: {report}");
+}

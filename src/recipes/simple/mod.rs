@@ -11,7 +11,6 @@ use self::local::LocalList;
 use crate::client::{Acl, CreateMode, Deleted, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
-use crate::sync::Latch;
 
 /// Prefix of item nodes, shared with the Java recipe and Curator's
 /// `SimpleDistributedQueue`.
@@ -372,16 +371,12 @@ impl SimpleQueue {
             if let Some(data) = self.first_from_local(remove)? {
                 return Ok(Some(data));
             }
-            let latch = Latch::new();
-            let (listing, _guard, _watch) = match wait {
-                Wait::No => (self.client.get_children(&self.dir).map(|(names, _)| names), None, None),
-                Wait::Until(_) => {
-                    let guard = self.client.wake_on_state_change(&latch);
-                    match self.client.get_children_watch(&self.dir, &latch) {
-                        Ok((names, _, watch)) => (Ok(names), Some(guard), Some(watch)),
-                        Err(e) => (Err(e), Some(guard), None),
-                    }
-                }
+            let (listing, watch) = match wait {
+                Wait::No => (self.client.get_children(&self.dir).map(|(names, _)| names), None),
+                Wait::Until(_) => match self.client.get_children_watch(&self.dir) {
+                    Ok((names, _, watch)) => (Ok(names), Some(watch)),
+                    Err(e) => (Err(e), None),
+                },
             };
             match listing {
                 Ok(names) => {
@@ -399,11 +394,15 @@ impl SimpleQueue {
                 },
                 Err(e) => return Err(e),
             }
-            let Wait::Until(deadline) = wait else { return Ok(None) };
+            let (Wait::Until(deadline), Some(watch)) = (wait, watch) else {
+                return Ok(None);
+            };
+            // Also wake on a connection change or close, which may leave the watch silent.
+            let _guard = self.client.wake_on_state_change(watch.latch());
             if self.client.is_closed() {
                 return Err(Error::Closed);
             }
-            if !latch.wait_until(deadline) {
+            if !watch.latch().wait_until(deadline) {
                 return Ok(None);
             }
             if self.client.is_closed() {
