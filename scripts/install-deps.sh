@@ -19,6 +19,6 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then
-    echo "cargo is missing: install a Rust toolchain (1.80 or newer) with rustfmt and clippy" >&2
+    echo "cargo is missing: install a Rust toolchain (1.85 or newer) with rustfmt and clippy" >&2
     exit 1
 fi

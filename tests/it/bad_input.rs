@@ -7,6 +7,7 @@ use crate::support::{client, server::unique_path};
 #[test]
 fn invalid_queue_paths_are_refused_before_any_request() {
     let client = client();
+    let before = client.stats();
     let cases = [
         ("", "path is empty"),
         ("queue", "path must start with '/'"),
@@ -26,6 +27,7 @@ fn invalid_queue_paths_are_refused_before_any_request() {
             other => panic!("{path:?}: {other:?}"),
         }
     }
+    assert_eq!(client.stats(), before, "no request was sent");
 }
 
 #[test]
@@ -80,4 +82,22 @@ fn a_lower_packet_limit_is_enforced_too() {
     let queue = SimpleQueue::new(&client, &unique_path("small-limit")).unwrap();
     assert!(matches!(queue.offer(&[0; 4096]), Err(Error::ItemTooLarge { .. })));
     queue.offer(&[0; 1024]).unwrap();
+}
+
+#[test]
+fn the_packet_limit_is_exact_one_byte_more_and_the_server_drops_the_connection() {
+    // With the client-side check raised out of the way, an item one byte over
+    // the computed limit reaches the server, which closes the connection.
+    let connect = crate::support::server::shared_connect_string();
+    let unchecked = ZkClient::builder(&connect)
+        .max_packet_size(0xfffff + 1)
+        .retry_policy(zk_queue::RetryNTimes::new(0, std::time::Duration::ZERO))
+        .connect()
+        .unwrap();
+    let path = unique_path("limit-exact");
+    unchecked.ensure_path(&path).unwrap();
+    let queue = SimpleQueue::new(&unchecked, &path).unwrap();
+    let result = queue.offer(&vec![1u8; max_item(&path) + 1]);
+    assert!(matches!(result, Err(Error::ConnectionLoss { .. })), "{result:?}");
+    assert_eq!(queue.len().unwrap(), 0, "nothing was stored");
 }

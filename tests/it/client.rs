@@ -195,7 +195,10 @@ fn child_watch_fires_on_a_new_child_and_not_before() {
     let (names, stat, watch) = client.get_children_watch(&dir).unwrap();
     assert!(names.is_empty());
     assert_eq!(stat.num_children, 0);
-    assert!(!watch.wait_timeout(Duration::from_millis(200)), "fired without a change");
+    assert!(
+        !watch.wait_timeout(Duration::from_millis(200)),
+        "fired without a change"
+    );
     assert!(!watch.is_fired());
     let other = crate::support::client();
     other.create(&format!("{dir}/a"), b"", CreateMode::Persistent).unwrap();
