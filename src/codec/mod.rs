@@ -1,0 +1,17 @@
+//! Item bytes for Curator-compatible queues.
+//!
+//! Two layers, as in Curator:
+//! - a [`QueueSerializer`] turns one item into bytes and back (Curator's
+//!   `QueueSerializer<T>`); [`BytesSerializer`] and [`StringSerializer`] are
+//!   ready-made, and [`CodecError`] is what a serializer reports;
+//! - the item frame (Curator's `ItemSerializer`) wraps the bytes of one or
+//!   more items into the data of one queue node; [`FrameError`] says why a
+//!   node's data is not a valid frame.
+
+mod frame;
+mod serializer;
+pub(crate) mod trailer;
+
+pub use frame::FrameError;
+pub(crate) use frame::{decode_frame, encode_frame};
+pub use serializer::{BytesSerializer, CodecError, QueueSerializer, StringSerializer};

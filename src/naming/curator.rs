@@ -1,0 +1,491 @@
+//! Node names of Curator's queues (`DistributedQueue`, `DistributedPriorityQueue`,
+//! `DistributedDelayQueue`, `DistributedIdQueue`) and the order consumers take
+//! them in.
+//!
+//! Every item is a `PERSISTENT_SEQUENTIAL` child whose name starts with
+//! `queue-`; the server appends the sequence (`%010d` of a signed 32-bit
+//! counter, so 10 characters, or 11 for the most negative values after the
+//! counter wraps):
+//!
+//! | kind | name |
+//! | --- | --- |
+//! | plain | `queue-<seq>` |
+//! | priority | `queue-<S><HHHHHHHH><seq>`: S is `1` for p ≥ 0 else `0`, then 8 upper-case hex digits of `p as u32` |
+//! | delay | `queue-\|<HEX>\|<seq>`: at least 8 upper-case hex digits of the epoch milliseconds |
+//! | id | `queue-\|<id with / and \| replaced by _>\|<seq>` |
+//!
+//! The lock of an item in lock-safe mode is `<lock path>/<item name>`: the
+//! exact item name, so a Curator consumer and this crate see each other's
+//! locks.
+
+use super::{parse_sequence, SequenceKey};
+
+/// The prefix of every Curator queue item.
+pub(crate) const QUEUE_PREFIX: &str = "queue-";
+
+/// Separates the delay epoch or the id from the rest of the name.
+const SEPARATOR: char = '|';
+
+/// Length of a priority's text in a name.
+const PRIORITY_LEN: usize = 9;
+
+/// Longest sequence the server appends: `-2147483648`.
+const MAX_SEQUENCE_LEN: usize = 11;
+
+/// Whether a child of a queue node is an item: Curator's consumers look at
+/// nothing else (and leave other children alone).
+pub(crate) fn is_item(name: &str) -> bool {
+    name.starts_with(QUEUE_PREFIX)
+}
+
+/// The 9-character text of a priority (Curator's `priorityToString`): `1` for
+/// non-negative priorities, `0` for negative ones, then the 32 bits in 8
+/// upper-case hex digits. String order is numeric order over all of `i32`.
+pub(crate) fn priority_to_string(priority: i32) -> String {
+    let sign = if priority >= 0 { '1' } else { '0' };
+    format!("{sign}{:08X}", priority as u32)
+}
+
+/// The name prefix of an item of a priority queue: `queue-` and the priority.
+pub(crate) fn priority_prefix(priority: i32) -> String {
+    format!("{QUEUE_PREFIX}{}", priority_to_string(priority))
+}
+
+/// The name prefix of an item of a delay queue due at `epoch_ms`
+/// (milliseconds since the Unix epoch): `queue-|<HEX>|`, with Java's `%08X`
+/// of a `long`, i.e. at least 8 upper-case hex digits (a negative value is
+/// written as its 16-digit two's complement, as Java does).
+pub(crate) fn delay_prefix(epoch_ms: i64) -> String {
+    format!("{QUEUE_PREFIX}{SEPARATOR}{epoch_ms:08X}{SEPARATOR}")
+}
+
+/// The due time of a delay-queue item, in epoch milliseconds (Curator's
+/// `getEpoch`).
+///
+/// The text between the last two `|`, read as a (signed) hex number. A name
+/// without two such separators (a requeued `queue-<seq>`, say), with nothing
+/// between them or with text that does not parse gives 0: due immediately,
+/// as in Curator. (Java's parser also accepts non-ASCII digits, which no
+/// Curator producer writes; here they give 0.)
+pub(crate) fn delay_epoch(name: &str) -> i64 {
+    let Some(last) = name.rfind(SEPARATOR) else {
+        return 0;
+    };
+    // Curator requires the first separator past index 0 and a non-empty text.
+    match name[..last].rfind(SEPARATOR) {
+        Some(first) if first > 0 && last > first + 1 => i64::from_str_radix(&name[first + 1..last], 16).unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// An id as Curator stores it in a name (`fixId`): `/` and `|` become `_`.
+pub(crate) fn fix_id(id: &str) -> String {
+    id.replace(['/', SEPARATOR], "_")
+}
+
+/// The name prefix of an item of an id queue: `queue-|<fixed id>|`.
+pub(crate) fn id_prefix(id: &str) -> String {
+    format!("{QUEUE_PREFIX}{SEPARATOR}{}{SEPARATOR}", fix_id(id))
+}
+
+/// The (fixed) id in an id-queue item name: the text between the first and
+/// the second `|`, or `None` if there are not two.
+pub(crate) fn parse_id(name: &str) -> Option<&str> {
+    let (_, after_first) = name.split_once(SEPARATOR)?;
+    let (id, _) = after_first.split_once(SEPARATOR)?;
+    Some(id)
+}
+
+/// Splits an item name into the prefix it was created with and the sequence
+/// the server appended, for any kind of Curator item.
+///
+/// The sequence follows the last `|` in delay and id names, and the
+/// 9-character priority in priority names; a name with no `|` whose text
+/// after `queue-` is at most 11 characters long is a plain name. `None` for
+/// names that are not items or whose sequence does not parse.
+pub(crate) fn split_item(name: &str) -> Option<(&str, i64)> {
+    let rest = name.strip_prefix(QUEUE_PREFIX)?;
+    let prefix_len = if let Some(last) = rest.rfind(SEPARATOR) {
+        QUEUE_PREFIX.len() + last + SEPARATOR.len_utf8()
+    } else if rest.len() <= MAX_SEQUENCE_LEN {
+        QUEUE_PREFIX.len()
+    } else if rest.get(..PRIORITY_LEN).is_some_and(is_priority_text) {
+        QUEUE_PREFIX.len() + PRIORITY_LEN
+    } else {
+        return None;
+    };
+    let (prefix, sequence) = name.split_at(prefix_len);
+    Some((prefix, parse_sequence(sequence, "")?))
+}
+
+/// The sequence the server appended to an item name; see [`split_item`].
+pub(crate) fn item_sequence(name: &str) -> Option<i64> {
+    split_item(name).map(|(_, sequence)| sequence)
+}
+
+/// Whether `text` looks like [`priority_to_string`]'s output.
+fn is_priority_text(text: &str) -> bool {
+    let mut bytes = text.bytes();
+    matches!(bytes.next(), Some(b'0' | b'1')) && bytes.all(|b| b.is_ascii_digit() || (b'A'..=b'F').contains(&b))
+}
+
+/// The kind of a Curator queue, which decides the order its items are taken in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NameKind {
+    /// `DistributedQueue`: names in string order.
+    Plain,
+    /// `DistributedPriorityQueue`: names in string order, which is priority
+    /// order, then sequence order within a priority.
+    Priority,
+    /// `DistributedDelayQueue`: by due time, then sequence.
+    Delay,
+    /// `DistributedIdQueue`: by sequence; ids do not matter.
+    Id,
+}
+
+/// The sort key of an item name under a [`NameKind`]; keys of one kind
+/// compare as that kind's consumers order items.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum OrderKey<'a> {
+    /// Plain and priority: the whole name.
+    Name(&'a str),
+    /// Delay: the due time, then the sequence.
+    Due {
+        /// Due time in epoch milliseconds ([`delay_epoch`]).
+        epoch: i64,
+        /// Tie-break.
+        sequence: SequenceOrder<'a>,
+    },
+    /// Id: the sequence.
+    Sequence(SequenceOrder<'a>),
+}
+
+/// Order by sequence in creation order (across the counter's sign wrap), the
+/// names without a sequence last, by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum SequenceOrder<'a> {
+    /// A name with a sequence; the name breaks ties between equal sequences.
+    Known(SequenceKey, &'a str),
+    /// A name without a parsable sequence.
+    Unknown(&'a str),
+}
+
+impl<'a> SequenceOrder<'a> {
+    fn of(name: &'a str) -> SequenceOrder<'a> {
+        match item_sequence(name).and_then(SequenceKey::new) {
+            Some(key) => SequenceOrder::Known(key, name),
+            None => SequenceOrder::Unknown(name),
+        }
+    }
+}
+
+impl NameKind {
+    /// The sort key of an item name.
+    ///
+    /// - Plain and priority: the whole name, as Curator sorts them. A plain
+    ///   `queue-<seq>` name (an item Curator requeued, which drops the
+    ///   priority) therefore sorts before every priority name while its
+    ///   sequence is below 10⁹; and in a plain queue, names past the
+    ///   counter's sign wrap sort first. Both are kept for compatibility.
+    /// - Delay: the due time ([`delay_epoch`], 0 if unparsable), then the
+    ///   sequence. Curator leaves items due at the same time unordered; the
+    ///   tie-break only refines its order.
+    /// - Id: the sequence (FIFO; a requeued item goes to the back), read in
+    ///   creation order across the sign wrap. Curator compares the names with
+    ///   `|id|` removed, i.e. `queue-<seq>` strings, which is the same order
+    ///   for non-negative sequences. Names whose sequence does not parse come
+    ///   last, by name.
+    pub(crate) fn order_key(self, name: &str) -> OrderKey<'_> {
+        match self {
+            NameKind::Plain | NameKind::Priority => OrderKey::Name(name),
+            NameKind::Delay => OrderKey::Due {
+                epoch: delay_epoch(name),
+                sequence: SequenceOrder::of(name),
+            },
+            NameKind::Id => OrderKey::Sequence(SequenceOrder::of(name)),
+        }
+    }
+
+    /// Sorts item names into the order they are taken in. Names that are not
+    /// items ([`is_item`]) should be filtered out first.
+    pub(crate) fn sort<S: AsRef<str>>(self, names: &mut [S]) {
+        names.sort_by(|a, b| self.order_key(a.as_ref()).cmp(&self.order_key(b.as_ref())));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn priority_text_matches_curators_vectors() {
+        for (p, text) in [
+            (i32::MIN, "080000000"),
+            (-2, "0FFFFFFFE"),
+            (-1, "0FFFFFFFF"),
+            (0, "100000000"),
+            (1, "100000001"),
+            (10, "10000000A"),
+            (255, "1000000FF"),
+            (i32::MAX, "17FFFFFFF"),
+        ] {
+            assert_eq!(priority_to_string(p), text, "{p}");
+        }
+        // Names observed from Curator for priorities 5, -1, MIN, 0 put in turn.
+        let names: Vec<String> = [5, -1, i32::MIN, 0]
+            .iter()
+            .enumerate()
+            .map(|(seq, p)| format!("{}{seq:010}", priority_prefix(*p)))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "queue-1000000050000000000",
+                "queue-0FFFFFFFF0000000001",
+                "queue-0800000000000000002",
+                "queue-1000000000000000003"
+            ]
+        );
+    }
+
+    #[test]
+    fn priority_names_sort_numerically_over_the_whole_range() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        let mut priorities: Vec<i32> = vec![i32::MIN, i32::MIN + 1, -256, -2, -1, 0, 1, 9, 10, 255, i32::MAX];
+        priorities.extend((0..500).map(|_| rng.i32(..)));
+        // Equal priorities come out in sequence order.
+        priorities.extend([42, 42, 42]);
+        let mut names: Vec<String> = priorities
+            .iter()
+            .enumerate()
+            .map(|(seq, p)| format!("{}{seq:010}", priority_prefix(*p)))
+            .collect();
+        rng.shuffle(&mut names);
+        NameKind::Priority.sort(&mut names);
+        let mut expected: Vec<(i32, usize)> = priorities.iter().enumerate().map(|(seq, p)| (*p, seq)).collect();
+        expected.sort();
+        let sorted: Vec<(i32, usize)> = names
+            .iter()
+            .map(|n| {
+                let (prefix, seq) = split_item(n).unwrap();
+                let p = expected.iter().find(|(_, s)| *s as i64 == seq).unwrap().0;
+                assert_eq!(prefix, priority_prefix(p));
+                (p, seq as usize)
+            })
+            .collect();
+        assert_eq!(sorted, expected);
+    }
+
+    #[test]
+    fn plain_names_sort_before_priority_names_as_in_curator() {
+        let mut names = [
+            "queue-1000000070000000000",
+            "queue-0000000001",
+            "queue-0800000000000000002",
+        ];
+        NameKind::Priority.sort(&mut names);
+        assert_eq!(
+            names,
+            [
+                "queue-0000000001",
+                "queue-0800000000000000002",
+                "queue-1000000070000000000"
+            ]
+        );
+        let mut plain = ["queue-0000000010", "queue-0000000002", "queue-0000000009"];
+        NameKind::Plain.sort(&mut plain);
+        assert_eq!(plain, ["queue-0000000002", "queue-0000000009", "queue-0000000010"]);
+    }
+
+    #[test]
+    fn delay_prefix_matches_curators_vectors() {
+        assert_eq!(delay_prefix(1), "queue-|00000001|");
+        assert_eq!(delay_prefix(1000), "queue-|000003E8|");
+        assert_eq!(delay_prefix(1_700_000_000_000), "queue-|18BCFE56800|");
+        assert_eq!(delay_prefix(0xFFFF_FFFF), "queue-|FFFFFFFF|");
+        assert_eq!(
+            format!("{}{:010}", delay_prefix(1_700_000_000_000), 0),
+            "queue-|18BCFE56800|0000000000"
+        );
+        // Java's %08X of a negative long is its two's complement.
+        assert_eq!(delay_prefix(-1), "queue-|FFFFFFFFFFFFFFFF|");
+    }
+
+    #[test]
+    fn delay_epoch_reads_between_the_last_two_separators() {
+        assert_eq!(delay_epoch("queue-|18BCFE56800|0000000000"), 1_700_000_000_000);
+        assert_eq!(delay_epoch("queue-|00000005|0000000001"), 5);
+        assert_eq!(delay_epoch("queue-|000003e8|0000000001"), 1000);
+        assert_eq!(delay_epoch("queue-|a|b|00000010|0000000001"), 16);
+        assert_eq!(delay_epoch("queue-|-10|0000000001"), -16);
+        for epoch in [1, 1000, 0xFFFF_FFFF, 1_700_000_000_000, i64::MAX] {
+            assert_eq!(delay_epoch(&format!("{}0000000007", delay_prefix(epoch))), epoch);
+        }
+    }
+
+    #[test]
+    fn unparsable_delays_are_due_immediately() {
+        for name in [
+            "queue-0000000001",
+            "queue-|0000000001",
+            "queue-||0000000001",
+            "queue-|zz|0000000001",
+            "queue-|+|0000000001",
+            "queue-| 5|0000000001",
+            "queue-|FFFFFFFFFFFFFFFF|0000000001",
+            "queue-|é|0000000001",
+            "|5|0000000001",
+            "|",
+            "||",
+            "",
+        ] {
+            assert_eq!(delay_epoch(name), 0, "{name}");
+        }
+    }
+
+    #[test]
+    fn delay_order_is_by_due_time_then_sequence() {
+        let mut names = vec![
+            "queue-|18BCFE56800|0000000004".to_owned(),
+            "queue-|000003E8|0000000003".to_owned(),
+            "queue-|FFFFFFFF|0000000000".to_owned(),
+            "queue-|000003E8|0000000001".to_owned(),
+            "queue-0000000009".to_owned(),
+            "queue-|000003E8|0000000002".to_owned(),
+            "queue-|000003E8|garbage".to_owned(),
+        ];
+        NameKind::Delay.sort(&mut names);
+        assert_eq!(
+            names,
+            [
+                // A requeued item has no delay: due at once, first.
+                "queue-0000000009",
+                "queue-|000003E8|0000000001",
+                "queue-|000003E8|0000000002",
+                "queue-|000003E8|0000000003",
+                "queue-|000003E8|garbage",
+                // Widths differ: 0xFFFFFFFF < 0x18BCFE56800.
+                "queue-|FFFFFFFF|0000000000",
+                "queue-|18BCFE56800|0000000004",
+            ]
+        );
+    }
+
+    #[test]
+    fn id_names_match_curator() {
+        assert_eq!(fix_id("job/1|x"), "job_1_x");
+        assert_eq!(fix_id("plain"), "plain");
+        assert_eq!(id_prefix("job/1|x"), "queue-|job_1_x|");
+        assert_eq!(
+            format!("{}{:010}", id_prefix("job/1|x"), 0),
+            "queue-|job_1_x|0000000000"
+        );
+        assert_eq!(parse_id("queue-|job_1_x|0000000000"), Some("job_1_x"));
+        assert_eq!(parse_id("queue-||0000000000"), Some(""));
+        assert_eq!(parse_id("queue-0000000000"), None);
+        assert_eq!(parse_id("queue-|job0000000000"), None);
+    }
+
+    #[test]
+    fn id_order_is_fifo_by_sequence_ignoring_ids() {
+        let mut names = vec![
+            "queue-|zebra|0000000000",
+            "queue-|bad",
+            "queue-|apple|0000000002",
+            "queue-|m|-2147483648",
+            "queue-0000000003",
+            "queue-|apple|2147483647",
+            "queue-|b|0000000001",
+        ];
+        NameKind::Id.sort(&mut names);
+        assert_eq!(
+            names,
+            [
+                "queue-|zebra|0000000000",
+                "queue-|b|0000000001",
+                "queue-|apple|0000000002",
+                // A name without an id still has its sequence, as in Curator.
+                "queue-0000000003",
+                "queue-|apple|2147483647",
+                // Past the counter's sign wrap: newer than every positive one.
+                "queue-|m|-2147483648",
+                "queue-|bad",
+            ]
+        );
+    }
+
+    #[test]
+    fn is_item_accepts_only_queue_names() {
+        for name in ["queue-0000000000", "queue-|a|0000000001", "queue-", "queue-x"] {
+            assert!(is_item(name), "{name}");
+        }
+        for name in [
+            "qn-0000000001",
+            "lock",
+            "queue",
+            "Queue-0000000001",
+            " queue-1",
+            "entry-100-0000000001",
+        ] {
+            assert!(!is_item(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn splits_every_kind_into_prefix_and_sequence() {
+        for (name, prefix, seq) in [
+            ("queue-0000000000", "queue-", 0),
+            ("queue-0000000042", "queue-", 42),
+            ("queue--2147483648", "queue-", i32::MIN as i64),
+            ("queue--000000001", "queue-", -1),
+            ("queue-1000000050000000000", "queue-100000005", 0),
+            ("queue-0FFFFFFFF0000000001", "queue-0FFFFFFFF", 1),
+            ("queue-17FFFFFFF-000000001", "queue-17FFFFFFF", -1),
+            ("queue-|18BCFE56800|0000000000", "queue-|18BCFE56800|", 0),
+            ("queue-|job_1_x|0000000012", "queue-|job_1_x|", 12),
+        ] {
+            assert_eq!(split_item(name), Some((prefix, seq)), "{name}");
+            assert_eq!(item_sequence(name), Some(seq), "{name}");
+        }
+        for name in [
+            "qn-0000000001",
+            "queue-",
+            "queue-abc",
+            "queue-|a|",
+            "queue-|a|x1",
+            "queue-2000000050000000000",
+            "queue-1000000g50000000000",
+            "queue-ééééé0000000000",
+        ] {
+            assert_eq!(split_item(name), None, "{name}");
+        }
+    }
+
+    #[test]
+    fn malformed_names_never_panic() {
+        let pieces = [
+            "queue-",
+            "|",
+            "-",
+            "0",
+            "9",
+            "F",
+            "é",
+            "\u{1F600}",
+            "x",
+            "||",
+            "+",
+            "1000000050",
+        ];
+        let mut rng = fastrand::Rng::with_seed(11);
+        for _ in 0..20_000 {
+            let name: String = (0..rng.usize(0..8))
+                .map(|_| pieces[rng.usize(..pieces.len())])
+                .collect();
+            let _ = (is_item(&name), delay_epoch(&name), parse_id(&name), split_item(&name));
+            for kind in [NameKind::Plain, NameKind::Priority, NameKind::Delay, NameKind::Id] {
+                let _ = kind.order_key(&name);
+            }
+        }
+    }
+}
