@@ -88,6 +88,30 @@ pub enum Error {
     AuthFailed,
     /// The client was closed.
     Closed,
+    /// The queue's serializer could not serialize an item; nothing was stored.
+    Serialization {
+        /// The serializer's error.
+        source: Box<crate::codec::CodecError>,
+    },
+    /// An item node holds data that is not a valid item: not a Curator item
+    /// frame, or a record the serializer cannot read. Such items are never
+    /// deleted: they are moved to the dead-letter path, or left in place.
+    CorruptItem {
+        /// The item node's path.
+        path: String,
+        /// What is wrong with the data.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A lock-safe consumer's lock on an item was lost (its session expired,
+    /// and another consumer may hold the item now) before it acknowledged the
+    /// item; nothing was deleted.
+    LeaseLost {
+        /// The item node's path.
+        path: String,
+    },
+    /// The call does not fit the queue's lifecycle (not started, started
+    /// twice, or closed).
+    InvalidState(&'static str),
     /// Any other error reported by ZooKeeper or the client library.
     ZooKeeper {
         /// The path the request concerned, if any.
@@ -164,6 +188,10 @@ impl fmt::Display for Error {
             Error::SessionExpired => f.write_str("zookeeper session expired"),
             Error::AuthFailed => f.write_str("authentication failed"),
             Error::Closed => f.write_str("client is closed"),
+            Error::Serialization { .. } => f.write_str("cannot serialize the item"),
+            Error::CorruptItem { path, .. } => write!(f, "item {path} is not a valid queue item"),
+            Error::LeaseLost { path } => write!(f, "lost the lock on item {path} before acknowledging it"),
+            Error::InvalidState(what) => f.write_str(what),
             Error::ZooKeeper { path: Some(path), .. } => write!(f, "zookeeper request on {path} failed"),
             Error::ZooKeeper { path: None, .. } => f.write_str("zookeeper request failed"),
         }
@@ -175,6 +203,8 @@ impl std::error::Error for Error {
         match self {
             Error::MultiFailed { source, .. } => Some(source.as_ref()),
             Error::ConnectionLoss { source } | Error::ZooKeeper { source, .. } => Some(source),
+            Error::Serialization { source } => Some(source.as_ref()),
+            Error::CorruptItem { source, .. } => Some(source.as_ref()),
             _ => None,
         }
     }

@@ -58,9 +58,11 @@
 #![forbid(unsafe_code)]
 
 mod client;
+mod codec;
 mod error;
 mod naming;
 mod path;
+mod queue;
 mod recipes;
 mod sync;
 
@@ -71,5 +73,10 @@ pub use client::{
     Acl, ChildWatch, ClientStats, ConnectionState, CreateMode, ExponentialBackoffRetry, Op, OpResult, Perms,
     RetryForever, RetryNTimes, RetryOneTime, RetryPolicy, RetryUntilElapsed, Stat, ZkClient, ZkClientBuilder,
 };
+pub use codec::{BytesSerializer, CodecError, FrameError, QueueSerializer, StringSerializer};
 pub use error::{Error, Result};
+pub use queue::{
+    ConsumeError, DelayQueue, DeliverAt, DistributedQueue, ErrorMode, IdQueue, PriorityQueue, PutListener,
+    QueueBuilder, QueueConsumer,
+};
 pub use recipes::{SimpleQueue, SimpleQueueBuilder};

@@ -302,6 +302,12 @@ impl ZkClient {
         }
     }
 
+    /// The generation of the current session: 0 for the first, one more for
+    /// each session opened after an expiry.
+    pub(crate) fn generation(&self) -> u64 {
+        self.shared.generation.load(Ordering::Acquire)
+    }
+
     /// The ACL of nodes created without one.
     pub(crate) fn default_acl(&self) -> &[Acl] {
         &self.shared.config.default_acl

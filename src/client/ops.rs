@@ -109,6 +109,18 @@ impl ZkClient {
         self.delete_tracked(path, version).map(|_| ())
     }
 
+    /// Deletes a node only in the session of `generation`; see
+    /// [`multi_fenced`](Self::multi_fenced).
+    pub(crate) fn delete_fenced(&self, path: &str, version: Option<i32>, generation: u64) -> Result<()> {
+        path::validate(path)?;
+        let mut ambiguous = false;
+        let timeout = self.shared.config.request_timeout;
+        self.retrying("delete", Some(generation), &mut ambiguous, |c| {
+            deadline(async move { c.delete(path, version).await }, timeout, "delete")
+                .map_err(|e| e.map_or_else(|timeout| timeout, |e| Error::from_zk(e, path)))
+        })
+    }
+
     /// Deletes a node and tells whether the delete is certainly ours: after a
     /// lost reply, a retry that finds the node gone cannot tell.
     pub(crate) fn delete_tracked(&self, path: &str, version: Option<i32>) -> Result<Deleted> {
@@ -208,6 +220,12 @@ impl ZkClient {
     /// # }
     /// ```
     pub fn get_children_watch(&self, path: &str) -> Result<(Vec<String>, Stat, ChildWatch)> {
+        self.watch_children(path, &Latch::new())
+    }
+
+    /// Like [`get_children_watch`](Self::get_children_watch), with a watch
+    /// that opens `latch`, so one thread can wait on several watches at once.
+    pub(crate) fn watch_children(&self, path: &str, latch: &Latch) -> Result<(Vec<String>, Stat, ChildWatch)> {
         path::validate(path)?;
         let (children, stat, watcher) =
             self.call(
@@ -215,7 +233,7 @@ impl ZkClient {
                 path,
                 |c| async move { c.get_and_watch_children(path).await },
             )?;
-        let latch = Latch::new();
+        let latch = latch.clone();
         let opener = latch.clone();
         // The callback only signals.
         let task = async_global_executor::spawn(async move {
@@ -243,6 +261,18 @@ impl ZkClient {
     /// # }
     /// ```
     pub fn multi(&self, ops: &[Op]) -> Result<Vec<OpResult>> {
+        self.multi_in(ops, None)
+    }
+
+    /// A multi that runs only in the session of `generation`
+    /// ([`ZkClient::generation`]): it is never retried in a newer session, and
+    /// fails with [`Error::SessionExpired`] once that session is gone. Writes
+    /// that depend on an ephemeral node of that session use it.
+    pub(crate) fn multi_fenced(&self, ops: &[Op], generation: u64) -> Result<Vec<OpResult>> {
+        self.multi_in(ops, Some(generation))
+    }
+
+    fn multi_in(&self, ops: &[Op], fence: Option<u64>) -> Result<Vec<OpResult>> {
         let acl = &self.shared.config.default_acl;
         let mut overhead = REQUEST_HEADER + MULTI_HEADER;
         let mut data = 0;
@@ -263,7 +293,7 @@ impl ZkClient {
         let first = ops.first().map_or("/", Op::path);
         let timeout = self.shared.config.request_timeout;
         let mut ambiguous = false;
-        let results = self.retrying("multi", &mut ambiguous, |c| {
+        let results = self.retrying("multi", fence, &mut ambiguous, |c| {
             let commit = async {
                 let mut writer = c.new_multi_writer();
                 for op in ops {
@@ -333,6 +363,12 @@ impl ZkClient {
         Ok(())
     }
 
+    /// Refuses, before sending, a create of `data` bytes at `path` with `acl`
+    /// that the server would not accept.
+    pub(crate) fn check_create_size(&self, path: &str, data: usize, acl: &[Acl]) -> Result<()> {
+        self.check_packet(create_size(path, 0, acl), data)
+    }
+
     /// Refuses a request of `overhead` bytes plus `data` bytes of data that the
     /// server would not accept.
     fn check_packet(&self, overhead: usize, data: usize) -> Result<()> {
@@ -363,7 +399,7 @@ impl ZkClient {
         Fut: Future<Output = std::result::Result<T, zookeeper_client::Error>>,
     {
         let mut ambiguous = false;
-        let result = self.retrying(operation, &mut ambiguous, |client| {
+        let result = self.retrying(operation, None, &mut ambiguous, |client| {
             deadline(f(client), self.shared.config.request_timeout, operation)
                 .map_err(|e| e.map_or_else(|timeout| timeout, |e| Error::from_zk(e, path)))
         });
@@ -374,6 +410,7 @@ impl ZkClient {
     fn retrying<T>(
         &self,
         operation: &'static str,
+        fence: Option<u64>,
         ambiguous: &mut bool,
         mut attempt: impl FnMut(zookeeper_client::Client) -> Result<T>,
     ) -> Result<T> {
@@ -381,6 +418,9 @@ impl ZkClient {
         let mut retries = 0;
         loop {
             let (client, generation) = self.shared.current()?;
+            if fence.is_some_and(|fence| fence != generation) {
+                return Err(Error::SessionExpired);
+            }
             self.shared.counters.count(operation);
             let err = match attempt(client) {
                 Ok(value) => return Ok(value),

@@ -32,6 +32,11 @@ impl Latch {
         self.inner.cond.notify_all();
     }
 
+    /// Whether the latch is open.
+    pub(crate) fn is_open(&self) -> bool {
+        *self.inner.open.lock()
+    }
+
     /// Waits until the latch is open or the deadline passes; returns whether it
     /// is open. Spurious wake-ups are absorbed by re-checking the flag.
     pub(crate) fn wait_until(&self, deadline: Option<Instant>) -> bool {

@@ -7,6 +7,7 @@ mod concurrency;
 mod faults;
 mod interop;
 mod java_peer;
+mod queue;
 mod simple_queue;
 mod support;
 mod testing_server;

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod java;
+pub mod recorder;
 pub mod server;
 
 use std::time::Duration;

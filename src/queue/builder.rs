@@ -1,0 +1,249 @@
+//! [`QueueBuilder`]: options shared by every Curator-compatible queue kind.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::core::{Core, Kind, Options};
+use super::{DelayQueue, DistributedQueue, ErrorMode, IdQueue, PriorityQueue, QueueConsumer};
+use crate::client::{Acl, ZkClient};
+use crate::codec::QueueSerializer;
+use crate::error::{Error, Result};
+use crate::path;
+
+/// Builds the queues of Curator's family; consuming setters, each documenting
+/// its default.
+///
+/// ```no_run
+/// # fn main() -> Result<(), zk_queue::Error> {
+/// use std::time::Duration;
+/// use zk_queue::{ConsumeError, ErrorMode, QueueBuilder, StringSerializer, ZkClient};
+///
+/// let client = ZkClient::connect("127.0.0.1:2181")?;
+/// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer)
+///     .consumer(|job: String| -> Result<(), ConsumeError> {
+///         println!("working on {job}");
+///         Ok(())
+///     })
+///     .lock_path("/jobs-locks")
+///     .error_mode(ErrorMode::Requeue)
+///     .max_attempts(5)
+///     .dead_letter_path("/jobs-dead")
+///     .build_queue()?;
+/// queue.start()?;
+/// queue.put("resize 42".to_string())?;
+/// # Ok(())
+/// # }
+/// ```
+#[must_use = "a builder does nothing until one of its `build_*` methods is called"]
+pub struct QueueBuilder<T> {
+    client: ZkClient,
+    path: String,
+    serializer: Arc<dyn QueueSerializer<T>>,
+    consumer: Option<Arc<dyn QueueConsumer<T>>>,
+    options: Options,
+    error_mode_set: bool,
+    put_in_background_set: bool,
+}
+
+impl<T: Send + 'static> QueueBuilder<T> {
+    /// A builder for a queue at `path` whose items `serializer` turns into
+    /// bytes. Without a [`consumer`](Self::consumer) the queue only produces.
+    pub fn new(client: &ZkClient, path: &str, serializer: impl QueueSerializer<T>) -> QueueBuilder<T> {
+        QueueBuilder {
+            client: client.clone(),
+            path: path.to_owned(),
+            serializer: Arc::new(serializer),
+            consumer: None,
+            options: Options {
+                lock_path: None,
+                max_items: None,
+                put_in_background: true,
+                final_flush: Duration::from_secs(5),
+                consumer_threads: 1,
+                error_mode: ErrorMode::Requeue,
+                max_attempts: None,
+                dead_letter_path: None,
+                acl: client.default_acl().to_vec(),
+            },
+            error_mode_set: false,
+            put_in_background_set: false,
+        }
+    }
+
+    /// The consumer of items. Defaults to none: a producer-only queue.
+    pub fn consumer(mut self, consumer: impl QueueConsumer<T>) -> Self {
+        self.consumer = Some(Arc::new(consumer));
+        self
+    }
+
+    /// Turns on lock-safe consumption: an item is claimed by creating the
+    /// ephemeral lock node `<lock_path>/<item name>` and deleted only after
+    /// the consumer returns `Ok` (at least once, nothing lost). Compatible with
+    /// Curator's `lockPath`. Defaults to none: items are deleted before the
+    /// consumer sees them (at most once).
+    pub fn lock_path(mut self, lock_path: &str) -> Self {
+        self.options.lock_path = Some(lock_path.to_owned());
+        self
+    }
+
+    /// Bounds the queue: a put waits while it holds `max_items` items or more
+    /// (counted afresh; several producers together may overshoot by up to one
+    /// item each). Also makes puts foreground unless
+    /// [`put_in_background`](Self::put_in_background) is set. Defaults to
+    /// unbounded.
+    pub fn max_items(mut self, max_items: usize) -> Self {
+        self.options.max_items = Some(max_items);
+        self
+    }
+
+    /// Whether `put` returns once the item is handed to the queue's put
+    /// thread (`true`) or once it is stored (`false`). Results of background
+    /// puts, failures included, reach the put listeners;
+    /// [`flush_puts`](DistributedQueue::flush_puts) waits for them. Defaults to
+    /// `true`, or `false` when [`max_items`](Self::max_items) is set.
+    pub fn put_in_background(mut self, background: bool) -> Self {
+        self.options.put_in_background = background;
+        self.put_in_background_set = true;
+        self
+    }
+
+    /// How long `close` waits for background puts and in-flight items to
+    /// finish. Defaults to 5 seconds; zero does not wait.
+    pub fn final_flush(mut self, time: Duration) -> Self {
+        self.options.final_flush = time;
+        self
+    }
+
+    /// How many items are processed at once. 1 keeps FIFO order within this
+    /// process. Defaults to 1.
+    pub fn consumer_threads(mut self, threads: usize) -> Self {
+        self.options.consumer_threads = threads;
+        self
+    }
+
+    /// What happens to an item whose consumer returned an error; needs a
+    /// [`lock_path`](Self::lock_path). Defaults to [`ErrorMode::Requeue`].
+    pub fn error_mode(mut self, mode: ErrorMode) -> Self {
+        self.options.error_mode = mode;
+        self.error_mode_set = true;
+        self
+    }
+
+    /// After this many failed deliveries a requeued item moves to the
+    /// [`dead_letter_path`](Self::dead_letter_path) instead of looping. Needs
+    /// a dead-letter path. Defaults to no limit (as Curator).
+    pub fn max_attempts(mut self, attempts: u32) -> Self {
+        self.options.max_attempts = Some(attempts);
+        self
+    }
+
+    /// Where items go that cannot be consumed: undecodable items, and items
+    /// that failed `max_attempts` times. Items there are plain queue items
+    /// (`queue-<seq>`), so a queue on that path can drain them. Defaults to
+    /// none: undecodable items are left in place and logged.
+    pub fn dead_letter_path(mut self, path: &str) -> Self {
+        self.options.dead_letter_path = Some(path.to_owned());
+        self
+    }
+
+    /// The ACL of every node the queue creates (queue, items, locks, dead
+    /// letters). Defaults to the client's default ACL.
+    pub fn acl(mut self, acl: Vec<Acl>) -> Self {
+        self.options.acl = acl;
+        self
+    }
+
+    /// A plain FIFO queue (Curator's `buildQueue`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidPath`] or [`Error::InvalidArgument`] for inconsistent
+    /// options; see the setters.
+    pub fn build_queue(self) -> Result<DistributedQueue<T>> {
+        self.build(Kind::Plain).map(DistributedQueue::from_core)
+    }
+
+    /// A priority queue (Curator's `buildPriorityQueue`): lower priorities
+    /// first, equal priorities in put order. After
+    /// `min_items_before_refresh` items of a listing, a consumer looks again
+    /// if the queue changed, so a new urgent item waits for at most that many
+    /// (at least one item is processed per listing, so a steady stream of
+    /// puts cannot starve the consumer).
+    pub fn build_priority_queue(self, min_items_before_refresh: usize) -> Result<PriorityQueue<T>> {
+        self.build(Kind::Priority {
+            min_items_before_refresh,
+        })
+        .map(PriorityQueue::from_core)
+    }
+
+    /// A delay queue (Curator's `buildDelayQueue`): items are delivered once
+    /// their time has come, earliest first, equal times in put order.
+    pub fn build_delay_queue(self) -> Result<DelayQueue<T>> {
+        self.build(Kind::Delay).map(DelayQueue::from_core)
+    }
+
+    /// A queue of items with ids (Curator's `buildIdQueue`), FIFO, whose items
+    /// can be removed by id.
+    pub fn build_id_queue(self) -> Result<IdQueue<T>> {
+        if self.path.contains('|') {
+            return Err(Error::InvalidPath {
+                path: self.path,
+                reason: "an id queue's path must not contain '|'",
+            });
+        }
+        self.build(Kind::Id).map(IdQueue::from_core)
+    }
+
+    fn build(mut self, kind: Kind) -> Result<Arc<Core<T>>> {
+        path::validate_queue_path(&self.path)?;
+        let invalid = |what: &str| Err(Error::InvalidArgument(what.to_owned()));
+        for (name, other) in [
+            ("lock path", &self.options.lock_path),
+            ("dead-letter path", &self.options.dead_letter_path),
+        ] {
+            let Some(other) = other else { continue };
+            path::validate_queue_path(other)?;
+            if other == &self.path || other.starts_with(&format!("{}/", self.path)) {
+                return invalid(&format!("the {name} must not be the queue path or inside it"));
+            }
+        }
+        if self.options.max_items == Some(0) {
+            return invalid("max items must be positive");
+        }
+        if self.options.consumer_threads == 0 {
+            return invalid("consumer threads must be at least 1");
+        }
+        if self.options.max_attempts == Some(0) {
+            return invalid("max attempts must be at least 1");
+        }
+        if self.options.max_attempts.is_some() && self.options.dead_letter_path.is_none() {
+            return invalid("max attempts needs a dead-letter path");
+        }
+        if self.error_mode_set && self.options.lock_path.is_none() {
+            return invalid("an error mode needs a lock path: without one, items are deleted before consumption");
+        }
+        if self.options.acl.is_empty() {
+            return invalid("ACL must not be empty");
+        }
+        if self.options.max_items.is_some() && !self.put_in_background_set {
+            self.options.put_in_background = false;
+        }
+        Ok(Arc::new(Core::new(
+            self.client,
+            self.path,
+            kind,
+            self.serializer,
+            self.consumer,
+            self.options,
+        )))
+    }
+}
+
+impl<T> std::fmt::Debug for QueueBuilder<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QueueBuilder")
+            .field("path", &self.path)
+            .field("consumer", &self.consumer.is_some())
+            .field("options", &self.options)
+            .finish()
+    }
+}

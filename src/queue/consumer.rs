@@ -1,0 +1,102 @@
+//! What a queue calls: the consumer of items and the listener of puts.
+
+use crate::client::ConnectionState;
+use crate::error::Error;
+
+/// The error a consumer returns for an item it could not process.
+pub type ConsumeError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Processes the items of a queue; given to [`QueueBuilder::consumer`](crate::QueueBuilder::consumer).
+///
+/// `consume` runs on one of the queue's consumer threads, never on a
+/// ZooKeeper thread. What an `Err` means depends on the queue's mode: with a
+/// lock path the item is requeued or deleted (see [`ErrorMode`]); without
+/// one the item was already deleted, and the error is logged.
+///
+/// A closure `Fn(T) -> Result<(), ConsumeError>` is a consumer.
+///
+/// ```
+/// use zk_queue::{ConnectionState, ConsumeError, QueueConsumer};
+///
+/// struct Printer;
+/// impl QueueConsumer<String> for Printer {
+///     fn consume(&self, item: String) -> Result<(), ConsumeError> {
+///         println!("{item}");
+///         Ok(())
+///     }
+///     fn state_changed(&self, state: ConnectionState) {
+///         println!("connection: {state:?}");
+///     }
+/// }
+///
+/// // Or simply a closure:
+/// let consumer = |item: String| -> Result<(), ConsumeError> { println!("{item}"); Ok(()) };
+/// # fn takes<C: QueueConsumer<String>>(_: C) {}
+/// # takes(Printer);
+/// # takes(consumer);
+/// ```
+pub trait QueueConsumer<T>: Send + Sync + 'static {
+    /// Processes one item.
+    fn consume(&self, item: T) -> Result<(), ConsumeError>;
+
+    /// Told of every connection-state change while the queue runs (really
+    /// called, unlike Curator's). Defaults to doing nothing.
+    fn state_changed(&self, _state: ConnectionState) {}
+
+    /// Told of errors the queue met outside `consume`: a lost lease, an item
+    /// moved to the dead-letter path, a ZooKeeper failure it will retry.
+    /// Defaults to doing nothing (the queue also logs them).
+    fn error(&self, _error: &Error) {}
+}
+
+impl<T, F> QueueConsumer<T> for F
+where
+    F: Fn(T) -> Result<(), ConsumeError> + Send + Sync + 'static,
+{
+    fn consume(&self, item: T) -> Result<(), ConsumeError> {
+        self(item)
+    }
+}
+
+/// Told of the outcome of puts; added with
+/// [`DistributedQueue::add_put_listener`](crate::DistributedQueue::add_put_listener).
+///
+/// Called on the thread that made the put (foreground) or on the queue's put
+/// thread (background), never on a ZooKeeper thread. Every method defaults to
+/// doing nothing.
+///
+/// ```
+/// use zk_queue::{Error, PutListener};
+/// struct Log;
+/// impl PutListener<String> for Log {
+///     fn put_completed(&self, items: &[String]) {
+///         println!("stored {} item(s)", items.len());
+///     }
+///     fn put_failed(&self, items: &[String], error: &Error) {
+///         eprintln!("could not store {items:?}: {error}");
+///     }
+/// }
+/// ```
+pub trait PutListener<T>: Send + Sync + 'static {
+    /// The items (one, or all of a `put_multi`) are stored in one node.
+    fn put_completed(&self, _items: &[T]) {}
+    /// The items could not be stored.
+    fn put_failed(&self, _items: &[T], _error: &Error) {}
+}
+
+/// What a lock-safe queue does with an item whose consumer returned an error.
+///
+/// ```
+/// assert_eq!(zk_queue::ErrorMode::default(), zk_queue::ErrorMode::Requeue);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorMode {
+    /// Put the item back atomically (one multi), keeping its priority, delay
+    /// or id; records already consumed are not delivered again. After
+    /// `max_attempts` it moves to the dead-letter path.
+    #[default]
+    Requeue,
+    /// Log the error, deliver the item's remaining records, and delete it.
+    Delete,
+}

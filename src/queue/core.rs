@@ -1,0 +1,271 @@
+//! The state every queue kind shares: options, lifecycle, and the put path.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex, RwLock};
+
+use super::engine::Engine;
+use super::put::Putter;
+use super::{ErrorMode, PutListener, QueueConsumer};
+use crate::client::{Acl, CreateMode, ZkClient};
+use crate::codec::{encode_frame, QueueSerializer};
+use crate::error::{Error, Result};
+use crate::naming::is_item;
+use crate::path;
+
+/// How a queue names its items and orders them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Plain,
+    Priority { min_items_before_refresh: usize },
+    Delay,
+    Id,
+}
+
+/// The builder's settings.
+#[derive(Clone, Debug)]
+pub(crate) struct Options {
+    pub(crate) lock_path: Option<String>,
+    pub(crate) max_items: Option<usize>,
+    pub(crate) put_in_background: bool,
+    pub(crate) final_flush: Duration,
+    pub(crate) consumer_threads: usize,
+    pub(crate) error_mode: ErrorMode,
+    pub(crate) max_attempts: Option<u32>,
+    pub(crate) dead_letter_path: Option<String>,
+    pub(crate) acl: Vec<Acl>,
+}
+
+#[derive(Debug)]
+enum Life {
+    Latent,
+    Started,
+    Stopped,
+}
+
+pub(crate) struct Core<T> {
+    pub(crate) client: ZkClient,
+    pub(crate) path: String,
+    pub(crate) kind: Kind,
+    pub(crate) serializer: Arc<dyn QueueSerializer<T>>,
+    pub(crate) consumer: Option<Arc<dyn QueueConsumer<T>>>,
+    pub(crate) options: Options,
+    listeners: RwLock<Vec<Arc<dyn PutListener<T>>>>,
+    life: Mutex<Life>,
+    /// Puts handed to the put thread and not finished yet.
+    pending: Mutex<usize>,
+    pending_done: Condvar,
+    putter: Mutex<Option<Putter<T>>>,
+    engine: Mutex<Option<Engine>>,
+}
+
+impl<T> Core<T> {
+    /// Flushes puts, stops claiming, waits for in-flight items, all within
+    /// the final-flush time.
+    pub(crate) fn close(&self) {
+        {
+            let mut life = self.life.lock();
+            if !matches!(*life, Life::Started) {
+                *life = Life::Stopped;
+                return;
+            }
+            *life = Life::Stopped;
+        }
+        let deadline = Instant::now() + self.options.final_flush;
+        if !self.options.final_flush.is_zero() && !self.wait_pending(Some(deadline)) {
+            log::warn!("queue {}: background puts still pending at close", self.path);
+        }
+        if let Some(putter) = self.putter.lock().take() {
+            putter.stop();
+        }
+        if let Some(engine) = self.engine.lock().take() {
+            engine.stop(deadline);
+        }
+        self.listeners.write().clear();
+        log::info!("queue {} closed", self.path);
+    }
+
+    /// Called by the put thread when a background put has finished.
+    pub(crate) fn put_finished(&self) {
+        let mut pending = self.pending.lock();
+        *pending = pending.saturating_sub(1);
+        if *pending == 0 {
+            self.pending_done.notify_all();
+        }
+    }
+
+    /// Waits until no background put is pending; false at the deadline.
+    pub(crate) fn wait_pending(&self, deadline: Option<Instant>) -> bool {
+        let mut pending = self.pending.lock();
+        while *pending > 0 {
+            match deadline {
+                Some(d) => {
+                    if self.pending_done.wait_until(&mut pending, d).timed_out() {
+                        return *pending == 0;
+                    }
+                }
+                None => self.pending_done.wait(&mut pending),
+            }
+        }
+        true
+    }
+}
+
+impl<T: Send + 'static> Core<T> {
+    pub(crate) fn new(
+        client: ZkClient,
+        path: String,
+        kind: Kind,
+        serializer: Arc<dyn QueueSerializer<T>>,
+        consumer: Option<Arc<dyn QueueConsumer<T>>>,
+        options: Options,
+    ) -> Core<T> {
+        Core {
+            client,
+            path,
+            kind,
+            serializer,
+            consumer,
+            options,
+            listeners: RwLock::new(Vec::new()),
+            life: Mutex::new(Life::Latent),
+            pending: Mutex::new(0),
+            pending_done: Condvar::new(),
+            putter: Mutex::new(None),
+            engine: Mutex::new(None),
+        }
+    }
+
+    /// Creates the queue's nodes and starts its threads.
+    pub(crate) fn start(self: &Arc<Self>) -> Result<()> {
+        let mut life = self.life.lock();
+        match *life {
+            Life::Latent => {}
+            Life::Started => return Err(Error::InvalidState("the queue is already started")),
+            Life::Stopped => return Err(Error::InvalidState("the queue is closed and cannot restart")),
+        }
+        self.ensure_nodes()?;
+        if self.options.put_in_background {
+            *self.putter.lock() = Some(Putter::start(Arc::clone(self))?);
+        }
+        if self.consumer.is_some() {
+            *self.engine.lock() = Some(Engine::start(Arc::clone(self))?);
+        }
+        *life = Life::Started;
+        log::info!("queue {} started", self.path);
+        Ok(())
+    }
+
+    pub(crate) fn ensure_nodes(&self) -> Result<()> {
+        let acl = &self.options.acl;
+        self.client.ensure_path_with(&self.path, CreateMode::Persistent, acl)?;
+        for other in [&self.options.lock_path, &self.options.dead_letter_path]
+            .into_iter()
+            .flatten()
+        {
+            self.client.ensure_path_with(other, CreateMode::Persistent, acl)?;
+        }
+        Ok(())
+    }
+
+    /// Tells the consumer of an error met outside `consume`.
+    pub(crate) fn tell_error(&self, error: &Error) {
+        if let Some(consumer) = &self.consumer {
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| consumer.error(error))).is_err() {
+                log::error!("a queue consumer panicked in error()");
+            }
+        }
+    }
+
+    pub(crate) fn add_listener(&self, listener: Arc<dyn PutListener<T>>) {
+        self.listeners.write().push(listener);
+    }
+
+    /// Stores `items` in one node named `<path>/<prefix><seq>`. Returns
+    /// `false` if a bounded queue stayed full until the deadline.
+    pub(crate) fn put_items(&self, prefix: &str, items: Vec<T>, deadline: Option<Instant>) -> Result<bool> {
+        if !matches!(*self.life.lock(), Life::Started) {
+            return Err(Error::InvalidState("the queue is not started"));
+        }
+        let mut records = Vec::with_capacity(items.len());
+        for item in &items {
+            let bytes = self
+                .serializer
+                .serialize(item)
+                .map_err(|e| Error::Serialization { source: Box::new(e) })?;
+            records.push(bytes);
+        }
+        let data =
+            encode_frame(records.iter().map(Vec::as_slice)).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        let node_prefix = path::join(&self.path, prefix);
+        self.client
+            .check_create_size(&node_prefix, data.len(), &self.options.acl)?;
+        if let Some(max) = self.options.max_items {
+            if !self.wait_for_space(max, deadline)? {
+                return Ok(false);
+            }
+        }
+        let putter = self.putter.lock();
+        match putter.as_ref() {
+            Some(putter) => {
+                *self.pending.lock() += 1;
+                putter.submit(node_prefix, data, items);
+            }
+            None => {
+                drop(putter);
+                let result = self.create_item(&node_prefix, &data);
+                self.report(&items, result.as_ref().map(|_| ()));
+                result?;
+            }
+        }
+        Ok(true)
+    }
+
+    /// Creates an item node, creating the queue node again if it vanished.
+    pub(crate) fn create_item(&self, node_prefix: &str, data: &[u8]) -> Result<String> {
+        let create = || {
+            self.client
+                .create_with_acl(node_prefix, data, CreateMode::PersistentSequential, &self.options.acl)
+        };
+        match create() {
+            Err(Error::NoNode { .. }) => {
+                self.client
+                    .ensure_path_with(&self.path, CreateMode::Persistent, &self.options.acl)?;
+                create().map(|(p, _)| p)
+            }
+            other => other.map(|(p, _)| p),
+        }
+    }
+
+    /// Tells the put listeners how a put ended.
+    pub(crate) fn report(&self, items: &[T], result: std::result::Result<(), &Error>) {
+        for listener in self.listeners.read().iter() {
+            let call = std::panic::AssertUnwindSafe(|| match result {
+                Ok(()) => listener.put_completed(items),
+                Err(e) => listener.put_failed(items, e),
+            });
+            if std::panic::catch_unwind(call).is_err() {
+                log::error!("a put listener panicked");
+            }
+        }
+    }
+
+    /// Waits until the queue holds fewer than `max` items (counted afresh,
+    /// queue items only), or the deadline passes.
+    fn wait_for_space(&self, max: usize, deadline: Option<Instant>) -> Result<bool> {
+        loop {
+            let (names, _, watch) = match self.client.get_children_watch(&self.path) {
+                Err(Error::NoNode { .. }) => return Ok(true),
+                other => other?,
+            };
+            if names.iter().filter(|n| is_item(n)).count() < max {
+                return Ok(true);
+            }
+            let _guard = self.client.wake_on_state_change(watch.latch());
+            if !watch.latch().wait_until(deadline) {
+                return Ok(false);
+            }
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! How a claimed item ends: acknowledged, requeued or moved to the dead-letter
+//! path, each in one multi; and the lock that guards it.
+
+use super::Control;
+use crate::client::{CreateMode, Op};
+use crate::codec::{encode_frame, trailer};
+use crate::error::{Error, Result};
+use crate::naming::{split_item, QUEUE_PREFIX};
+use crate::path;
+use crate::queue::core::Core;
+
+/// A consumer's lock on an item: the ephemeral node `<lock_path>/<item name>`
+/// holding an owner token. Writes that depend on it are fenced twice: on its
+/// version, and on the session that created it (a new holder's lock at the
+/// same path also has version 0, but lives in another session).
+pub(super) struct Lock {
+    path: String,
+    version: i32,
+    generation: u64,
+}
+
+impl Lock {
+    /// Creates the lock; `None` if another consumer holds it.
+    pub(super) fn acquire<T: Send + 'static>(core: &Core<T>, lock_dir: &str, name: &str) -> Result<Option<Lock>> {
+        let path = path::join(lock_dir, name);
+        let generation = core.client.generation();
+        let token = format!(
+            "zk-queue {:x} {:016x}",
+            core.client.session_id().unwrap_or_default(),
+            fastrand::u64(..)
+        );
+        for _ in 0..2 {
+            match core
+                .client
+                .create_with_acl(&path, token.as_bytes(), CreateMode::Ephemeral, &core.options.acl)
+            {
+                Ok((_, stat)) => {
+                    return Ok(Some(Lock {
+                        path,
+                        version: stat.version,
+                        generation,
+                    }))
+                }
+                Err(Error::NodeExists { .. }) => {
+                    // Ours, if an earlier attempt's reply was lost: read it back.
+                    return match core.client.get_data(&path) {
+                        Ok((data, stat)) if data == token.as_bytes() && core.client.generation() == generation => {
+                            Ok(Some(Lock {
+                                path,
+                                version: stat.version,
+                                generation,
+                            }))
+                        }
+                        Ok(_) | Err(Error::NoNode { .. }) => Ok(None),
+                        Err(e) => Err(e),
+                    };
+                }
+                Err(Error::NoNode { .. }) => core.ensure_nodes()?,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Deletes the lock if it is still ours.
+    pub(super) fn release<T: Send + 'static>(&self, core: &Core<T>) {
+        match core
+            .client
+            .delete_fenced(&self.path, Some(self.version), self.generation)
+        {
+            Ok(()) | Err(Error::NoNode { .. } | Error::BadVersion { .. } | Error::SessionExpired) => {}
+            Err(e) => log::warn!("cannot release lock {}: {e}; it goes with the session", self.path),
+        }
+    }
+
+    fn check(&self) -> Op {
+        Op::check(&self.path, self.version)
+    }
+
+    fn delete(&self) -> Op {
+        Op::delete(&self.path, Some(self.version))
+    }
+}
+
+/// Deletes the item and its lock, if the lock is still ours.
+pub(super) fn acknowledge<T: Send + 'static>(
+    core: &Core<T>,
+    item_path: &str,
+    item_version: i32,
+    lock: &Lock,
+) -> Result<()> {
+    let ops = [lock.check(), Op::delete(item_path, Some(item_version)), lock.delete()];
+    settle(core, item_path, lock, &ops)
+}
+
+/// Puts the records not yet consumed back into the queue under the item's own
+/// prefix (keeping its priority, delay or id), or moves them to the
+/// dead-letter path once `attempts` reaches the limit.
+pub(super) fn requeue<T: Send + 'static>(
+    core: &Core<T>,
+    control: &Control,
+    name: &str,
+    item_version: i32,
+    lock: &Lock,
+    remaining: &[&[u8]],
+    attempts: u32,
+) -> Result<()> {
+    let mut data = encode_frame(remaining.iter().copied()).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+    trailer::append(&mut data, attempts);
+    if core.options.max_attempts.is_some_and(|max| attempts >= max) {
+        let reason = Error::InvalidState("the item failed its maximum number of attempts");
+        return dead_letter(core, control, name, &data, item_version, Some(lock), reason);
+    }
+    let item_path = path::join(&core.path, name);
+    let prefix = split_item(name).map_or(QUEUE_PREFIX, |(prefix, _)| prefix);
+    let ops = [
+        lock.check(),
+        Op::delete(&item_path, Some(item_version)),
+        Op::create(path::join(&core.path, prefix), data, CreateMode::PersistentSequential),
+        lock.delete(),
+    ];
+    settle(core, &item_path, lock, &ops)
+}
+
+/// Moves an item that cannot be consumed to the dead-letter path as a plain
+/// queue item, in one multi with its deletion; without a dead-letter path the
+/// item is left in place, never deleted.
+pub(super) fn dead_letter<T: Send + 'static>(
+    core: &Core<T>,
+    control: &Control,
+    name: &str,
+    data: &[u8],
+    item_version: i32,
+    lock: Option<&Lock>,
+    reason: Error,
+) -> Result<()> {
+    let item_path = path::join(&core.path, name);
+    let Some(dead_letters) = &core.options.dead_letter_path else {
+        control.skip(name);
+        if let Some(lock) = lock {
+            lock.release(core);
+        }
+        log::error!("{item_path} cannot be consumed and is left in place (no dead-letter path): {reason}");
+        core.tell_error(&reason);
+        return Ok(());
+    };
+    let mut ops = Vec::with_capacity(4);
+    ops.extend(lock.map(Lock::check));
+    ops.push(Op::create(
+        path::join(dead_letters, QUEUE_PREFIX),
+        data.to_vec(),
+        CreateMode::PersistentSequential,
+    ));
+    ops.push(Op::delete(&item_path, Some(item_version)));
+    ops.extend(lock.map(Lock::delete));
+    let moved = match lock {
+        Some(lock) => settle(core, &item_path, lock, &ops),
+        None => core.client.multi(&ops).map(|_| ()),
+    };
+    if moved.is_ok() {
+        log::warn!("moved {item_path} to {dead_letters}: {reason}");
+        core.tell_error(&reason);
+    }
+    moved
+}
+
+/// Runs a fenced multi that ends a claim. A failed lock check means the lease
+/// was lost, unless the item is already gone: then an earlier attempt of this
+/// very multi went through before its reply was lost.
+fn settle<T: Send + 'static>(core: &Core<T>, item_path: &str, lock: &Lock, ops: &[Op]) -> Result<()> {
+    match core.client.multi_fenced(ops, lock.generation) {
+        Ok(_) => Ok(()),
+        Err(Error::MultiFailed { index: 0, .. } | Error::SessionExpired) => match core.client.exists(item_path)? {
+            None => Ok(()),
+            Some(_) => Err(Error::LeaseLost {
+                path: item_path.to_owned(),
+            }),
+        },
+        Err(e) => {
+            // The item changed or vanished under us (removed by id, say), or the
+            // request failed: free the item for another try.
+            lock.release(core);
+            Err(e)
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! The consumer engine of a queue: a scanner thread that lists and orders
+//! items, worker threads that claim and process them, and a thread that
+//! forwards connection states to the consumer.
+//!
+//! The scanner lists the queue (and the lock directory, in lock-safe mode)
+//! with one watch each, hands the items of that listing to the workers in
+//! order, and lists again only when a watch fired, the connection changed, or
+//! a delayed item came due: one listing per pass over the queue, not one per
+//! item.
+
+mod finish;
+mod process;
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crossbeam_channel::{SendTimeoutError, Sender};
+use parking_lot::{Condvar, Mutex};
+
+use super::core::{Core, Kind};
+use crate::client::ChildWatch;
+use crate::error::{Error, Result};
+use crate::naming::{delay_epoch, is_item, NameKind};
+use crate::sync::Latch;
+
+/// The longest pause between scans while errors persist.
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+
+/// How often a blocked hand-off or state wait checks for shutdown.
+const POLL: Duration = Duration::from_millis(100);
+
+/// What the threads of one engine share.
+pub(crate) struct Control {
+    stopping: AtomicBool,
+    /// The latch the scanner currently waits on; opened to stop it.
+    wake: Mutex<Latch>,
+    /// Items handed to a worker and not finished, so no item is processed
+    /// twice at once by this queue.
+    in_flight: Mutex<HashSet<String>>,
+    /// Undecodable items left in place (no dead-letter path), not read again.
+    skipped: Mutex<HashSet<String>>,
+    /// Workers still running.
+    workers: Mutex<usize>,
+    workers_done: Condvar,
+}
+
+impl Control {
+    fn stopping(&self) -> bool {
+        self.stopping.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn skip(&self, name: &str) {
+        self.skipped.lock().insert(name.to_owned());
+    }
+}
+
+/// The running engine of one queue.
+pub(crate) struct Engine {
+    control: Arc<Control>,
+    scanner: JoinHandle<()>,
+    states: JoinHandle<()>,
+}
+
+impl Engine {
+    pub(crate) fn start<T: Send + 'static>(core: Arc<Core<T>>) -> Result<Engine> {
+        let threads = core.options.consumer_threads;
+        let control = Arc::new(Control {
+            stopping: AtomicBool::new(false),
+            wake: Mutex::new(Latch::new()),
+            in_flight: Mutex::new(HashSet::new()),
+            skipped: Mutex::new(HashSet::new()),
+            workers: Mutex::new(threads),
+            workers_done: Condvar::new(),
+        });
+        // A rendezvous channel: the scanner hands over the next item only when
+        // a worker is free, so one worker keeps FIFO order.
+        let (tx, rx) = crossbeam_channel::bounded::<String>(0);
+        let spawn_error = |e: std::io::Error| Error::InvalidArgument(format!("cannot start a queue thread: {e}"));
+        for _ in 0..threads {
+            let (core, control, rx) = (Arc::clone(&core), Arc::clone(&control), rx.clone());
+            std::thread::Builder::new()
+                .name("zk-queue-worker".into())
+                .spawn(move || {
+                    for name in rx {
+                        process::item(&core, &control, &name);
+                        control.in_flight.lock().remove(&name);
+                    }
+                    let mut running = control.workers.lock();
+                    *running -= 1;
+                    control.workers_done.notify_all();
+                })
+                .map_err(spawn_error)?;
+        }
+        let scanner = {
+            let (core, control) = (Arc::clone(&core), Arc::clone(&control));
+            std::thread::Builder::new()
+                .name("zk-queue-scan".into())
+                .spawn(move || scan_loop(&core, &control, tx))
+                .map_err(spawn_error)?
+        };
+        let states = {
+            let (core, control) = (Arc::clone(&core), Arc::clone(&control));
+            std::thread::Builder::new()
+                .name("zk-queue-states".into())
+                .spawn(move || forward_states(&core, &control))
+                .map_err(spawn_error)?
+        };
+        Ok(Engine {
+            control,
+            scanner,
+            states,
+        })
+    }
+
+    /// Stops claiming, then waits until `deadline` for in-flight items.
+    pub(crate) fn stop(self, deadline: Instant) {
+        self.control.stopping.store(true, Ordering::Release);
+        self.control.wake.lock().open();
+        if self.scanner.join().is_err() {
+            log::error!("the queue scanner thread panicked");
+        }
+        let mut running = self.control.workers.lock();
+        while *running > 0 {
+            if self.control.workers_done.wait_until(&mut running, deadline).timed_out() {
+                log::warn!(
+                    "{} item(s) still being consumed at close; they finish (and release their locks) on their own",
+                    *running
+                );
+                break;
+            }
+        }
+        drop(running);
+        let _ = self.states.join();
+    }
+}
+
+fn forward_states<T: Send + 'static>(core: &Core<T>, control: &Control) {
+    let Some(consumer) = &core.consumer else { return };
+    let states = core.client.state_listener();
+    // The current state is sent first; the consumer hears of changes only.
+    let _ = states.try_recv();
+    while !control.stopping() {
+        match states.recv_timeout(POLL) {
+            Ok(state) => {
+                let call = std::panic::AssertUnwindSafe(|| consumer.state_changed(state));
+                if std::panic::catch_unwind(call).is_err() {
+                    log::error!("a queue consumer panicked in state_changed");
+                }
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
+        }
+    }
+}
+
+fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx: Sender<String>) {
+    let mut backoff = POLL;
+    while !control.stopping() {
+        let latch = Latch::new();
+        *control.wake.lock() = latch.clone();
+        if control.stopping() {
+            break;
+        }
+        // Connection changes (and a new session) wake the scanner to list again.
+        let _guard = core.client.wake_on_state_change(&latch);
+        match scan(core, control, &tx, &latch) {
+            Ok(pass) => {
+                backoff = POLL;
+                latch.wait_until(pass.wake_at);
+            }
+            Err(e) => {
+                log::warn!("queue {}: {e}; scanning again in {backoff:?}", core.path);
+                core.tell_error(&e);
+                latch.wait_until(Some(Instant::now() + backoff));
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+            }
+        }
+    }
+}
+
+/// The outcome of one pass: the watches to keep while waiting, and when to
+/// scan again at the latest.
+struct Pass {
+    _watches: Vec<ChildWatch>,
+    wake_at: Option<Instant>,
+}
+
+fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<String>, latch: &Latch) -> Result<Pass> {
+    let now = || Some(Instant::now());
+    let (names, _, queue_watch) = match core.client.watch_children(&core.path, latch) {
+        Err(Error::NoNode { .. }) => {
+            core.ensure_nodes()?;
+            return Ok(Pass {
+                _watches: Vec::new(),
+                wake_at: now(),
+            });
+        }
+        other => other?,
+    };
+    let mut watches = vec![queue_watch];
+    let mut locked = HashSet::new();
+    if let Some(lock_path) = &core.options.lock_path {
+        // Watching the locks picks up an item the moment its holder dies.
+        let (locks, _, lock_watch) = core.client.watch_children(lock_path, latch)?;
+        watches.push(lock_watch);
+        locked.extend(locks);
+    }
+    let kind = name_kind(core.kind);
+    let mut items: Vec<String> = names.into_iter().filter(|n| is_item(n)).collect();
+    kind.sort(&mut items);
+
+    let refresh_after = match core.kind {
+        // At least one item per listing, so a steady stream of puts cannot
+        // starve the consumer (Curator's livelock with 0).
+        Kind::Priority {
+            min_items_before_refresh,
+        } => Some(min_items_before_refresh.max(1)),
+        _ => None,
+    };
+    let now_ms = epoch_millis();
+    let mut wake_at = None;
+    let mut handed = 0;
+    for name in items {
+        if control.stopping() {
+            break;
+        }
+        if core.kind == Kind::Delay {
+            let due = delay_epoch(&name);
+            if due > now_ms {
+                // Sorted by due time: nothing after this is due either.
+                wake_at = Some(Instant::now() + Duration::from_millis((due - now_ms).unsigned_abs()));
+                break;
+            }
+        }
+        if refresh_after.is_some_and(|n| handed >= n) && latch.is_open() {
+            // The queue changed: look again for more urgent items.
+            wake_at = now();
+            break;
+        }
+        if locked.contains(&name) || control.skipped.lock().contains(&name) {
+            continue;
+        }
+        if !control.in_flight.lock().insert(name.clone()) {
+            continue;
+        }
+        if !hand_over(tx, name, control) {
+            break;
+        }
+        handed += 1;
+    }
+    Ok(Pass {
+        _watches: watches,
+        wake_at,
+    })
+}
+
+/// Hands an item to the next free worker; false when stopping.
+fn hand_over(tx: &Sender<String>, mut name: String, control: &Control) -> bool {
+    loop {
+        match tx.send_timeout(name, POLL) {
+            Ok(()) => return true,
+            Err(SendTimeoutError::Timeout(back)) => {
+                if control.stopping() {
+                    control.in_flight.lock().remove(&back);
+                    return false;
+                }
+                name = back;
+            }
+            Err(SendTimeoutError::Disconnected(back)) => {
+                control.in_flight.lock().remove(&back);
+                return false;
+            }
+        }
+    }
+}
+
+fn name_kind(kind: Kind) -> NameKind {
+    match kind {
+        Kind::Plain => NameKind::Plain,
+        Kind::Priority { .. } => NameKind::Priority,
+        Kind::Delay => NameKind::Delay,
+        Kind::Id => NameKind::Id,
+    }
+}
+
+/// Milliseconds since the Unix epoch on this machine's clock (Curator's
+/// delay queues compare due times with the consumer's clock too).
+pub(crate) fn epoch_millis() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}

@@ -1,0 +1,292 @@
+//! The handles of the four queue kinds; each differs only in how items are
+//! named when put.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use super::core::Core;
+use super::PutListener;
+use crate::client::CreateMode;
+use crate::error::{Error, Result};
+use crate::naming::{delay_prefix, fix_id, id_prefix, parse_id, priority_prefix, QUEUE_PREFIX};
+use crate::path;
+
+/// Methods every kind shares, documented once here.
+macro_rules! common_methods {
+    ($kind:ident) => {
+        impl<T: Send + 'static> $kind<T> {
+            pub(crate) fn from_core(core: Arc<Core<T>>) -> Self {
+                $kind { core }
+            }
+
+            /// Creates the queue's nodes (queue, lock and dead-letter paths)
+            /// and starts its threads: the consumer, if it has one, and the
+            /// put thread for background puts.
+            ///
+            /// # Errors
+            /// [`Error::InvalidState`] if started before or closed; ZooKeeper
+            /// errors creating the nodes.
+            pub fn start(&self) -> Result<()> {
+                self.core.start()
+            }
+
+            /// Waits for background puts, stops claiming items, and waits for
+            /// items being consumed, all within the final-flush time. Also
+            /// done on drop. A closed queue cannot restart.
+            pub fn close(&self) {
+                self.core.close()
+            }
+
+            /// Waits until every background put has finished (stored or
+            /// failed); `false` if some are still pending after `timeout`.
+            pub fn flush_puts(&self, timeout: Duration) -> Result<bool> {
+                Ok(self.core.wait_pending(Instant::now().checked_add(timeout)))
+            }
+
+            /// Adds a listener told of every put's outcome.
+            pub fn add_put_listener(&self, listener: impl PutListener<T>) {
+                self.core.add_listener(Arc::new(listener))
+            }
+
+            /// The queue node's path.
+            pub fn path(&self) -> &str {
+                &self.core.path
+            }
+        }
+
+        impl<T> Drop for $kind<T> {
+            fn drop(&mut self) {
+                self.core.close();
+            }
+        }
+
+        impl<T> std::fmt::Debug for $kind<T> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($kind))
+                    .field("path", &self.core.path)
+                    .finish()
+            }
+        }
+    };
+}
+
+/// Generates a kind's `put` family for a naming argument.
+macro_rules! put_methods {
+    ($kind:ident, $($arg:ident: $ty:ty),* => $prefix:expr) => {
+        impl<T: Send + 'static> $kind<T> {
+            /// Puts one item; on a full bounded queue, waits for space.
+            pub fn put(&self, item: T $(, $arg: $ty)*) -> Result<()> {
+                self.core.put_items(&$prefix, vec![item], None).map(|_| ())
+            }
+
+            /// Puts one item, waiting at most `timeout` for space in a bounded
+            /// queue (a true deadline: unrelated changes do not restart it);
+            /// `false` if the queue stayed full.
+            pub fn put_timeout(&self, item: T $(, $arg: $ty)*, timeout: Duration) -> Result<bool> {
+                self.core.put_items(&$prefix, vec![item], Instant::now().checked_add(timeout))
+            }
+
+            /// Puts several items in one node; consumers get them one by one,
+            /// in order. They count as one item toward `max_items`.
+            pub fn put_multi(&self, items: Vec<T> $(, $arg: $ty)*) -> Result<()> {
+                self.core.put_items(&$prefix, items, None).map(|_| ())
+            }
+
+            /// [`put_multi`](Self::put_multi) with a deadline, as
+            /// [`put_timeout`](Self::put_timeout).
+            pub fn put_multi_timeout(&self, items: Vec<T> $(, $arg: $ty)*, timeout: Duration) -> Result<bool> {
+                self.core.put_items(&$prefix, items, Instant::now().checked_add(timeout))
+            }
+        }
+    };
+}
+
+/// A FIFO queue of Curator's `DistributedQueue` format (`queue-<seq>` nodes
+/// holding item frames); made by [`QueueBuilder::build_queue`](crate::QueueBuilder::build_queue).
+///
+/// See the [crate docs](crate#delivery-guarantees) for its guarantees.
+///
+/// ```no_run
+/// # fn main() -> Result<(), zk_queue::Error> {
+/// use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+/// let client = ZkClient::connect("127.0.0.1:2181")?;
+/// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_queue()?;
+/// queue.start()?;
+/// queue.put("one".to_string())?;
+/// queue.put_multi(vec!["two".to_string(), "three".to_string()])?;
+/// queue.flush_puts(std::time::Duration::from_secs(5))?;
+/// queue.close();
+/// # Ok(())
+/// # }
+/// ```
+pub struct DistributedQueue<T> {
+    core: Arc<Core<T>>,
+}
+common_methods!(DistributedQueue);
+put_methods!(DistributedQueue, => QUEUE_PREFIX);
+
+/// A priority queue of Curator's `DistributedPriorityQueue` format: lower
+/// priorities first, equal priorities in put order; made by
+/// [`QueueBuilder::build_priority_queue`](crate::QueueBuilder::build_priority_queue).
+///
+/// ```no_run
+/// # fn main() -> Result<(), zk_queue::Error> {
+/// use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+/// let client = ZkClient::connect("127.0.0.1:2181")?;
+/// let queue = QueueBuilder::new(&client, "/tasks", StringSerializer).build_priority_queue(0)?;
+/// queue.start()?;
+/// queue.put("later".to_string(), 10)?;
+/// queue.put("urgent".to_string(), -5)?;
+/// # Ok(())
+/// # }
+/// ```
+pub struct PriorityQueue<T> {
+    core: Arc<Core<T>>,
+}
+common_methods!(PriorityQueue);
+put_methods!(PriorityQueue, priority: i32 => priority_prefix(priority));
+
+/// A delay queue of Curator's `DistributedDelayQueue` format: each item is
+/// delivered once its time has come (by the consumer's clock), earliest
+/// first, equal times in put order; made by
+/// [`QueueBuilder::build_delay_queue`](crate::QueueBuilder::build_delay_queue).
+///
+/// ```no_run
+/// # fn main() -> Result<(), zk_queue::Error> {
+/// use std::time::{Duration, SystemTime};
+/// use zk_queue::{DeliverAt, QueueBuilder, StringSerializer, ZkClient};
+/// let client = ZkClient::connect("127.0.0.1:2181")?;
+/// let queue = QueueBuilder::new(&client, "/reminders", StringSerializer).build_delay_queue()?;
+/// queue.start()?;
+/// queue.put("in a minute".to_string(), DeliverAt::from(SystemTime::now() + Duration::from_secs(60)))?;
+/// queue.put("at an epoch".to_string(), DeliverAt::from_epoch_millis(1_900_000_000_000)?)?;
+/// # Ok(())
+/// # }
+/// ```
+pub struct DelayQueue<T> {
+    core: Arc<Core<T>>,
+}
+common_methods!(DelayQueue);
+put_methods!(DelayQueue, deliver_at: DeliverAt => delay_prefix(deliver_at.0));
+
+/// When a [`DelayQueue`] item is due: epoch milliseconds, as Curator stores it.
+///
+/// ```
+/// use std::time::{Duration, UNIX_EPOCH};
+/// use zk_queue::DeliverAt;
+/// let at = DeliverAt::from(UNIX_EPOCH + Duration::from_millis(1_700_000_000_000));
+/// assert_eq!(at.epoch_millis(), 1_700_000_000_000);
+/// assert!(DeliverAt::from_epoch_millis(0).is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct DeliverAt(i64);
+
+impl DeliverAt {
+    /// A due time in epoch milliseconds; it must be positive (as Curator requires).
+    pub fn from_epoch_millis(millis: i64) -> Result<DeliverAt> {
+        if millis <= 0 {
+            return Err(Error::InvalidArgument(format!(
+                "a delivery time must be a positive epoch in milliseconds, not {millis}"
+            )));
+        }
+        Ok(DeliverAt(millis))
+    }
+
+    /// The due time in epoch milliseconds.
+    pub fn epoch_millis(self) -> i64 {
+        self.0
+    }
+}
+
+impl From<SystemTime> for DeliverAt {
+    /// Times before the epoch (or its first millisecond) count as due at once.
+    fn from(time: SystemTime) -> DeliverAt {
+        let millis = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
+        DeliverAt(i64::try_from(millis).unwrap_or(i64::MAX).max(1))
+    }
+}
+
+/// A queue of items with ids, of Curator's `DistributedIdQueue` format: FIFO,
+/// and items can be removed by id; made by
+/// [`QueueBuilder::build_id_queue`](crate::QueueBuilder::build_id_queue).
+///
+/// Ids are stored with `/` and `|` replaced by `_`, as Curator does; unlike
+/// Curator, [`remove`](Self::remove) applies the same replacement, so any id
+/// that was put can be removed.
+///
+/// ```no_run
+/// # fn main() -> Result<(), zk_queue::Error> {
+/// use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+/// let client = ZkClient::connect("127.0.0.1:2181")?;
+/// let queue = QueueBuilder::new(&client, "/orders", StringSerializer).build_id_queue()?;
+/// queue.start()?;
+/// queue.put("ship it".to_string(), "order/42")?;
+/// assert_eq!(queue.remove("order/42")?, 1);
+/// # Ok(())
+/// # }
+/// ```
+pub struct IdQueue<T> {
+    core: Arc<Core<T>>,
+}
+common_methods!(IdQueue);
+put_methods!(IdQueue, id: &str => checked_id_prefix(id)?);
+
+fn checked_id_prefix(id: &str) -> Result<String> {
+    if id.is_empty() {
+        return Err(Error::InvalidArgument("an item id must not be empty".into()));
+    }
+    Ok(id_prefix(id))
+}
+
+impl<T: Send + 'static> IdQueue<T> {
+    /// Removes every item with this id and returns how many were removed.
+    /// Items a lock-safe consumer is processing are skipped (and logged):
+    /// they are not removed and not counted.
+    pub fn remove(&self, id: &str) -> Result<usize> {
+        let wanted = fix_id(id);
+        let core = &self.core;
+        let (names, _) = match core.client.get_children(&core.path) {
+            Err(Error::NoNode { .. }) => return Ok(0),
+            other => other?,
+        };
+        let (mut removed, mut held) = (0, 0);
+        for name in names.iter().filter(|n| parse_id(n) == Some(wanted.as_str())) {
+            let item = path::join(&core.path, name);
+            let lock = match &core.options.lock_path {
+                Some(lock_dir) => {
+                    let lock = path::join(lock_dir, name);
+                    match core
+                        .client
+                        .create_with_acl(&lock, b"", CreateMode::Ephemeral, &core.options.acl)
+                    {
+                        Ok(_) => Some(lock),
+                        Err(Error::NodeExists { .. }) => {
+                            held += 1;
+                            continue;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                None => None,
+            };
+            match core.client.delete(&item, None) {
+                Ok(()) => removed += 1,
+                Err(Error::NoNode { .. }) => {}
+                Err(e) => return Err(e),
+            }
+            if let Some(lock) = lock {
+                match core.client.delete(&lock, None) {
+                    Ok(()) | Err(Error::NoNode { .. }) => {}
+                    Err(e) => log::warn!("cannot release lock {lock}: {e}"),
+                }
+            }
+        }
+        if held > 0 {
+            log::info!(
+                "{}: {held} item(s) with id {id:?} are being consumed and were not removed",
+                core.path
+            );
+        }
+        Ok(removed)
+    }
+}

@@ -1,0 +1,66 @@
+//! The put thread of a queue whose puts run in the background.
+
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use crossbeam_channel::{Receiver, Sender};
+
+use super::core::Core;
+use crate::error::{Error, Result};
+
+/// How many background puts may wait for the put thread before `put` blocks.
+const WINDOW: usize = 1024;
+
+struct Job<T> {
+    node_prefix: String,
+    data: Vec<u8>,
+    items: Vec<T>,
+}
+
+/// Stores submitted items one after another and reports each result to the
+/// queue's put listeners. Submitting blocks while the window is full.
+pub(crate) struct Putter<T> {
+    jobs: Sender<Job<T>>,
+    thread: JoinHandle<()>,
+}
+
+impl<T: Send + 'static> Putter<T> {
+    pub(crate) fn start(core: Arc<Core<T>>) -> Result<Putter<T>> {
+        let (jobs, rx) = crossbeam_channel::bounded(WINDOW);
+        let thread = std::thread::Builder::new()
+            .name("zk-queue-put".into())
+            .spawn(move || run(&core, &rx))
+            .map_err(|e| Error::InvalidArgument(format!("cannot start the put thread: {e}")))?;
+        Ok(Putter { jobs, thread })
+    }
+
+    pub(crate) fn submit(&self, node_prefix: String, data: Vec<u8>, items: Vec<T>) {
+        // The thread lives as long as the sender; a send cannot fail before `stop`.
+        let _ = self.jobs.send(Job {
+            node_prefix,
+            data,
+            items,
+        });
+    }
+}
+
+impl<T> Putter<T> {
+    /// Lets the thread finish what was submitted, then joins it.
+    pub(crate) fn stop(self) {
+        drop(self.jobs);
+        if self.thread.join().is_err() {
+            log::error!("the put thread panicked");
+        }
+    }
+}
+
+fn run<T: Send + 'static>(core: &Core<T>, jobs: &Receiver<Job<T>>) {
+    for job in jobs {
+        let result = core.create_item(&job.node_prefix, &job.data);
+        if let Err(e) = &result {
+            log::warn!("background put under {} failed: {e}", core.path);
+        }
+        core.report(&job.items, result.as_ref().map(|_| ()));
+        core.put_finished();
+    }
+}

@@ -1,0 +1,368 @@
+//! Curator-compatible queues against a real server: ports of Curator's
+//! `TestDistributedQueue` scenarios and tests of the bugs we do not have.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use zk_queue::{CreateMode, Error, ErrorMode, PutListener, QueueBuilder, StringSerializer, ZkClient};
+
+use crate::support::recorder::Recorder;
+use crate::support::{client, server::unique_path};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+fn items(prefix: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("{prefix}{i}")).collect()
+}
+
+fn producer(client: &ZkClient, path: &str) -> zk_queue::DistributedQueue<String> {
+    let queue = QueueBuilder::new(client, path, StringSerializer)
+        .put_in_background(false)
+        .build_queue()
+        .unwrap();
+    queue.start().unwrap();
+    queue
+}
+
+#[test]
+fn a_single_consumer_receives_items_in_put_order() {
+    let path = unique_path("q-simple");
+    let recorder = Recorder::new();
+    let client = client();
+    let consumer = QueueBuilder::new(&client, &path, StringSerializer)
+        .consumer(recorder.clone())
+        .build_queue()
+        .unwrap();
+    consumer.start().unwrap();
+    let producer = producer(&client, &path);
+    for item in items("", 10) {
+        producer.put(item).unwrap();
+    }
+    assert_eq!(recorder.wait_for(10, WAIT), items("", 10));
+}
+
+#[test]
+fn put_multi_stores_one_node_and_delivers_every_item_in_order() {
+    let path = unique_path("q-multi");
+    let client = client();
+    let producer = producer(&client, &path);
+    producer.put_multi(items("", 100)).unwrap();
+    assert_eq!(client.get_children(&path).unwrap().0.len(), 1, "one node for 100 items");
+    let recorder = Recorder::new();
+    let consumer = QueueBuilder::new(&client, &path, StringSerializer)
+        .consumer(recorder.clone())
+        .build_queue()
+        .unwrap();
+    consumer.start().unwrap();
+    assert_eq!(recorder.wait_for(100, WAIT), items("", 100));
+}
+
+struct CountingListener(Arc<AtomicUsize>, Arc<AtomicUsize>);
+impl PutListener<String> for CountingListener {
+    fn put_completed(&self, items: &[String]) {
+        self.0.fetch_add(items.len(), Ordering::SeqCst);
+    }
+    fn put_failed(&self, items: &[String], _error: &Error) {
+        self.1.fetch_add(items.len(), Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn put_listener_hears_of_every_background_put_and_flush_waits_for_them() {
+    let path = unique_path("q-listener");
+    let client = client();
+    let queue = QueueBuilder::new(&client, &path, StringSerializer)
+        .build_queue()
+        .unwrap();
+    let (done, failed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    queue.add_put_listener(CountingListener(done.clone(), failed.clone()));
+    queue.start().unwrap();
+    for item in items("", 50) {
+        queue.put(item).unwrap();
+    }
+    assert!(queue.flush_puts(WAIT).unwrap());
+    assert_eq!((done.load(Ordering::SeqCst), failed.load(Ordering::SeqCst)), (50, 0));
+    assert_eq!(client.get_children(&path).unwrap().0.len(), 50);
+}
+
+#[test]
+fn a_failed_background_put_reaches_the_listener() {
+    let path = unique_path("q-put-fails");
+    let client = client();
+    let queue = QueueBuilder::new(&client, &path, StringSerializer)
+        .build_queue()
+        .unwrap();
+    let (done, failed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    queue.add_put_listener(CountingListener(done.clone(), failed.clone()));
+    queue.start().unwrap();
+    // Make the queue node an ephemeral-children-free zone: replace it by an ephemeral node.
+    client.delete(&path, None).unwrap();
+    client.create(&path, b"", CreateMode::Ephemeral).unwrap();
+    queue.put("x".into()).unwrap();
+    assert!(
+        queue.flush_puts(WAIT).unwrap(),
+        "a failed put is finished, not pending forever"
+    );
+    assert_eq!((done.load(Ordering::SeqCst), failed.load(Ordering::SeqCst)), (0, 1));
+}
+
+#[test]
+fn requeue_redelivers_a_failed_item_and_delete_mode_drops_it() {
+    // Curator's testErrorMode and testRetryAfterFailure_Curator56.
+    let path = unique_path("q-error-mode");
+    let locks = unique_path("q-error-mode-locks");
+    let client = client();
+    let recorder = Recorder::new().failing(|item, _| item == "fail-once" || item == "always");
+    let requeue = QueueBuilder::new(&client, &path, StringSerializer)
+        .consumer(recorder.clone())
+        .lock_path(&locks)
+        .build_queue()
+        .unwrap();
+    requeue.start().unwrap();
+    let first = producer(&client, &path);
+    first.put("fail-once".into()).unwrap();
+    recorder.wait_until(WAIT, |r| r.deliveries().len() >= 2);
+    let deliveries = recorder.deliveries();
+    assert_eq!(deliveries[..2], ["fail-once", "fail-once"]);
+    requeue.close();
+
+    let path = unique_path("q-delete-mode");
+    let recorder = Recorder::new().failing(|item, _| item == "always");
+    let delete = QueueBuilder::new(&client, &path, StringSerializer)
+        .consumer(recorder.clone())
+        .lock_path(&locks)
+        .error_mode(ErrorMode::Delete)
+        .build_queue()
+        .unwrap();
+    delete.start().unwrap();
+    let second = producer(&client, &path);
+    second.put("always".into()).unwrap();
+    second.put("after".into()).unwrap();
+    recorder.wait_for(1, WAIT);
+    thread::sleep(Duration::from_millis(500));
+    assert_eq!(recorder.deliveries(), ["always", "after"], "not redelivered");
+    assert!(client.get_children(&path).unwrap().0.is_empty());
+}
+
+#[test]
+fn lock_safe_consumers_process_each_item_exactly_once() {
+    // Curator's testNoDuplicateProcessing, with four consumer clients.
+    let path = unique_path("q-no-dups");
+    let locks = unique_path("q-no-dups-locks");
+    let seed = client();
+    let source = producer(&seed, &path);
+    for item in items("", 300) {
+        source.put(item).unwrap();
+    }
+    let recorders: Vec<Recorder> = (0..4).map(|_| Recorder::new()).collect();
+    let clients: Vec<ZkClient> = (0..4).map(|_| client()).collect();
+    let queues: Vec<_> = clients
+        .iter()
+        .zip(&recorders)
+        .map(|(c, r)| {
+            let q = QueueBuilder::new(c, &path, StringSerializer)
+                .consumer(r.clone())
+                .lock_path(&locks)
+                .build_queue()
+                .unwrap();
+            q.start().unwrap();
+            q
+        })
+        .collect();
+    let deadline = Instant::now() + WAIT;
+    while recorders.iter().map(|r| r.items().len()).sum::<usize>() < 300 {
+        assert!(Instant::now() < deadline, "not all consumed");
+        thread::sleep(Duration::from_millis(50));
+    }
+    thread::sleep(Duration::from_millis(300));
+    let all: Vec<String> = recorders.iter().flat_map(Recorder::items).collect();
+    let distinct: HashSet<&String> = all.iter().collect();
+    assert_eq!((all.len(), distinct.len()), (300, 300));
+    drop(queues);
+    assert!(seed.get_children(&locks).unwrap().0.is_empty(), "no lock left behind");
+}
+
+#[test]
+fn requeue_does_not_redeliver_records_already_consumed() {
+    // Curator redelivers [1, 2, 1, 2, 3]; we deliver [1, 2, 2, 3].
+    let path = unique_path("q-partial");
+    let client = client();
+    let recorder = Recorder::new().failing(|_, delivery| delivery == 1);
+    let queue = QueueBuilder::new(&client, &path, StringSerializer)
+        .consumer(recorder.clone())
+        .lock_path(&unique_path("q-partial-locks"))
+        .build_queue()
+        .unwrap();
+    queue.start().unwrap();
+    producer(&client, &path).put_multi(items("", 3)).unwrap();
+    recorder.wait_for(3, WAIT);
+    assert_eq!(recorder.deliveries(), ["0", "1", "1", "2"]);
+}
+
+#[test]
+fn an_item_failing_max_attempts_moves_to_the_dead_letter_path() {
+    let path = unique_path("q-poison");
+    let dead = unique_path("q-poison-dead");
+    let client = client();
+    let recorder = Recorder::new().failing(|item, _| item == "poison");
+    let queue = QueueBuilder::new(&client, &path, StringSerializer)
+        .consumer(recorder.clone())
+        .lock_path(&unique_path("q-poison-locks"))
+        .max_attempts(3)
+        .dead_letter_path(&dead)
+        .build_queue()
+        .unwrap();
+    queue.start().unwrap();
+    let producer = producer(&client, &path);
+    producer.put("poison".into()).unwrap();
+    producer.put("fine".into()).unwrap();
+    recorder.wait_until(WAIT, |_| {
+        client.get_children(&dead).map(|(c, _)| c.len()).unwrap_or(0) == 1
+    });
+    assert_eq!(recorder.deliveries().iter().filter(|d| *d == "poison").count(), 3);
+    assert_eq!(recorder.items(), ["fine"]);
+    // The dead letter is a plain queue item another queue can drain.
+    let drained = Recorder::new();
+    let dlq = QueueBuilder::new(&client, &dead, StringSerializer)
+        .consumer(drained.clone())
+        .build_queue()
+        .unwrap();
+    dlq.start().unwrap();
+    assert_eq!(drained.wait_for(1, WAIT), ["poison"]);
+}
+
+#[test]
+fn undecodable_items_are_moved_to_dead_letters_or_left_but_never_deleted() {
+    let client = client();
+    for with_dead_letters in [true, false] {
+        let path = unique_path("q-corrupt");
+        let dead = unique_path("q-corrupt-dead");
+        client.ensure_path(&path).unwrap();
+        client
+            .create(
+                &format!("{path}/queue-"),
+                b"not a frame",
+                CreateMode::PersistentSequential,
+            )
+            .unwrap();
+        client
+            .create(&format!("{path}/qn-foreign"), b"x", CreateMode::Persistent)
+            .unwrap();
+        let recorder = Recorder::new();
+        let mut builder = QueueBuilder::new(&client, &path, StringSerializer).consumer(recorder.clone());
+        if with_dead_letters {
+            builder = builder.dead_letter_path(&dead);
+        }
+        let queue = builder.build_queue().unwrap();
+        queue.start().unwrap();
+        producer(&client, &path).put("good".into()).unwrap();
+        assert_eq!(recorder.wait_for(1, WAIT), ["good"]);
+        thread::sleep(Duration::from_millis(300));
+        let (mut left, _) = client.get_children(&path).unwrap();
+        left.sort();
+        if with_dead_letters {
+            assert_eq!(left, ["qn-foreign"]);
+            let (moved, _) = client.get_children(&dead).unwrap();
+            assert_eq!(moved.len(), 1);
+            let (data, _) = client.get_data(&format!("{dead}/{}", moved[0])).unwrap();
+            assert_eq!(data, b"not a frame", "moved byte for byte");
+        } else {
+            assert_eq!(left, ["qn-foreign", "queue-0000000000"], "corrupt item left in place");
+        }
+        assert!(
+            recorder.errors().iter().any(|e| e.contains("not a valid queue item")),
+            "{:?}",
+            recorder.errors()
+        );
+    }
+}
+
+#[test]
+fn a_stranded_item_is_picked_up_within_a_second_of_its_holder_closing() {
+    let path = unique_path("q-stranded");
+    let locks = unique_path("q-stranded-locks");
+    let seed = client();
+    producer(&seed, &path).put("stranded".into()).unwrap();
+    // A dead holder: its lock vanishes with its session.
+    let holder = client();
+    holder.ensure_path(&locks).unwrap();
+    holder
+        .create(
+            &format!("{locks}/queue-0000000000"),
+            b"gone soon",
+            CreateMode::Ephemeral,
+        )
+        .unwrap();
+    let recorder = Recorder::new();
+    let queue = QueueBuilder::new(&seed, &path, StringSerializer)
+        .consumer(recorder.clone())
+        .lock_path(&locks)
+        .build_queue()
+        .unwrap();
+    queue.start().unwrap();
+    thread::sleep(Duration::from_millis(500));
+    assert!(recorder.deliveries().is_empty(), "held by another consumer");
+    let closed = Instant::now();
+    holder.close();
+    recorder.wait_for(1, Duration::from_secs(5));
+    assert!(
+        closed.elapsed() < Duration::from_secs(1),
+        "picked up after {:?}",
+        closed.elapsed()
+    );
+}
+
+#[test]
+fn close_waits_for_the_item_being_consumed() {
+    let path = unique_path("q-close");
+    let client = client();
+    let recorder = Recorder::new().slow(Duration::from_millis(700));
+    let queue = QueueBuilder::new(&client, &path, StringSerializer)
+        .consumer(recorder.clone())
+        .lock_path(&unique_path("q-close-locks"))
+        .build_queue()
+        .unwrap();
+    queue.start().unwrap();
+    producer(&client, &path).put("slow".into()).unwrap();
+    recorder.wait_until(WAIT, |r| !r.deliveries().is_empty());
+    queue.close();
+    assert_eq!(recorder.items(), ["slow"], "close returned after the item finished");
+    assert!(
+        client.get_children(&path).unwrap().0.is_empty(),
+        "and it was acknowledged"
+    );
+}
+
+#[test]
+fn lifecycle_misuse_is_a_typed_error() {
+    let client = client();
+    let queue = QueueBuilder::new(&client, &unique_path("q-life"), StringSerializer)
+        .build_queue()
+        .unwrap();
+    assert!(matches!(queue.put("x".into()), Err(Error::InvalidState(_))));
+    queue.start().unwrap();
+    assert!(matches!(queue.start(), Err(Error::InvalidState(_))));
+    queue.close();
+    assert!(matches!(queue.put("x".into()), Err(Error::InvalidState(_))));
+    assert!(matches!(queue.start(), Err(Error::InvalidState(_))));
+}
+
+#[test]
+fn inconsistent_options_are_refused_at_build() {
+    let client = client();
+    let b = |path: &str| QueueBuilder::new(&client, path, StringSerializer);
+    let refused = |r: zk_queue::Result<zk_queue::DistributedQueue<String>>| match r {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("built"),
+    };
+    assert!(refused(b("/q").lock_path("/q/locks").build_queue()).contains("lock path must not be the queue path"));
+    assert!(refused(b("/q").dead_letter_path("/q").build_queue()).contains("dead-letter path must not be"));
+    assert!(refused(b("/q").max_attempts(3).build_queue()).contains("needs a dead-letter path"));
+    assert!(refused(b("/q").error_mode(ErrorMode::Delete).build_queue()).contains("needs a lock path"));
+    assert!(refused(b("/q").max_items(0).build_queue()).contains("max items"));
+    assert!(refused(b("q").build_queue()).starts_with("invalid path"));
+    assert!(matches!(b("/a|b").build_id_queue(), Err(Error::InvalidPath { .. })));
+}
