@@ -4,7 +4,7 @@
  * with them (see tests/it/support/java.rs, which compiles and runs it).
  *
  * Usage:
- *   java [-Dpeer.timeout.ms=N] QueuePeer <mode> <connectString> <queuePath> <count> [prefix]
+ *   java [-Dpeer.timeout.ms=N] [-Dpeer.<option>=...] QueuePeer <mode> <connectString> <queuePath> <count> [prefix]
  *
  * Modes:
  *   classic-offer  offer <count> items with the classic ZooKeeper recipe
@@ -12,6 +12,9 @@
  *   classic-take   take <count> items with the classic recipe's blocking take()
  *   simple-offer   offer <count> items with Curator's SimpleDistributedQueue
  *   simple-take    take <count> items with SimpleDistributedQueue.take()
+ *   curator-*      Curator's DistributedQueue family (plain, priority, delay,
+ *                  id, putMulti) and curator-list; they read items from stdin
+ *                  and take -Dpeer.* options: see CuratorModes.java
  *
  * Items offered are the UTF-8 bytes of prefix + i for i = 0..count-1 (prefix
  * defaults to "item-"). Every item taken is printed to stdout as one UTF-8
@@ -25,7 +28,7 @@
  * Exit codes:
  *   0  success
  *   1  any exception (stack trace on stderr)
- *   2  bad command line
+ *   2  bad command line, bad -Dpeer.* option or bad stdin input
  *   3  the whole run took longer than -Dpeer.timeout.ms (default 60000)
  *
  * Adding a mode: write a static method taking Args and register it in MODES.
@@ -66,15 +69,27 @@ public final class QueuePeer {
     static final PrintStream OUT =
             new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
 
-    /** Parsed command line. */
-    record Args(String mode, String connect, String path, int count, String prefix) {
+    /** Parsed command line (and the -Dpeer.* options). */
+    record Args(String mode, String connect, String path, int count, String prefix,
+            CuratorModes.Options options) {
         /** The bytes of item number i. */
         byte[] item(int i) {
             return (prefix + i).getBytes(StandardCharsets.UTF_8);
         }
     }
 
+    /** Bad input found while running (e.g. on stdin): exit code 2, like a bad command line. */
+    static final class UsageException extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+
+        UsageException(String message) {
+            super(message);
+        }
+    }
+
     public static void main(String[] argv) {
+        // stderr carries item text too ("failed <item>"), so make it UTF-8 like stdout.
+        System.setErr(new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8));
         long timeoutMs = Long.getLong("peer.timeout.ms", 60_000L);
         startWatchdog(timeoutMs);
 
@@ -97,6 +112,11 @@ public final class QueuePeer {
             System.err.flush();
             // Client libraries may leave non-daemon threads behind; do not wait for them.
             System.exit(0);
+        } catch (UsageException e) {
+            OUT.flush();
+            System.err.println("QueuePeer " + args.mode() + ": " + e.getMessage());
+            System.err.flush();
+            Runtime.getRuntime().halt(EXIT_USAGE);
         } catch (Throwable t) {
             OUT.flush();
             System.err.println("QueuePeer " + args.mode() + " failed:");
@@ -120,6 +140,7 @@ public final class QueuePeer {
         MODES.put("classic-take", QueuePeer::classicTake);
         MODES.put("simple-offer", QueuePeer::simpleOffer);
         MODES.put("simple-take", QueuePeer::simpleTake);
+        CuratorModes.register(MODES);
     }
 
     /** Dispatches to the mode's implementation. */
@@ -146,7 +167,7 @@ public final class QueuePeer {
             throw new IllegalArgumentException("count must not be negative: " + count);
         }
         String prefix = argv.length == 5 ? argv[4] : "item-";
-        return new Args(mode, argv[1], argv[2], count, prefix);
+        return new Args(mode, argv[1], argv[2], count, prefix, CuratorModes.Options.fromSystemProperties());
     }
 
     /** Ends the process with EXIT_TIMEOUT once timeoutMs have passed. */
@@ -168,7 +189,12 @@ public final class QueuePeer {
 
     /** Prints one taken item as a UTF-8 line and flushes. */
     static void emit(byte[] item) {
-        OUT.println(new String(item, StandardCharsets.UTF_8));
+        emit(new String(item, StandardCharsets.UTF_8));
+    }
+
+    /** Prints one line on stdout and flushes. */
+    static void emit(String line) {
+        OUT.println(line);
         OUT.flush();
     }
 

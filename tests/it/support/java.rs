@@ -9,17 +9,24 @@
 //! never see a half-written build.
 //!
 //! The peer is `QueuePeer <mode> <connectString> <queuePath> <count> [prefix]`
-//! (see `interop/java/QueuePeer.java` for the modes). Items taken are printed
-//! one per stdout line; [`run_peer`] and [`PeerProcess::wait`] return them.
+//! (see `interop/java/QueuePeer.java` and `interop/java/CuratorModes.java` for
+//! the modes). Items taken are printed one per stdout line; [`run_peer`] and
+//! [`PeerProcess::wait`] return them, [`PeerProcess::wait_output`] also their
+//! arrival times and the peer's stderr.
+//!
+//! The `curator-put*` modes read their items from stdin
+//! ([`PeerCommand::stdin_lines`]); the `curator-*` modes take `-Dpeer.*`
+//! options ([`PeerCommand::property`] and the typed setters such as
+//! [`PeerCommand::lock_path`]).
 //!
 //! Requirements: `javac`/`java` (JDK 17) on `PATH` and the Debian packages
 //! `zookeeper` and `libcurator-recipes-java` (jars in `/usr/share/java`).
 
 use std::fs;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -117,6 +124,29 @@ pub struct PeerCommand {
     count: usize,
     prefix: Option<String>,
     timeout: Duration,
+    /// `(key, value)` pairs passed as `-Dkey=value`, in order.
+    properties: Vec<(String, String)>,
+    /// Lines fed to the peer's stdin, which is then closed; `None`: no stdin.
+    stdin_lines: Option<Vec<String>>,
+}
+
+/// A Curator consumer's `ErrorMode` (`-Dpeer.errorMode`), consulted only in
+/// lock-safe mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorMode {
+    /// Re-create a failed item at the back of the queue (Curator's default).
+    Requeue,
+    /// Delete a failed item.
+    Delete,
+}
+
+impl ErrorMode {
+    fn as_str(self) -> &'static str {
+        match self {
+            ErrorMode::Requeue => "REQUEUE",
+            ErrorMode::Delete => "DELETE",
+        }
+    }
 }
 
 impl PeerCommand {
@@ -129,7 +159,51 @@ impl PeerCommand {
             count,
             prefix: None,
             timeout: DEFAULT_PEER_TIMEOUT,
+            properties: Vec::new(),
+            stdin_lines: None,
         }
+    }
+
+    /// Feeds `lines` to the peer's stdin, each followed by `\n`, then closes
+    /// it (the `curator-put*` modes read exactly `count` lines). Without this
+    /// the peer's stdin is empty. Lines must not contain `\n` or `\r`.
+    pub fn stdin_lines<I, S>(mut self, lines: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.stdin_lines = Some(lines.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Passes the Java system property `-D<key>=<value>` (the full key, e.g.
+    /// `peer.lockPath`). Later settings of a key override earlier ones, and
+    /// all of them override [`PeerCommand::timeout`]'s `peer.timeout.ms`.
+    pub fn property(mut self, key: &str, value: impl ToString) -> Self {
+        self.properties.push((key.to_owned(), value.to_string()));
+        self
+    }
+
+    /// `-Dpeer.lockPath`: the Curator queue's lock path (lock-safe mode).
+    pub fn lock_path(self, path: &str) -> Self {
+        self.property("peer.lockPath", path)
+    }
+
+    /// `-Dpeer.failFirst`: the Curator consumer throws for its first `n`
+    /// deliveries (printing `failed <item>` on stderr, nothing on stdout).
+    pub fn fail_first(self, n: usize) -> Self {
+        self.property("peer.failFirst", n)
+    }
+
+    /// `-Dpeer.errorMode`: the Curator consumer's error mode (needs a lock path).
+    pub fn error_mode(self, mode: ErrorMode) -> Self {
+        self.property("peer.errorMode", mode.as_str())
+    }
+
+    /// `-Dpeer.consumeDelayMs`: the Curator consumer sleeps this long at the
+    /// start of every delivery, holding the item (and its lock, if any).
+    pub fn consume_delay(self, delay: Duration) -> Self {
+        self.property("peer.consumeDelayMs", delay.as_millis())
     }
 
     /// The prefix of offered items (the peer's default is `item-`).
@@ -149,12 +223,30 @@ impl PeerCommand {
         self.spawn()?.wait()
     }
 
+    /// Runs the peer to completion and returns its whole output; see
+    /// [`PeerProcess::wait_output`].
+    pub fn run_output(&self) -> anyhow::Result<PeerOutput> {
+        self.spawn()?.wait_output()
+    }
+
     /// Starts the peer in the background; see [`spawn_peer`].
     pub fn spawn(&self) -> anyhow::Result<PeerProcess> {
+        let stdin_text = match &self.stdin_lines {
+            Some(lines) => {
+                if let Some(bad) = lines.iter().find(|line| line.contains(['\n', '\r'])) {
+                    bail!("a stdin line for the Java peer contains a line break: {bad:?}");
+                }
+                Some(lines.iter().flat_map(|line| [line.as_str(), "\n"]).collect::<String>())
+            }
+            None => None,
+        };
         let classpath = try_peer_classpath()?;
         let mut command = Command::new("java");
+        command.arg(format!("-Dpeer.timeout.ms={}", self.timeout.as_millis()));
+        for (key, value) in &self.properties {
+            command.arg(format!("-D{key}={value}"));
+        }
         command
-            .arg(format!("-Dpeer.timeout.ms={}", self.timeout.as_millis()))
             // Quick start-up and a small footprint: many peers may run at once.
             .args(["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m"])
             .arg("-cp")
@@ -166,37 +258,91 @@ impl PeerCommand {
             command.arg(prefix);
         }
         let mut child = command
-            .stdin(Stdio::null())
+            .stdin(if stdin_text.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| missing_tool_error("java", e))?;
 
+        // A thread, so a large input cannot deadlock against the peer's output.
+        // Write errors (the peer exited early, e.g. on a bad mode) are ignored:
+        // the exit status tells what happened.
+        let stdin = stdin_text.map(|text| {
+            let mut pipe = child.stdin.take().expect("stdin is piped");
+            thread::spawn(move || {
+                let _ = pipe.write_all(text.as_bytes());
+                // Dropping the pipe closes it: the peer sees EOF.
+            })
+        });
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
-        let stdout = thread::spawn(move || BufReader::new(stdout).lines().collect());
-        let stderr = thread::spawn(move || {
-            let mut text = String::new();
-            // Best effort: whatever was read before an error is still useful.
-            let _ = BufReader::new(stderr).read_to_string(&mut text);
-            text
+        let stdout = thread::spawn(move || {
+            BufReader::new(stdout)
+                .lines()
+                .map(|line| line.map(|line| (SystemTime::now(), line)))
+                .collect()
         });
+        let stderr_log = Arc::new(StderrLog::default());
+        let log = Arc::clone(&stderr_log);
+        let stderr = thread::spawn(move || log.read_from(stderr));
         Ok(PeerProcess {
             child: Some(child),
+            stdin,
             stdout: Some(stdout),
             stderr: Some(stderr),
+            stderr_log,
             description: format!("Java peer `{}` on {}", self.mode, self.path),
             deadline: Instant::now() + self.timeout + KILL_GRACE,
         })
     }
 }
 
+/// Everything a successful peer run printed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeerOutput {
+    /// The stdout lines (items taken, or names listed).
+    pub lines: Vec<String>,
+    /// When the test process read each line of `lines` (same index), by the
+    /// wall clock, so it can be compared with epoch times given to the peer.
+    pub arrivals: Vec<SystemTime>,
+    /// Everything the peer wrote on stderr (e.g. `failed <item>` lines, and
+    /// `done <count>` last).
+    pub stderr: String,
+}
+
+impl PeerOutput {
+    /// When `line` was read, or `None` if it was never printed (the first
+    /// occurrence if it was printed more than once).
+    pub fn arrival_of(&self, line: &str) -> Option<SystemTime> {
+        self.lines.iter().position(|l| l == line).map(|i| self.arrivals[i])
+    }
+
+    /// The `<x>` of every stderr line `<tag> <x>`, in order (e.g. tag
+    /// `failed` gives the items whose delivery the consumer failed).
+    pub fn stderr_tagged(&self, tag: &str) -> Vec<String> {
+        self.stderr
+            .lines()
+            .filter_map(|line| line.strip_prefix(tag)?.strip_prefix(' '))
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+/// The stdout lines with the time each was read.
+type TimedLines = Vec<(SystemTime, String)>;
+
 /// A peer running in the background. Dropping it kills the process.
 #[derive(Debug)]
 pub struct PeerProcess {
     child: Option<Child>,
-    stdout: Option<JoinHandle<std::io::Result<Vec<String>>>>,
-    stderr: Option<JoinHandle<String>>,
+    stdin: Option<JoinHandle<()>>,
+    stdout: Option<JoinHandle<std::io::Result<TimedLines>>>,
+    stderr: Option<JoinHandle<()>>,
+    stderr_log: Arc<StderrLog>,
     description: String,
     deadline: Instant,
 }
@@ -207,11 +353,54 @@ impl PeerProcess {
         self.child.as_ref().expect("child is present").id()
     }
 
+    /// Waits until a `curator-consume*` peer has started its queue (it prints
+    /// `ready` on stderr), so items put from now on are seen by its watch.
+    ///
+    /// Fails if the peer exits first or `timeout` passes.
+    pub fn wait_ready(&self, timeout: Duration) -> anyhow::Result<()> {
+        self.wait_for_stderr_line("ready", timeout)
+    }
+
+    /// Waits until the peer has printed `line` as a whole line on stderr.
+    ///
+    /// Fails, with the stderr so far, if the peer closes stderr (exits) first
+    /// or `timeout` passes.
+    pub fn wait_for_stderr_line(&self, line: &str, timeout: Duration) -> anyhow::Result<()> {
+        let deadline = Instant::now() + timeout;
+        let mut state = self.stderr_log.state.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if state.text.lines().any(|l| l == line) {
+                return Ok(());
+            }
+            let now = Instant::now();
+            if state.closed || now >= deadline {
+                bail!(
+                    "{} {} before printing {line:?} on stderr\n--- peer stderr ---\n{}",
+                    self.description,
+                    if state.closed { "exited" } else { "timed out" },
+                    state.text.trim_end()
+                );
+            }
+            state = self
+                .stderr_log
+                .changed
+                .wait_timeout(state, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
     /// Waits for the peer to finish and returns its stdout lines.
     ///
     /// Fails, with the peer's stderr in the message, if it exits with a
     /// non-zero code or outlives its own timeout (then it is killed).
-    pub fn wait(mut self) -> anyhow::Result<Vec<String>> {
+    pub fn wait(self) -> anyhow::Result<Vec<String>> {
+        self.wait_output().map(|output| output.lines)
+    }
+
+    /// Like [`PeerProcess::wait`], but also returns when each stdout line was
+    /// read and the peer's stderr.
+    pub fn wait_output(mut self) -> anyhow::Result<PeerOutput> {
         let mut child = self.child.take().expect("child is present");
         let status = loop {
             if let Some(status) = child.try_wait()? {
@@ -224,21 +413,30 @@ impl PeerProcess {
             }
             thread::sleep(Duration::from_millis(20));
         };
-        let stderr = self
-            .stderr
-            .take()
-            .expect("stderr reader is present")
-            .join()
-            .unwrap_or_else(|_| "<stderr reader panicked>".to_owned());
+        let stderr = match self.stderr.take().expect("stderr reader is present").join() {
+            Ok(()) => std::mem::take(&mut self.stderr_log.state.lock().unwrap_or_else(|e| e.into_inner()).text),
+            Err(_) => "<stderr reader panicked>".to_owned(),
+        };
         let stdout = self
             .stdout
             .take()
             .expect("stdout reader is present")
             .join()
             .map_err(|_| anyhow!("{}: stdout reader panicked", self.description))?;
+        if let Some(stdin) = self.stdin.take() {
+            // The child has exited, so its end of the pipe is closed and the
+            // writer has finished or failed.
+            let _ = stdin.join();
+        }
         match status {
             Some(status) if status.success() => {
-                stdout.with_context(|| format!("{}: reading stdout failed", self.description))
+                let timed = stdout.with_context(|| format!("{}: reading stdout failed", self.description))?;
+                let (arrivals, lines) = timed.into_iter().unzip();
+                Ok(PeerOutput {
+                    lines,
+                    arrivals,
+                    stderr,
+                })
             }
             Some(status) => bail!(
                 "{} {}\n--- peer stderr ---\n{}",
@@ -262,6 +460,42 @@ impl Drop for PeerProcess {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();
+        }
+    }
+}
+
+/// The peer's stderr as read so far, shared with the thread that reads it.
+#[derive(Debug, Default)]
+struct StderrLog {
+    state: Mutex<StderrState>,
+    /// Notified after every line and at the end.
+    changed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct StderrState {
+    text: String,
+    /// The peer closed stderr (normally: it exited), or reading failed.
+    closed: bool,
+}
+
+impl StderrLog {
+    /// Appends `stderr` line by line until it ends.
+    fn read_from(&self, stderr: impl std::io::Read) {
+        let mut reader = BufReader::new(stderr);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            // Best effort: whatever was read before an error is still useful.
+            let done = !matches!(reader.read_until(b'\n', &mut line), Ok(n) if n > 0);
+            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            state.text.push_str(&String::from_utf8_lossy(&line));
+            state.closed = done;
+            drop(state);
+            self.changed.notify_all();
+            if done {
+                return;
+            }
         }
     }
 }
