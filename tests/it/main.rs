@@ -4,10 +4,12 @@
 mod bad_input;
 mod client;
 mod concurrency;
+mod curator_interop;
 mod faults;
 mod interop;
 mod java_peer;
 mod queue;
+mod queue_kinds;
 mod simple_queue;
 mod support;
 mod testing_server;
