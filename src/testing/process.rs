@@ -238,6 +238,30 @@ pub(crate) fn send_signal(pid: u32, signal: &'static str) -> Result<(), ServerEr
     }
 }
 
+/// Waits until every thread of `pid` is stopped (`stopped`) or none is, as
+/// `/proc/<pid>/task/*/stat` reports; a signal's group stop of a
+/// multi-threaded process completes after `kill` returns. Gives up silently
+/// after `timeout`, or at once where `/proc` is not available.
+pub(crate) fn wait_for_stop_state(pid: u32, stopped: bool, timeout: Duration) {
+    let deadline = Instant::now() + timeout;
+    let tasks = format!("/proc/{pid}/task");
+    loop {
+        let Ok(entries) = std::fs::read_dir(&tasks) else { return };
+        let all_match = entries.flatten().all(|task| {
+            let state = std::fs::read_to_string(task.path().join("stat")).ok().and_then(|stat| {
+                stat.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.trim_start().chars().next())
+            });
+            // A thread that vanished or cannot be read does not hold things up.
+            state.is_none_or(|c| (c == 'T' || c == 't') == stopped)
+        });
+        if all_match || Instant::now() >= deadline {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
 /// Finds `java` in `$JAVA_HOME/bin`, then on `PATH`.
 pub(crate) fn find_java() -> Result<PathBuf, ServerError> {
     let from_home = std::env::var_os("JAVA_HOME").map(|home| Path::new(&home).join("bin/java"));

@@ -10,7 +10,7 @@ use super::builder::TestingServerBuilder;
 use super::error::ServerError;
 use super::launch;
 use super::probe;
-use super::process::GuardedJvm;
+use super::process::{self, GuardedJvm};
 
 /// How long [`TestingServer::stop`] waits after `SIGTERM` before it kills.
 const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -327,7 +327,10 @@ impl TestingServer {
     /// # Ok::<(), zk_queue::testing::ServerError>(())
     /// ```
     pub fn pause(&self) -> Result<(), ServerError> {
-        self.signal("STOP")
+        self.signal("STOP")?;
+        // Return only once the JVM has really stopped serving.
+        self.wait_for_stop_state(true);
+        Ok(())
     }
 
     /// Lets a paused server's JVM continue with `SIGCONT`. Resuming a running server does nothing.
@@ -349,7 +352,15 @@ impl TestingServer {
     /// # Ok::<(), zk_queue::testing::ServerError>(())
     /// ```
     pub fn resume(&self) -> Result<(), ServerError> {
-        self.signal("CONT")
+        self.signal("CONT")?;
+        self.wait_for_stop_state(false);
+        Ok(())
+    }
+
+    fn wait_for_stop_state(&self, stopped: bool) {
+        if let Some(pid) = self.pid() {
+            process::wait_for_stop_state(pid, stopped, Duration::from_secs(5));
+        }
     }
 
     fn signal(&self, signal: &'static str) -> Result<(), ServerError> {
