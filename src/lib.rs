@@ -76,7 +76,7 @@ pub use client::{
 pub use codec::{BytesSerializer, CodecError, FrameError, QueueSerializer, StringSerializer};
 pub use error::{Error, Result};
 pub use queue::{
-    ConsumeError, DelayQueue, DeliverAt, DistributedQueue, ErrorMode, IdQueue, PriorityQueue, PutListener,
-    QueueBuilder, QueueConsumer,
+    ConsumeError, DelayQueue, DeliverAt, Delivery, DistributedQueue, ErrorMode, IdQueue, ItemReceiver, PriorityQueue,
+    PutListener, QueueBuilder, QueueConsumer,
 };
 pub use recipes::{SimpleQueue, SimpleQueueBuilder};

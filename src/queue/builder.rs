@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::core::{Core, Kind, Options};
+use super::pull::{self, ItemReceiver};
 use super::{DelayQueue, DistributedQueue, ErrorMode, IdQueue, PriorityQueue, QueueConsumer};
 use crate::client::{Acl, ZkClient};
 use crate::codec::QueueSerializer;
@@ -74,6 +75,14 @@ impl<T: Send + 'static> QueueBuilder<T> {
     pub fn consumer(mut self, consumer: impl QueueConsumer<T>) -> Self {
         self.consumer = Some(Arc::new(consumer));
         self
+    }
+
+    /// Makes the consumer an [`ItemReceiver`] that plain threads take items
+    /// from, instead of a callback; replaces any [`consumer`](Self::consumer).
+    pub fn pull_consumer(mut self) -> (Self, ItemReceiver<T>) {
+        let (consumer, receiver) = pull::channel();
+        self.consumer = Some(Arc::new(consumer));
+        (self, receiver)
     }
 
     /// Turns on lock-safe consumption: an item is claimed by creating the

@@ -47,6 +47,11 @@ pub trait QueueConsumer<T>: Send + Sync + 'static {
     /// moved to the dead-letter path, a ZooKeeper failure it will retry.
     /// Defaults to doing nothing (the queue also logs them).
     fn error(&self, _error: &Error) {}
+
+    /// Told that the queue is closing, before it waits for items being
+    /// consumed; a consumer blocked on something of its own may give up.
+    /// Defaults to doing nothing.
+    fn closing(&self) {}
 }
 
 impl<T, F> QueueConsumer<T> for F

@@ -11,8 +11,10 @@ mod consumer;
 mod core;
 mod engine;
 mod kinds;
+mod pull;
 mod put;
 
 pub use builder::QueueBuilder;
 pub use consumer::{ConsumeError, ErrorMode, PutListener, QueueConsumer};
 pub use kinds::{DelayQueue, DeliverAt, DistributedQueue, IdQueue, PriorityQueue};
+pub use pull::{Delivery, ItemReceiver};

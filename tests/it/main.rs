@@ -8,6 +8,7 @@ mod curator_interop;
 mod faults;
 mod interop;
 mod java_peer;
+mod pull;
 mod queue;
 mod queue_kinds;
 mod simple_queue;

@@ -60,6 +60,8 @@ impl Control {
 /// The running engine of one queue.
 pub(crate) struct Engine {
     control: Arc<Control>,
+    /// Tells the consumer that the queue is closing.
+    closing: Box<dyn Fn() + Send + Sync>,
     scanner: JoinHandle<()>,
     states: JoinHandle<()>,
 }
@@ -108,8 +110,15 @@ impl Engine {
                 .spawn(move || forward_states(&core, &control))
                 .map_err(spawn_error)?
         };
+        let consumer = core.consumer.clone();
+        let closing = Box::new(move || {
+            if let Some(consumer) = &consumer {
+                consumer.closing();
+            }
+        });
         Ok(Engine {
             control,
+            closing,
             scanner,
             states,
         })
@@ -119,6 +128,9 @@ impl Engine {
     pub(crate) fn stop(self, deadline: Instant) {
         self.control.stopping.store(true, Ordering::Release);
         self.control.wake.lock().open();
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.closing)())).is_err() {
+            log::error!("a queue consumer panicked in closing()");
+        }
         if self.scanner.join().is_err() {
             log::error!("the queue scanner thread panicked");
         }

@@ -1,0 +1,204 @@
+//! The pull form of a consumer: plain threads take items from an
+//! [`ItemReceiver`] and acknowledge each [`Delivery`].
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender};
+
+use super::{ConsumeError, QueueConsumer};
+use crate::error::{Error, Result};
+
+/// How often a blocked hand-off checks whether the queue is closing.
+const POLL: Duration = Duration::from_millis(100);
+
+/// Where a queue built with [`QueueBuilder::pull_consumer`](crate::QueueBuilder::pull_consumer)
+/// delivers its items. Any number of threads may take from it.
+///
+/// Nothing is buffered: an item is claimed from ZooKeeper for a taker, and
+/// the queue claims at most `consumer_threads` items ahead of acknowledgement.
+///
+/// ```no_run
+/// # fn main() -> Result<(), zk_queue::Error> {
+/// use std::time::Duration;
+/// use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+/// let client = ZkClient::connect("127.0.0.1:2181")?;
+/// let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer)
+///     .lock_path("/jobs-locks")
+///     .pull_consumer();
+/// let queue = builder.build_queue()?;
+/// queue.start()?;
+/// while let Some(job) = receiver.take_timeout(Duration::from_secs(5))? {
+///     println!("working on {}", *job);
+///     job.ack(); // deleted from ZooKeeper now
+/// }
+/// # Ok(())
+/// # }
+/// ```
+pub struct ItemReceiver<T> {
+    deliveries: Receiver<Delivery<T>>,
+    closing: Arc<AtomicBool>,
+}
+
+/// One item taken from an [`ItemReceiver`]. With a lock path, the item stays
+/// in ZooKeeper, locked, until [`ack`](Self::ack) (then it is deleted) or
+/// [`nack`](Self::nack) (then the queue's error mode applies, as if a
+/// callback consumer had failed). Dropping a delivery without either is a
+/// `nack`. Without a lock path the item was deleted before delivery, and
+/// both do nothing.
+#[must_use = "a delivery that is dropped without `ack` is requeued"]
+pub struct Delivery<T> {
+    item: Option<T>,
+    reply: Option<Sender<std::result::Result<(), ConsumeError>>>,
+}
+
+impl<T> Delivery<T> {
+    /// The item.
+    pub fn item(&self) -> &T {
+        self.item.as_ref().expect("a delivery holds its item until consumed")
+    }
+
+    /// Acknowledges the item: it was processed.
+    pub fn ack(mut self) {
+        self.answer(Ok(()));
+    }
+
+    /// Acknowledges the item and returns it.
+    pub fn into_inner(mut self) -> T {
+        self.answer(Ok(()));
+        self.item.take().expect("a delivery holds its item until consumed")
+    }
+
+    /// Reports that the item could not be processed.
+    pub fn nack(mut self, reason: impl Into<ConsumeError>) {
+        self.answer(Err(reason.into()));
+    }
+
+    fn answer(&mut self, outcome: std::result::Result<(), ConsumeError>) {
+        if let Some(reply) = self.reply.take() {
+            let _ = reply.send(outcome);
+        }
+    }
+}
+
+impl<T> std::ops::Deref for Delivery<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.item()
+    }
+}
+
+impl<T> Drop for Delivery<T> {
+    fn drop(&mut self) {
+        self.answer(Err("the delivery was dropped without an acknowledgement".into()));
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for Delivery<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Delivery").field("item", &self.item).finish()
+    }
+}
+
+impl<T> ItemReceiver<T> {
+    /// Waits for the next item. Fails with [`Error::Closed`] once the queue
+    /// is closed (or dropped).
+    pub fn take(&self) -> Result<Delivery<T>> {
+        self.take_until(None)?.ok_or(Error::Closed)
+    }
+
+    /// Waits at most `timeout` for the next item; `None` if none came.
+    pub fn take_timeout(&self, timeout: Duration) -> Result<Option<Delivery<T>>> {
+        match Instant::now().checked_add(timeout) {
+            Some(deadline) => self.take_until(Some(deadline)),
+            None => self.take().map(Some),
+        }
+    }
+
+    /// The next item if one is being offered right now.
+    pub fn try_take(&self) -> Result<Option<Delivery<T>>> {
+        self.take_until(Some(Instant::now()))
+    }
+
+    fn take_until(&self, deadline: Option<Instant>) -> Result<Option<Delivery<T>>> {
+        loop {
+            if self.closing.load(Ordering::Acquire) {
+                return Err(Error::Closed);
+            }
+            let wait = match deadline {
+                Some(d) => d.saturating_duration_since(Instant::now()).min(POLL),
+                None => POLL,
+            };
+            match self.deliveries.recv_timeout(wait) {
+                Ok(delivery) => return Ok(Some(delivery)),
+                Err(RecvTimeoutError::Disconnected) => return Err(Error::Closed),
+                Err(RecvTimeoutError::Timeout) => {
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                        return Ok(None);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for ItemReceiver<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ItemReceiver").finish_non_exhaustive()
+    }
+}
+
+/// The consumer behind an [`ItemReceiver`]: hands each item to a taker and
+/// returns the taker's answer.
+pub(crate) struct PullConsumer<T> {
+    deliveries: Sender<Delivery<T>>,
+    closing: Arc<AtomicBool>,
+}
+
+/// A connected consumer and receiver.
+pub(crate) fn channel<T>() -> (PullConsumer<T>, ItemReceiver<T>) {
+    let (tx, rx) = crossbeam_channel::bounded(0);
+    let closing = Arc::new(AtomicBool::new(false));
+    (
+        PullConsumer {
+            deliveries: tx,
+            closing: Arc::clone(&closing),
+        },
+        ItemReceiver {
+            deliveries: rx,
+            closing,
+        },
+    )
+}
+
+impl<T: Send + 'static> QueueConsumer<T> for PullConsumer<T> {
+    fn consume(&self, item: T) -> std::result::Result<(), ConsumeError> {
+        let (reply, answer) = crossbeam_channel::bounded(1);
+        let mut delivery = Delivery {
+            item: Some(item),
+            reply: Some(reply),
+        };
+        loop {
+            if self.closing.load(Ordering::Acquire) {
+                delivery.reply.take();
+                return Err("the queue closed before anyone took the item".into());
+            }
+            match self.deliveries.send_timeout(delivery, POLL) {
+                Ok(()) => break,
+                Err(SendTimeoutError::Timeout(back)) => delivery = back,
+                Err(SendTimeoutError::Disconnected(mut back)) => {
+                    back.reply.take();
+                    return Err("the item receiver was dropped".into());
+                }
+            }
+        }
+        answer
+            .recv()
+            .unwrap_or_else(|_| Err("the delivery vanished without an answer".into()))
+    }
+
+    fn closing(&self) {
+        self.closing.store(true, Ordering::Release);
+    }
+}

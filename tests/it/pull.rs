@@ -1,0 +1,84 @@
+//! The pull form of a consumer: plain threads take and acknowledge items.
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use zk_queue::{Error, QueueBuilder, StringSerializer};
+
+use crate::support::{client, server::unique_path};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+#[test]
+fn threads_take_items_in_order_and_acks_delete_them() {
+    let path = unique_path("pull");
+    let client = client();
+    let (builder, receiver) = QueueBuilder::new(&client, &path, StringSerializer)
+        .lock_path(&unique_path("pull-locks"))
+        .pull_consumer();
+    let queue = builder.build_queue().unwrap();
+    queue.start().unwrap();
+    let producer = QueueBuilder::new(&client, &path, StringSerializer)
+        .put_in_background(false)
+        .build_queue()
+        .unwrap();
+    producer.start().unwrap();
+    for i in 0..10 {
+        producer.put(i.to_string()).unwrap();
+    }
+    let mut got = Vec::new();
+    for _ in 0..10 {
+        let delivery = receiver.take_timeout(WAIT).unwrap().expect("an item");
+        got.push(delivery.into_inner());
+    }
+    assert_eq!(got, (0..10).map(|i| i.to_string()).collect::<Vec<_>>());
+    let deadline = Instant::now() + WAIT;
+    while !client.get_children(&path).unwrap().0.is_empty() {
+        assert!(Instant::now() < deadline, "acknowledged items are deleted");
+        thread::sleep(Duration::from_millis(20));
+    }
+    assert!(receiver.take_timeout(Duration::from_millis(200)).unwrap().is_none());
+}
+
+#[test]
+fn an_unacknowledged_delivery_is_requeued_not_lost() {
+    let path = unique_path("pull-nack");
+    let client = client();
+    let (builder, receiver) = QueueBuilder::new(&client, &path, StringSerializer)
+        .lock_path(&unique_path("pull-nack-locks"))
+        .pull_consumer();
+    let queue = builder.build_queue().unwrap();
+    queue.start().unwrap();
+    let producer = QueueBuilder::new(&client, &path, StringSerializer)
+        .put_in_background(false)
+        .build_queue()
+        .unwrap();
+    producer.start().unwrap();
+    producer.put("job".into()).unwrap();
+    let first = receiver.take_timeout(WAIT).unwrap().unwrap();
+    assert_eq!(*first, "job");
+    // While the delivery is held, the item stays in ZooKeeper.
+    assert_eq!(client.get_children(&path).unwrap().0.len(), 1);
+    drop(first); // neither ack nor nack
+    let second = receiver.take_timeout(WAIT).unwrap().expect("redelivered");
+    assert_eq!(*second, "job");
+    second.nack("still failing");
+    let third = receiver.take_timeout(WAIT).unwrap().expect("redelivered again");
+    third.ack();
+}
+
+#[test]
+fn take_fails_with_closed_once_the_queue_closes() {
+    let path = unique_path("pull-close");
+    let client = client();
+    let (builder, receiver) = QueueBuilder::new(&client, &path, StringSerializer).pull_consumer();
+    let queue = builder.build_queue().unwrap();
+    queue.start().unwrap();
+    let result = thread::scope(|s| {
+        let taker = s.spawn(|| receiver.take());
+        thread::sleep(Duration::from_millis(200));
+        queue.close();
+        taker.join().unwrap()
+    });
+    assert!(matches!(result, Err(Error::Closed)), "{result:?}");
+}
