@@ -66,7 +66,11 @@ fn curator_simple_queue_takes_in_order_what_rust_offers() {
 #[test]
 fn a_blocked_java_consumer_receives_items_rust_offers_later() {
     let path = unique_path("java-waits");
-    let queue = SimpleQueue::new(&client(), &path).unwrap();
+    let client = client();
+    // The Java recipe's take() throws NodeExistsException if someone else
+    // creates a missing queue node while it does (one of its known bugs).
+    client.ensure_path(&path).unwrap();
+    let queue = SimpleQueue::new(&client, &path).unwrap();
     let consumer = spawn_peer("classic-take", &shared_connect_string(), &path, 20, "").unwrap();
     thread::sleep(Duration::from_millis(500));
     for item in expected_items("late-", 20) {

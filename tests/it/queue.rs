@@ -366,3 +366,96 @@ fn inconsistent_options_are_refused_at_build() {
     assert!(refused(b("q").build_queue()).starts_with("invalid path"));
     assert!(matches!(b("/a|b").build_id_queue(), Err(Error::InvalidPath { .. })));
 }
+
+#[test]
+fn a_consumer_whose_lock_was_replaced_deletes_nothing_and_hears_lease_lost() {
+    // Curator's old holder deletes the lock path unversioned, so a third
+    // consumer can lock the item again (at version 0, like ours).
+    let path = unique_path("q-replaced-lock");
+    let locks = unique_path("q-replaced-lock-locks");
+    let client = client();
+    let (entered_tx, entered_rx) = crossbeam_channel::bounded::<()>(1);
+    let (go_tx, go_rx) = crossbeam_channel::bounded::<()>(1);
+    let errors = Arc::new(parking_lot::Mutex::new(Vec::<String>::new()));
+    struct Blocking {
+        entered: crossbeam_channel::Sender<()>,
+        go: crossbeam_channel::Receiver<()>,
+        errors: Arc<parking_lot::Mutex<Vec<String>>>,
+    }
+    impl zk_queue::QueueConsumer<String> for Blocking {
+        fn consume(&self, _: String) -> Result<(), zk_queue::ConsumeError> {
+            let _ = self.entered.send(());
+            let _ = self.go.recv_timeout(WAIT);
+            Ok(())
+        }
+        fn error(&self, error: &Error) {
+            self.errors.lock().push(error.to_string());
+        }
+    }
+    let queue = QueueBuilder::new(&client, &path, StringSerializer)
+        .consumer(Blocking {
+            entered: entered_tx,
+            go: go_rx,
+            errors: errors.clone(),
+        })
+        .lock_path(&locks)
+        .build_queue()
+        .unwrap();
+    queue.start().unwrap();
+    producer(&client, &path).put("contested".into()).unwrap();
+    entered_rx.recv_timeout(WAIT).unwrap();
+    let lock = format!("{locks}/queue-0000000000");
+    let other = crate::support::client();
+    other.delete(&lock, None).unwrap();
+    other.create(&lock, b"new holder", CreateMode::Ephemeral).unwrap();
+    go_tx.send(()).unwrap();
+    let deadline = Instant::now() + WAIT;
+    while errors.lock().is_empty() {
+        assert!(Instant::now() < deadline, "no error reported");
+        thread::sleep(Duration::from_millis(20));
+    }
+    assert!(errors.lock()[0].contains("lost the lock"), "{:?}", errors.lock());
+    assert_eq!(
+        other.get_data(&lock).unwrap().0,
+        b"new holder",
+        "the new holder's lock is intact"
+    );
+    assert!(
+        client.exists(&format!("{path}/queue-0000000000")).unwrap().is_some(),
+        "the item is intact"
+    );
+}
+
+#[test]
+fn a_consumer_lists_the_queue_once_per_pass_not_once_per_item() {
+    let path = unique_path("q-listings");
+    let seed = client();
+    let source = producer(&seed, &path);
+    for item in items("", 200) {
+        source.put(item).unwrap();
+    }
+    for lock_safe in [false, true] {
+        let path = unique_path("q-listings");
+        let source = producer(&seed, &path);
+        for item in items("", 200) {
+            source.put(item).unwrap();
+        }
+        let consumer_client = client();
+        let recorder = Recorder::new();
+        let mut builder = QueueBuilder::new(&consumer_client, &path, StringSerializer).consumer(recorder.clone());
+        if lock_safe {
+            builder = builder.lock_path(&unique_path("q-listings-locks"));
+        }
+        let before = consumer_client.stats();
+        let queue = builder.build_queue().unwrap();
+        queue.start().unwrap();
+        recorder.wait_for(200, WAIT);
+        queue.close();
+        let listings = consumer_client.stats().get_children - before.get_children;
+        // One pass takes the preloaded items; a few more follow its own changes.
+        assert!(
+            listings <= 12,
+            "{listings} listings for 200 items (lock-safe: {lock_safe})"
+        );
+    }
+}

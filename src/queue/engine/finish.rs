@@ -10,12 +10,16 @@ use crate::path;
 use crate::queue::core::Core;
 
 /// A consumer's lock on an item: the ephemeral node `<lock_path>/<item name>`
-/// holding an owner token. Writes that depend on it are fenced twice: on its
-/// version, and on the session that created it (a new holder's lock at the
-/// same path also has version 0, but lives in another session).
+/// holding an owner token. Writes that end a claim are fenced three ways: the
+/// lock must still be the node this consumer created (its creation zxid,
+/// checked just before), at the same version (checked inside the multi), in
+/// the same session (the multi is never retried in a newer one). A new
+/// holder's lock at the same path also starts at version 0, so the version
+/// alone would not tell them apart.
 pub(super) struct Lock {
     path: String,
     version: i32,
+    czxid: i64,
     generation: u64,
 }
 
@@ -38,6 +42,7 @@ impl Lock {
                     return Ok(Some(Lock {
                         path,
                         version: stat.version,
+                        czxid: stat.czxid,
                         generation,
                     }))
                 }
@@ -48,6 +53,7 @@ impl Lock {
                             Ok(Some(Lock {
                                 path,
                                 version: stat.version,
+                                czxid: stat.czxid,
                                 generation,
                             }))
                         }
@@ -64,6 +70,15 @@ impl Lock {
 
     /// Deletes the lock if it is still ours.
     pub(super) fn release<T: Send + 'static>(&self, core: &Core<T>) {
+        match core.client.exists(&self.path) {
+            Ok(Some(stat)) if stat.czxid == self.czxid => {}
+            // Gone, or another holder's now.
+            Ok(_) => return,
+            Err(e) => {
+                log::warn!("cannot check lock {}: {e}; it goes with the session", self.path);
+                return;
+            }
+        }
         match core
             .client
             .delete_fenced(&self.path, Some(self.version), self.generation)
@@ -168,13 +183,20 @@ pub(super) fn dead_letter<T: Send + 'static>(
 /// was lost, unless the item is already gone: then an earlier attempt of this
 /// very multi went through before its reply was lost.
 fn settle<T: Send + 'static>(core: &Core<T>, item_path: &str, lock: &Lock, ops: &[Op]) -> Result<()> {
+    let lease_lost = || Error::LeaseLost {
+        path: item_path.to_owned(),
+    };
+    match core.client.exists(&lock.path)? {
+        Some(stat) if stat.czxid == lock.czxid => {}
+        // Replaced by another holder's lock: touch nothing of theirs.
+        Some(_) => return Err(lease_lost()),
+        None => {}
+    }
     match core.client.multi_fenced(ops, lock.generation) {
         Ok(_) => Ok(()),
         Err(Error::MultiFailed { index: 0, .. } | Error::SessionExpired) => match core.client.exists(item_path)? {
             None => Ok(()),
-            Some(_) => Err(Error::LeaseLost {
-                path: item_path.to_owned(),
-            }),
+            Some(_) => Err(lease_lost()),
         },
         Err(e) => {
             // The item changed or vanished under us (removed by id, say), or the

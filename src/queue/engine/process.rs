@@ -112,10 +112,7 @@ fn lock_safe<T: Send + 'static>(core: &Core<T>, control: &Control, lock_dir: &st
                 log::warn!("{item_path}: the consumer failed; deleting the record (error mode delete): {e}");
             }
             ErrorMode::Requeue => {
-                log::warn!(
-                    "{item_path}: the consumer failed (attempt {}); requeueing: {e}",
-                    attempts + 1
-                );
+                log::warn!("{item_path}: the consumer failed on attempt {}: {e}", attempts + 1);
                 return finish::requeue(
                     core,
                     control,
