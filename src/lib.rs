@@ -2,9 +2,15 @@
 //!
 //! Calls block the calling thread; there is no async runtime to adopt. Queues
 //! use the wire formats of the Java world, so Rust and Java processes share
-//! them: [`SimpleQueue`] is the classic ZooKeeper queue recipe
-//! (`org.apache.zookeeper.recipes.queue.DistributedQueue`, and Curator's
-//! `SimpleDistributedQueue`).
+//! them:
+//! - [`SimpleQueue`]: the classic ZooKeeper queue recipe
+//!   (`org.apache.zookeeper.recipes.queue.DistributedQueue`, and Curator's
+//!   `SimpleDistributedQueue`): `qn-` nodes of raw bytes.
+//! - [`QueueBuilder`] and the queues of Apache Curator's family, byte- and
+//!   name-compatible with Curator 5.x: [`DistributedQueue`] (FIFO),
+//!   [`PriorityQueue`], [`DelayQueue`] and [`IdQueue`], with consumers that
+//!   are called back ([`QueueConsumer`]) or pulled from ([`ItemReceiver`]),
+//!   and lock-safe consumption.
 //!
 //! # Quick start
 //! ```no_run
@@ -22,11 +28,48 @@
 //! # }
 //! ```
 //!
+//! A work queue that Java services using Curator can share, where a job is
+//! deleted only after it was processed:
+//! ```no_run
+//! # fn main() -> Result<(), zk_queue::Error> {
+//! use zk_queue::{ConsumeError, QueueBuilder, StringSerializer, ZkClient};
+//!
+//! let client = ZkClient::connect("127.0.0.1:2181")?;
+//! let workers = QueueBuilder::new(&client, "/jobs", StringSerializer)
+//!     .consumer(|job: String| -> Result<(), ConsumeError> {
+//!         println!("processing {job}");
+//!         Ok(()) // an Err requeues the job; after 5 failures it is set aside
+//!     })
+//!     .lock_path("/jobs-locks")
+//!     .max_attempts(5)
+//!     .dead_letter_path("/jobs-dead")
+//!     .build_queue()?;
+//! workers.start()?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Queue kinds
+//! | kind | built by | put | order |
+//! | --- | --- | --- | --- |
+//! | [`DistributedQueue`] | [`QueueBuilder::build_queue`] | `put(item)` | put order |
+//! | [`PriorityQueue`] | [`QueueBuilder::build_priority_queue`] | `put(item, priority)` | lower priority first, then put order |
+//! | [`DelayQueue`] | [`QueueBuilder::build_delay_queue`] | `put(item, deliver_at)` | due time (items wait until due), then put order |
+//! | [`IdQueue`] | [`QueueBuilder::build_id_queue`] | `put(item, id)`, `remove(id)` | put order |
+//!
+//! Each also has `put_timeout` (for bounded queues, a true deadline),
+//! `put_multi` (many items in one node, delivered one by one), `flush_puts`
+//! and put listeners. FIFO order holds for one consumer with one consumer
+//! thread; several consumers share the work in roughly that order.
+//!
 //! # Layers
 //! - [`ZkClient`]: a blocking facade over the `zookeeper-client` crate, with a
 //!   deadline on every request attempt, Curator-style [`RetryPolicy`]s,
 //!   [`ConnectionState`] listeners and a new session after an expiry.
-//! - Recipes: [`SimpleQueue`].
+//! - Codec and names: the item frame of Curator's `ItemSerializer`, a
+//!   [`QueueSerializer`] per item type, and Curator's node names.
+//! - Recipes: [`SimpleQueue`], and the Curator family on a consumer engine
+//!   that lists the queue with one watch and works through each listing.
 //! - `testing` (feature `testing`): real ZooKeeper servers for tests.
 //!
 //! # Threads and blocking
@@ -34,16 +77,20 @@
 //! clones share one session. Each call blocks until ZooKeeper answers, the
 //! attempt's deadline passes ([`ZkClientBuilder::request_timeout`]) or the
 //! retry policy gives up, so nothing waits forever on a hung server. Blocking
-//! queue calls come in families named like std and crossbeam: `take` (waits),
-//! `poll` (never waits), `take_timeout` (waits up to a bound). One background
-//! thread per client follows the session; watcher callbacks only open a latch,
-//! and user code never runs on a ZooKeeper thread.
+//! calls come in families named like std and crossbeam: `take` (waits),
+//! `poll` / `try_take` (never waits), `take_timeout` (waits up to a bound).
+//! One background thread per client follows the session; watcher callbacks
+//! only open a latch, and user code never runs on a ZooKeeper thread: a
+//! queue's consumer runs on the queue's own worker threads.
 //!
 //! # Delivery guarantees
 //! | mode | guarantee |
 //! | --- | --- |
-//! | [`SimpleQueue`] `take` / `remove` / `poll` | at most once: the item is deleted before the caller sees it (see the type's docs for the lost-reply case) |
-//! | [`SimpleQueue::offer`] | stored once `Ok` is returned; a create whose reply was lost is retried and may store the item twice |
+//! | [`SimpleQueue`] `take` / `remove` / `poll`, and a queue without a lock path | at most once: the item is deleted before the consumer sees it (if the claiming delete's reply is lost, the item is delivered rather than dropped, so a duplicate is possible then) |
+//! | lock-safe consumer ([`QueueBuilder::lock_path`]) | at least once, nothing lost: the item is deleted only after the consumer returns `Ok` (or acks a [`Delivery`]); a crashed or expired consumer's item goes to another consumer as soon as its lock vanishes (the lock directory is watched); the acknowledge is one multi fenced on the lock, so a consumer that lost its lock gets [`Error::LeaseLost`] and deletes nothing |
+//! | consumer error, [`ErrorMode::Requeue`] | the item is requeued atomically, keeping its priority, delay or id; records of a multi-item node already consumed are not delivered again; failures are counted, and after `max_attempts` the item moves to the dead-letter path |
+//! | corrupt or foreign item | never deleted: foreign names are skipped, undecodable `queue-` items move to the dead-letter path (or stay in place without one) |
+//! | `offer` / `put` | stored once `Ok` is returned; a write whose reply was lost to a dropped connection is retried, so it may be stored twice then |
 //!
 //! # Errors
 //! Every fallible call returns [`Error`], a non-exhaustive enum whose messages
