@@ -224,7 +224,9 @@ fn java_curator_delay_holds_items_until_due() {
     consumer.wait_ready(Duration::from_secs(30)).unwrap();
     let start = epoch_ms(SystemTime::now());
     let due_late = start + 1500;
-    let lines = vec![format!("{due_late} late"), format!("{} early", start - 1000)];
+    // The due item first: if the two puts land far apart on a loaded machine,
+    // the late item must not already be due when the early one arrives.
+    let lines = vec![format!("{} early", start - 1000), format!("{due_late} late")];
     curator_put("curator-put-delay", &connect, &path, &lines).run().unwrap();
     let put_done = epoch_ms(SystemTime::now());
     let output = consumer.wait_output().unwrap();
