@@ -97,7 +97,8 @@ fn a_late_urgent_item_overtakes_after_min_items_before_refresh() {
     for i in 0..10 {
         producer.put(i.to_string(), 10 + i).unwrap();
     }
-    let recorder = Recorder::new().slow(Duration::from_millis(100));
+    // Slow enough that a put delayed by load still lands within a few items.
+    let recorder = Recorder::new().slow(Duration::from_millis(300));
     let consumer = QueueBuilder::new(&client, &path, StringSerializer)
         .consumer(recorder.clone())
         .build_priority_queue(3)
