@@ -8,6 +8,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use zk_queue::{DeliverAt, QueueBuilder, StringSerializer, ZkClient};
 
 use crate::support::java::{ErrorMode as PeerErrorMode, PeerCommand};
+use crate::support::queues::{consumer, producer, started};
 use crate::support::recorder::Recorder;
 use crate::support::{client, server::shared_connect_string, server::unique_path};
 
@@ -193,15 +194,7 @@ fn lock_safe_curator_and_rust_consumers_share_a_queue_exactly_once() {
     let queues: Vec<_> = clients
         .iter()
         .zip(&recorders)
-        .map(|(c, r)| {
-            let q = QueueBuilder::new(c, &path, StringSerializer)
-                .consumer(r.clone())
-                .lock_path(&locks)
-                .build_queue()
-                .unwrap();
-            q.start().unwrap();
-            q
-        })
+        .map(|(c, r)| started(consumer(c, &path, r).lock_path(&locks).build_queue()))
         .collect();
     let deadline = Instant::now() + Duration::from_secs(120);
     while !seed.get_children(&path).unwrap().0.is_empty() {
@@ -235,11 +228,7 @@ fn curator_consumes_an_item_rust_requeued() {
         .lock_path(&locks)
         .build_queue()
         .unwrap();
-    let producer = QueueBuilder::new(&client, &path, StringSerializer)
-        .put_in_background(false)
-        .build_queue()
-        .unwrap();
-    producer.start().unwrap();
+    let producer = started(producer(&client, &path).build_queue());
     producer.put("fails in rust".into()).unwrap();
     rust.start().unwrap();
     recorder.wait_until(WAIT, |r| !r.deliveries().is_empty());

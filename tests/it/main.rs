@@ -5,6 +5,7 @@ mod bad_input;
 mod client;
 mod concurrency;
 mod curator_interop;
+mod curator_scenarios;
 mod faults;
 mod interop;
 mod java_peer;

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use zk_queue::{Error, QueueBuilder, StringSerializer};
 
+use crate::support::queues::{producer, started};
 use crate::support::{client, server::unique_path};
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -18,11 +19,7 @@ fn threads_take_items_in_order_and_acks_delete_them() {
         .pull_consumer();
     let queue = builder.build_queue().unwrap();
     queue.start().unwrap();
-    let producer = QueueBuilder::new(&client, &path, StringSerializer)
-        .put_in_background(false)
-        .build_queue()
-        .unwrap();
-    producer.start().unwrap();
+    let producer = started(producer(&client, &path).build_queue());
     for i in 0..10 {
         producer.put(i.to_string()).unwrap();
     }
@@ -49,11 +46,7 @@ fn an_unacknowledged_delivery_is_requeued_not_lost() {
         .pull_consumer();
     let queue = builder.build_queue().unwrap();
     queue.start().unwrap();
-    let producer = QueueBuilder::new(&client, &path, StringSerializer)
-        .put_in_background(false)
-        .build_queue()
-        .unwrap();
-    producer.start().unwrap();
+    let producer = started(producer(&client, &path).build_queue());
     producer.put("job".into()).unwrap();
     let first = receiver.take_timeout(WAIT).unwrap().unwrap();
     assert_eq!(*first, "job");

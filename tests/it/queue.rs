@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use zk_queue::{CreateMode, Error, ErrorMode, PutListener, QueueBuilder, StringSerializer, ZkClient};
 
+use crate::support::queues::{consumer, producer, started};
 use crate::support::recorder::Recorder;
 use crate::support::{client, server::unique_path};
 
@@ -18,13 +19,9 @@ fn items(prefix: &str, n: usize) -> Vec<String> {
     (0..n).map(|i| format!("{prefix}{i}")).collect()
 }
 
-fn producer(client: &ZkClient, path: &str) -> zk_queue::DistributedQueue<String> {
-    let queue = QueueBuilder::new(client, path, StringSerializer)
-        .put_in_background(false)
-        .build_queue()
-        .unwrap();
-    queue.start().unwrap();
-    queue
+/// A started plain queue whose puts return once stored.
+fn plain(client: &ZkClient, path: &str) -> zk_queue::DistributedQueue<String> {
+    started(producer(client, path).build_queue())
 }
 
 #[test]
@@ -32,12 +29,8 @@ fn a_single_consumer_receives_items_in_put_order() {
     let path = unique_path("q-simple");
     let recorder = Recorder::new();
     let client = client();
-    let consumer = QueueBuilder::new(&client, &path, StringSerializer)
-        .consumer(recorder.clone())
-        .build_queue()
-        .unwrap();
-    consumer.start().unwrap();
-    let producer = producer(&client, &path);
+    let _consumer = started(consumer(&client, &path, &recorder).build_queue());
+    let producer = plain(&client, &path);
     for item in items("", 10) {
         producer.put(item).unwrap();
     }
@@ -48,15 +41,11 @@ fn a_single_consumer_receives_items_in_put_order() {
 fn put_multi_stores_one_node_and_delivers_every_item_in_order() {
     let path = unique_path("q-multi");
     let client = client();
-    let producer = producer(&client, &path);
+    let producer = plain(&client, &path);
     producer.put_multi(items("", 100)).unwrap();
     assert_eq!(client.get_children(&path).unwrap().0.len(), 1, "one node for 100 items");
     let recorder = Recorder::new();
-    let consumer = QueueBuilder::new(&client, &path, StringSerializer)
-        .consumer(recorder.clone())
-        .build_queue()
-        .unwrap();
-    consumer.start().unwrap();
+    let _consumer = started(consumer(&client, &path, &recorder).build_queue());
     assert_eq!(recorder.wait_for(100, WAIT), items("", 100));
 }
 
@@ -116,13 +105,8 @@ fn requeue_redelivers_a_failed_item_and_delete_mode_drops_it() {
     let locks = unique_path("q-error-mode-locks");
     let client = client();
     let recorder = Recorder::new().failing(|item, _| item == "fail-once" || item == "always");
-    let requeue = QueueBuilder::new(&client, &path, StringSerializer)
-        .consumer(recorder.clone())
-        .lock_path(&locks)
-        .build_queue()
-        .unwrap();
-    requeue.start().unwrap();
-    let first = producer(&client, &path);
+    let requeue = started(consumer(&client, &path, &recorder).lock_path(&locks).build_queue());
+    let first = plain(&client, &path);
     first.put("fail-once".into()).unwrap();
     recorder.wait_until(WAIT, |r| r.deliveries().len() >= 2);
     let deliveries = recorder.deliveries();
@@ -131,14 +115,13 @@ fn requeue_redelivers_a_failed_item_and_delete_mode_drops_it() {
 
     let path = unique_path("q-delete-mode");
     let recorder = Recorder::new().failing(|item, _| item == "always");
-    let delete = QueueBuilder::new(&client, &path, StringSerializer)
-        .consumer(recorder.clone())
-        .lock_path(&locks)
-        .error_mode(ErrorMode::Delete)
-        .build_queue()
-        .unwrap();
-    delete.start().unwrap();
-    let second = producer(&client, &path);
+    let _delete = started(
+        consumer(&client, &path, &recorder)
+            .lock_path(&locks)
+            .error_mode(ErrorMode::Delete)
+            .build_queue(),
+    );
+    let second = plain(&client, &path);
     second.put("always".into()).unwrap();
     second.put("after".into()).unwrap();
     recorder.wait_for(1, WAIT);
@@ -153,7 +136,7 @@ fn lock_safe_consumers_process_each_item_exactly_once() {
     let path = unique_path("q-no-dups");
     let locks = unique_path("q-no-dups-locks");
     let seed = client();
-    let source = producer(&seed, &path);
+    let source = plain(&seed, &path);
     for item in items("", 300) {
         source.put(item).unwrap();
     }
@@ -162,15 +145,7 @@ fn lock_safe_consumers_process_each_item_exactly_once() {
     let queues: Vec<_> = clients
         .iter()
         .zip(&recorders)
-        .map(|(c, r)| {
-            let q = QueueBuilder::new(c, &path, StringSerializer)
-                .consumer(r.clone())
-                .lock_path(&locks)
-                .build_queue()
-                .unwrap();
-            q.start().unwrap();
-            q
-        })
+        .map(|(c, r)| started(consumer(c, &path, r).lock_path(&locks).build_queue()))
         .collect();
     let deadline = Instant::now() + WAIT;
     while recorders.iter().map(|r| r.items().len()).sum::<usize>() < 300 {
@@ -191,13 +166,12 @@ fn requeue_does_not_redeliver_records_already_consumed() {
     let path = unique_path("q-partial");
     let client = client();
     let recorder = Recorder::new().failing(|_, delivery| delivery == 1);
-    let queue = QueueBuilder::new(&client, &path, StringSerializer)
-        .consumer(recorder.clone())
-        .lock_path(&unique_path("q-partial-locks"))
-        .build_queue()
-        .unwrap();
-    queue.start().unwrap();
-    producer(&client, &path).put_multi(items("", 3)).unwrap();
+    let _queue = started(
+        consumer(&client, &path, &recorder)
+            .lock_path(&unique_path("q-partial-locks"))
+            .build_queue(),
+    );
+    plain(&client, &path).put_multi(items("", 3)).unwrap();
     recorder.wait_for(3, WAIT);
     assert_eq!(recorder.deliveries(), ["0", "1", "1", "2"]);
 }
@@ -208,15 +182,14 @@ fn an_item_failing_max_attempts_moves_to_the_dead_letter_path() {
     let dead = unique_path("q-poison-dead");
     let client = client();
     let recorder = Recorder::new().failing(|item, _| item == "poison");
-    let queue = QueueBuilder::new(&client, &path, StringSerializer)
-        .consumer(recorder.clone())
-        .lock_path(&unique_path("q-poison-locks"))
-        .max_attempts(3)
-        .dead_letter_path(&dead)
-        .build_queue()
-        .unwrap();
-    queue.start().unwrap();
-    let producer = producer(&client, &path);
+    let _queue = started(
+        consumer(&client, &path, &recorder)
+            .lock_path(&unique_path("q-poison-locks"))
+            .max_attempts(3)
+            .dead_letter_path(&dead)
+            .build_queue(),
+    );
+    let producer = plain(&client, &path);
     producer.put("poison".into()).unwrap();
     producer.put("fine".into()).unwrap();
     recorder.wait_until(WAIT, |_| {
@@ -226,11 +199,7 @@ fn an_item_failing_max_attempts_moves_to_the_dead_letter_path() {
     assert_eq!(recorder.items(), ["fine"]);
     // The dead letter is a plain queue item another queue can drain.
     let drained = Recorder::new();
-    let dlq = QueueBuilder::new(&client, &dead, StringSerializer)
-        .consumer(drained.clone())
-        .build_queue()
-        .unwrap();
-    dlq.start().unwrap();
+    let _dlq = started(consumer(&client, &dead, &drained).build_queue());
     assert_eq!(drained.wait_for(1, WAIT), ["poison"]);
 }
 
@@ -258,7 +227,7 @@ fn undecodable_items_are_moved_to_dead_letters_or_left_but_never_deleted() {
         }
         let queue = builder.build_queue().unwrap();
         queue.start().unwrap();
-        producer(&client, &path).put("good".into()).unwrap();
+        plain(&client, &path).put("good".into()).unwrap();
         assert_eq!(recorder.wait_for(1, WAIT), ["good"]);
         thread::sleep(Duration::from_millis(300));
         let (mut left, _) = client.get_children(&path).unwrap();
@@ -285,7 +254,7 @@ fn a_stranded_item_is_picked_up_within_a_second_of_its_holder_closing() {
     let path = unique_path("q-stranded");
     let locks = unique_path("q-stranded-locks");
     let seed = client();
-    producer(&seed, &path).put("stranded".into()).unwrap();
+    plain(&seed, &path).put("stranded".into()).unwrap();
     // A dead holder: its lock vanishes with its session.
     let holder = client();
     holder.ensure_path(&locks).unwrap();
@@ -297,12 +266,7 @@ fn a_stranded_item_is_picked_up_within_a_second_of_its_holder_closing() {
         )
         .unwrap();
     let recorder = Recorder::new();
-    let queue = QueueBuilder::new(&seed, &path, StringSerializer)
-        .consumer(recorder.clone())
-        .lock_path(&locks)
-        .build_queue()
-        .unwrap();
-    queue.start().unwrap();
+    let _queue = started(consumer(&seed, &path, &recorder).lock_path(&locks).build_queue());
     thread::sleep(Duration::from_millis(500));
     assert!(recorder.deliveries().is_empty(), "held by another consumer");
     let closed = Instant::now();
@@ -320,13 +284,12 @@ fn close_waits_for_the_item_being_consumed() {
     let path = unique_path("q-close");
     let client = client();
     let recorder = Recorder::new().slow(Duration::from_millis(700));
-    let queue = QueueBuilder::new(&client, &path, StringSerializer)
-        .consumer(recorder.clone())
-        .lock_path(&unique_path("q-close-locks"))
-        .build_queue()
-        .unwrap();
-    queue.start().unwrap();
-    producer(&client, &path).put("slow".into()).unwrap();
+    let queue = started(
+        consumer(&client, &path, &recorder)
+            .lock_path(&unique_path("q-close-locks"))
+            .build_queue(),
+    );
+    plain(&client, &path).put("slow".into()).unwrap();
     recorder.wait_until(WAIT, |r| !r.deliveries().is_empty());
     queue.close();
     assert_eq!(recorder.items(), ["slow"], "close returned after the item finished");
@@ -402,7 +365,7 @@ fn a_consumer_whose_lock_was_replaced_deletes_nothing_and_hears_lease_lost() {
         .build_queue()
         .unwrap();
     queue.start().unwrap();
-    producer(&client, &path).put("contested".into()).unwrap();
+    plain(&client, &path).put("contested".into()).unwrap();
     entered_rx.recv_timeout(WAIT).unwrap();
     let lock = format!("{locks}/queue-0000000000");
     let other = crate::support::client();
@@ -430,13 +393,13 @@ fn a_consumer_whose_lock_was_replaced_deletes_nothing_and_hears_lease_lost() {
 fn a_consumer_lists_the_queue_once_per_pass_not_once_per_item() {
     let path = unique_path("q-listings");
     let seed = client();
-    let source = producer(&seed, &path);
+    let source = plain(&seed, &path);
     for item in items("", 200) {
         source.put(item).unwrap();
     }
     for lock_safe in [false, true] {
         let path = unique_path("q-listings");
-        let source = producer(&seed, &path);
+        let source = plain(&seed, &path);
         for item in items("", 200) {
             source.put(item).unwrap();
         }

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 use zk_queue::testing::TestingServer;
 use zk_queue::{ConnectionState, CreateMode, DeliverAt, QueueBuilder, StringSerializer};
 
+use crate::support::queues::{consumer, producer, started};
 use crate::support::recorder::Recorder;
 use crate::support::{client, client_of, server::unique_path};
 
@@ -30,22 +31,14 @@ fn priority_queue_delivers_lower_priorities_first_over_the_whole_range() {
     // Curator's testSimple: random priorities, value = priority.
     let path = unique_path("prio-range");
     let client = client();
-    let producer = QueueBuilder::new(&client, &path, StringSerializer)
-        .put_in_background(false)
-        .build_priority_queue(0)
-        .unwrap();
-    producer.start().unwrap();
+    let producer = started(producer(&client, &path).build_priority_queue(0));
     let mut priorities: Vec<i32> = (0..100).map(|_| fastrand::i32(..)).collect();
     priorities.extend([i32::MIN, i32::MAX, 0, -1, 1]);
     for p in &priorities {
         producer.put(p.to_string(), *p).unwrap();
     }
     let recorder = Recorder::new();
-    let consumer = QueueBuilder::new(&client, &path, StringSerializer)
-        .consumer(recorder.clone())
-        .build_priority_queue(0)
-        .unwrap();
-    consumer.start().unwrap();
+    let _consumer = started(consumer(&client, &path, &recorder).build_priority_queue(0));
     let got: Vec<i32> = recorder
         .wait_for(priorities.len(), WAIT)
         .iter()
@@ -59,20 +52,12 @@ fn priority_queue_delivers_lower_priorities_first_over_the_whole_range() {
 fn equal_priorities_come_out_in_put_order() {
     let path = unique_path("prio-fifo");
     let client = client();
-    let producer = QueueBuilder::new(&client, &path, StringSerializer)
-        .put_in_background(false)
-        .build_priority_queue(1)
-        .unwrap();
-    producer.start().unwrap();
+    let producer = started(producer(&client, &path).build_priority_queue(1));
     for i in 0..20 {
         producer.put(format!("{}-{i}", i % 2), i % 2).unwrap();
     }
     let recorder = Recorder::new();
-    let consumer = QueueBuilder::new(&client, &path, StringSerializer)
-        .consumer(recorder.clone())
-        .build_priority_queue(1)
-        .unwrap();
-    consumer.start().unwrap();
+    let _consumer = started(consumer(&client, &path, &recorder).build_priority_queue(1));
     let got = recorder.wait_for(20, WAIT);
     let expected: Vec<String> = (0..20)
         .filter(|i| i % 2 == 0)
@@ -89,21 +74,13 @@ fn a_late_urgent_item_overtakes_after_min_items_before_refresh() {
     // within the next few.
     let path = unique_path("prio-refresh");
     let client = client();
-    let producer = QueueBuilder::new(&client, &path, StringSerializer)
-        .put_in_background(false)
-        .build_priority_queue(3)
-        .unwrap();
-    producer.start().unwrap();
+    let producer = started(producer(&client, &path).build_priority_queue(3));
     for i in 0..10 {
         producer.put(i.to_string(), 10 + i).unwrap();
     }
     // Slow enough that a put delayed by load still lands within a few items.
     let recorder = Recorder::new().slow(Duration::from_millis(300));
-    let consumer = QueueBuilder::new(&client, &path, StringSerializer)
-        .consumer(recorder.clone())
-        .build_priority_queue(3)
-        .unwrap();
-    consumer.start().unwrap();
+    let _consumer = started(consumer(&client, &path, &recorder).build_priority_queue(3));
     recorder.wait_for(1, WAIT);
     producer.put("urgent".into(), 1).unwrap();
     let got = recorder.wait_for(11, WAIT);
@@ -136,11 +113,7 @@ fn a_requeued_item_keeps_its_priority() {
         .lock_path(&unique_path("prio-requeue-locks"))
         .build_priority_queue(1)
         .unwrap();
-    let producer = QueueBuilder::new(&client, &path, StringSerializer)
-        .put_in_background(false)
-        .build_priority_queue(1)
-        .unwrap();
-    producer.start().unwrap();
+    let producer = started(producer(&client, &path).build_priority_queue(1));
     producer.put("low".into(), 100).unwrap();
     consumer.start().unwrap();
     started_rx.recv_timeout(WAIT).unwrap();
@@ -162,11 +135,7 @@ fn delay_queue_holds_items_until_due_then_orders_by_due_time() {
     // Curator's testBasic, testLateAddition and testSorting (shuffled due times).
     let path = unique_path("delay");
     let client = client();
-    let producer = QueueBuilder::new(&client, &path, StringSerializer)
-        .put_in_background(false)
-        .build_delay_queue()
-        .unwrap();
-    producer.start().unwrap();
+    let producer = started(producer(&client, &path).build_delay_queue());
     let base = in_millis(-10_000).epoch_millis();
     let mut order: Vec<i64> = (0..50).collect();
     fastrand::shuffle(&mut order);
@@ -205,21 +174,13 @@ fn delay_queue_holds_items_until_due_then_orders_by_due_time() {
 fn delay_items_due_at_the_same_time_come_out_in_put_order() {
     let path = unique_path("delay-ties");
     let client = client();
-    let producer = QueueBuilder::new(&client, &path, StringSerializer)
-        .put_in_background(false)
-        .build_delay_queue()
-        .unwrap();
-    producer.start().unwrap();
+    let producer = started(producer(&client, &path).build_delay_queue());
     let at = in_millis(-1_000);
     for i in 0..30 {
         producer.put(i.to_string(), at).unwrap();
     }
     let recorder = Recorder::new();
-    let consumer = QueueBuilder::new(&client, &path, StringSerializer)
-        .consumer(recorder.clone())
-        .build_delay_queue()
-        .unwrap();
-    consumer.start().unwrap();
+    let _consumer = started(consumer(&client, &path, &recorder).build_delay_queue());
     assert_eq!(
         recorder.wait_for(30, WAIT),
         (0..30).map(|i| i.to_string()).collect::<Vec<_>>()
@@ -232,11 +193,7 @@ fn id_queue_keeps_put_order_and_removes_ids_with_separators() {
     // Curator's remove can never match.
     let path = unique_path("ids");
     let client = client();
-    let queue = QueueBuilder::new(&client, &path, StringSerializer)
-        .put_in_background(false)
-        .build_id_queue()
-        .unwrap();
-    queue.start().unwrap();
+    let queue = started(producer(&client, &path).build_id_queue());
     let ids: Vec<String> = (0..20).map(|i| format!("job/{i}|{}", fastrand::u32(..))).collect();
     for (i, id) in ids.iter().enumerate() {
         queue.put(i.to_string(), id).unwrap();
@@ -250,11 +207,7 @@ fn id_queue_keeps_put_order_and_removes_ids_with_separators() {
         Err(zk_queue::Error::InvalidArgument(_))
     ));
     let recorder = Recorder::new();
-    let consumer = QueueBuilder::new(&client, &path, StringSerializer)
-        .consumer(recorder.clone())
-        .build_id_queue()
-        .unwrap();
-    consumer.start().unwrap();
+    let _consumer = started(consumer(&client, &path, &recorder).build_id_queue());
     let expected: Vec<String> = (0..20).filter(|i| *i != 3).map(|i| i.to_string()).collect();
     assert_eq!(recorder.wait_for(19, WAIT), expected);
 }
@@ -278,12 +231,7 @@ fn remove_skips_an_item_a_consumer_holds() {
         .build_id_queue()
         .unwrap();
     consumer.start().unwrap();
-    let producer = QueueBuilder::new(&client, &path, StringSerializer)
-        .put_in_background(false)
-        .lock_path(&locks)
-        .build_id_queue()
-        .unwrap();
-    producer.start().unwrap();
+    let producer = started(producer(&client, &path).lock_path(&locks).build_id_queue());
     producer.put("held".into(), "id").unwrap();
     let deadline = Instant::now() + WAIT;
     // Wait until the consumer holds it.
@@ -345,11 +293,7 @@ fn a_bounded_queue_accepts_again_once_a_consumer_makes_room() {
     producer.put("1".into()).unwrap();
     assert!(!producer.put_timeout("2".into(), Duration::from_millis(300)).unwrap());
     let recorder = Recorder::new();
-    let consumer = QueueBuilder::new(&client, &path, StringSerializer)
-        .consumer(recorder.clone())
-        .build_queue()
-        .unwrap();
-    consumer.start().unwrap();
+    let _consumer = started(consumer(&client, &path, &recorder).build_queue());
     for i in 2..=5 {
         assert!(producer.put_timeout(i.to_string(), WAIT).unwrap());
     }
@@ -368,20 +312,12 @@ fn the_consumer_hears_of_connection_changes_and_items_survive_a_long_outage() {
         .unwrap();
     let path = unique_path("partition");
     let recorder = Recorder::new();
-    let consumer = QueueBuilder::new(&consumer_client, &path, StringSerializer)
-        .consumer(recorder.clone())
-        .build_queue()
-        .unwrap();
-    consumer.start().unwrap();
+    let _consumer = started(consumer(&consumer_client, &path, &recorder).build_queue());
     server.kill().unwrap();
     thread::sleep(Duration::from_secs(4)); // twice the session timeout
     server.restart().unwrap();
     let producer_client = client_of(&server.connect_string());
-    let producer = QueueBuilder::new(&producer_client, &path, StringSerializer)
-        .put_in_background(false)
-        .build_queue()
-        .unwrap();
-    producer.start().unwrap();
+    let producer = started(producer(&producer_client, &path).build_queue());
     producer.put("after the partition".into()).unwrap();
     assert_eq!(recorder.wait_for(1, WAIT), ["after the partition"]);
     let states = recorder.states();
