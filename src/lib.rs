@@ -117,8 +117,8 @@ mod sync;
 pub mod testing;
 
 pub use client::{
-    Acl, ChildWatch, ClientStats, ConnectionState, CreateMode, ExponentialBackoffRetry, Op, OpResult, Perms,
-    RetryForever, RetryNTimes, RetryOneTime, RetryPolicy, RetryUntilElapsed, Stat, ZkClient, ZkClientBuilder,
+    Acl, BatchResults, ChildWatch, ClientStats, ConnectionState, CreateMode, ExponentialBackoffRetry, Op, OpResult,
+    Perms, RetryForever, RetryNTimes, RetryOneTime, RetryPolicy, RetryUntilElapsed, Stat, ZkClient, ZkClientBuilder,
 };
 pub use codec::{BytesSerializer, CodecError, FrameError, QueueSerializer, StringSerializer};
 pub use error::{Error, Result};

@@ -6,6 +6,7 @@
 //! the session: it reports [`ConnectionState`]s to listeners and, when the
 //! session expires, opens a new one so the client keeps working.
 
+mod batch;
 mod builder;
 mod ops;
 mod retry;
@@ -22,6 +23,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Receiver;
 use parking_lot::{Mutex, RwLock};
 
+pub use batch::BatchResults;
 pub use builder::ZkClientBuilder;
 pub use retry::{ExponentialBackoffRetry, RetryForever, RetryNTimes, RetryOneTime, RetryPolicy, RetryUntilElapsed};
 pub use session::ConnectionState;

@@ -61,6 +61,7 @@ impl<T: Send + 'static> QueueBuilder<T> {
                 put_in_background: true,
                 final_flush: Duration::from_secs(5),
                 consumer_threads: 1,
+                claim_window: 32,
                 error_mode: ErrorMode::Requeue,
                 max_attempts: None,
                 dead_letter_path: None,
@@ -127,6 +128,16 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// process. Defaults to 1.
     pub fn consumer_threads(mut self, threads: usize) -> Self {
         self.options.consumer_threads = threads;
+        self
+    }
+
+    /// How many items a consumer without a lock path claims at once, with
+    /// pipelined requests, before handing them to its threads in order. Claimed
+    /// items are already deleted, so a consumer that crashes loses up to this
+    /// many (at most once either way); 1 claims one item at a time. Defaults
+    /// to 32.
+    pub fn claim_window(mut self, items: usize) -> Self {
+        self.options.claim_window = items;
         self
     }
 
@@ -217,6 +228,9 @@ impl<T: Send + 'static> QueueBuilder<T> {
         }
         if self.options.max_items == Some(0) {
             return invalid("max items must be positive");
+        }
+        if self.options.claim_window == 0 {
+            return invalid("claim window must be at least 1");
         }
         if self.options.consumer_threads == 0 {
             return invalid("consumer threads must be at least 1");

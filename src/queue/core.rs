@@ -31,6 +31,7 @@ pub(crate) struct Options {
     pub(crate) put_in_background: bool,
     pub(crate) final_flush: Duration,
     pub(crate) consumer_threads: usize,
+    pub(crate) claim_window: usize,
     pub(crate) error_mode: ErrorMode,
     pub(crate) max_attempts: Option<u32>,
     pub(crate) dead_letter_path: Option<String>,

@@ -224,3 +224,37 @@ fn stats_count_requests_by_kind() {
     assert_eq!(after.get_data - before.get_data, 1);
     assert!(after.exists > before.exists && after.create > before.create);
 }
+
+#[test]
+fn batches_run_pipelined_with_a_result_per_request_in_order() {
+    let client = client();
+    let dir = unique_path("batch");
+    client.ensure_path(&dir).unwrap();
+    let mut nodes: Vec<(String, Vec<u8>)> = (0..2_500u32)
+        .map(|i| (format!("{dir}/n-"), i.to_be_bytes().to_vec()))
+        .collect();
+    nodes.insert(7, ("not a path".into(), vec![]));
+    nodes.insert(9, (format!("{dir}/missing/child"), vec![]));
+    let before = client.stats();
+    let created = client.create_many(&nodes, CreateMode::PersistentSequential).unwrap();
+    assert_eq!(
+        client.stats().create - before.create,
+        2_501,
+        "the invalid path was not sent"
+    );
+    assert!(matches!(created[7], Err(Error::InvalidPath { .. })));
+    assert!(matches!(created[9], Err(Error::NoNode { .. })));
+    let paths: Vec<String> = created.into_iter().filter_map(Result::ok).collect();
+    assert_eq!(paths.len(), 2_500);
+    assert!(paths.windows(2).all(|w| w[0] < w[1]), "created in request order");
+    let read = client.get_data_many(&paths).unwrap();
+    for (i, r) in read.iter().enumerate() {
+        assert_eq!(r.as_ref().unwrap().0, (i as u32).to_be_bytes());
+    }
+    let mut deletes: Vec<(String, Option<i32>)> = paths.iter().map(|p| (p.clone(), Some(0))).collect();
+    deletes[3].1 = Some(5);
+    let deleted = client.delete_many(&deletes).unwrap();
+    assert!(matches!(deleted[3], Err(Error::BadVersion { .. })));
+    assert_eq!(deleted.iter().filter(|r| r.is_ok()).count(), 2_499);
+    assert_eq!(client.get_children(&dir).unwrap().0.len(), 1);
+}

@@ -8,6 +8,7 @@
 //! a delayed item came due: one listing per pass over the queue, not one per
 //! item.
 
+mod claim;
 mod finish;
 mod process;
 
@@ -57,6 +58,14 @@ impl Control {
     }
 }
 
+/// What the scanner hands to a worker.
+pub(crate) enum Work<T> {
+    /// Lock-safe mode: the worker claims, consumes and settles the item.
+    Claim(String),
+    /// Plain mode: the scanner claimed (deleted) the item; consume its values.
+    Claimed { name: String, values: Vec<T> },
+}
+
 /// The running engine of one queue.
 pub(crate) struct Engine {
     control: Arc<Control>,
@@ -79,16 +88,21 @@ impl Engine {
         });
         // A rendezvous channel: the scanner hands over the next item only when
         // a worker is free, so one worker keeps FIFO order.
-        let (tx, rx) = crossbeam_channel::bounded::<String>(0);
+        let (tx, rx) = crossbeam_channel::bounded::<Work<T>>(0);
         let spawn_error = |e: std::io::Error| Error::InvalidArgument(format!("cannot start a queue thread: {e}"));
         for _ in 0..threads {
             let (core, control, rx) = (Arc::clone(&core), Arc::clone(&control), rx.clone());
             std::thread::Builder::new()
                 .name("zk-queue-worker".into())
                 .spawn(move || {
-                    for name in rx {
-                        process::item(&core, &control, &name);
-                        control.in_flight.lock().remove(&name);
+                    for work in rx {
+                        match work {
+                            Work::Claim(name) => {
+                                process::item(&core, &control, &name);
+                                control.in_flight.lock().remove(&name);
+                            }
+                            Work::Claimed { name, values } => process::consume_claimed(&core, &name, values),
+                        }
                     }
                     let mut running = control.workers.lock();
                     *running -= 1;
@@ -168,7 +182,7 @@ fn forward_states<T: Send + 'static>(core: &Core<T>, control: &Control) {
     }
 }
 
-fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx: Sender<String>) {
+fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx: Sender<Work<T>>) {
     let mut backoff = POLL;
     while !control.stopping() {
         let latch = Latch::new();
@@ -200,7 +214,7 @@ struct Pass {
     wake_at: Option<Instant>,
 }
 
-fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<String>, latch: &Latch) -> Result<Pass> {
+fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T>>, latch: &Latch) -> Result<Pass> {
     let now = || Some(Instant::now());
     let (names, _, queue_watch) = match core.client.watch_children(&core.path, latch) {
         Err(Error::NoNode { .. }) => {
@@ -232,9 +246,14 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<String
         } => Some(min_items_before_refresh.max(1)),
         _ => None,
     };
+    let lock_safe = core.options.lock_path.is_some();
+    // Plain mode claims a window at a time; a priority queue's window ends
+    // where it may have to look again.
+    let window = refresh_after.map_or(core.options.claim_window, |n| n.min(core.options.claim_window));
     let now_ms = epoch_millis();
     let mut wake_at = None;
     let mut handed = 0;
+    let mut batch = Vec::with_capacity(window);
     for name in items {
         if control.stopping() {
             break;
@@ -255,13 +274,23 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<String
         if locked.contains(&name) || control.skipped.lock().contains(&name) {
             continue;
         }
-        if !control.in_flight.lock().insert(name.clone()) {
+        if lock_safe {
+            if !control.in_flight.lock().insert(name.clone()) {
+                continue;
+            }
+            if !hand_over(tx, name, control) {
+                break;
+            }
+            handed += 1;
             continue;
         }
-        if !hand_over(tx, name, control) {
-            break;
+        batch.push(name);
+        if batch.len() >= window {
+            handed += claim::window(core, control, tx, std::mem::take(&mut batch))?;
         }
-        handed += 1;
+    }
+    if !batch.is_empty() && !control.stopping() {
+        claim::window(core, control, tx, batch)?;
     }
     Ok(Pass {
         _watches: watches,
@@ -269,23 +298,22 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<String
     })
 }
 
-/// Hands an item to the next free worker; false when stopping.
-fn hand_over(tx: &Sender<String>, mut name: String, control: &Control) -> bool {
+/// Hands a lock-safe item to the next free worker; false when stopping.
+fn hand_over<T>(tx: &Sender<Work<T>>, name: String, control: &Control) -> bool {
+    let mut work = Work::Claim(name);
     loop {
-        match tx.send_timeout(name, POLL) {
+        let back = match tx.send_timeout(work, POLL) {
             Ok(()) => return true,
-            Err(SendTimeoutError::Timeout(back)) => {
-                if control.stopping() {
-                    control.in_flight.lock().remove(&back);
-                    return false;
-                }
-                name = back;
+            Err(SendTimeoutError::Timeout(back)) if !control.stopping() => {
+                work = back;
+                continue;
             }
-            Err(SendTimeoutError::Disconnected(back)) => {
-                control.in_flight.lock().remove(&back);
-                return false;
-            }
+            Err(SendTimeoutError::Timeout(back) | SendTimeoutError::Disconnected(back)) => back,
+        };
+        if let Work::Claim(name) = back {
+            control.in_flight.lock().remove(&name);
         }
+        return false;
     }
 }
 

@@ -3,7 +3,6 @@
 
 use super::finish::{self, Lock};
 use super::Control;
-use crate::client::Deleted;
 use crate::codec::{decode_frame, trailer};
 use crate::error::{Error, Result};
 use crate::path;
@@ -21,10 +20,10 @@ pub(super) struct Decoded<'a, T> {
 
 /// Processes one item; errors are logged and told to the consumer.
 pub(super) fn item<T: Send + 'static>(core: &Core<T>, control: &Control, name: &str) {
-    let result = match &core.options.lock_path {
-        Some(lock_dir) => lock_safe(core, control, lock_dir, name),
-        None => plain(core, control, name),
+    let Some(lock_dir) = &core.options.lock_path else {
+        return; // plain items are claimed by the scanner
     };
+    let result = lock_safe(core, control, lock_dir, name);
     if let Err(e) = result {
         log::warn!("queue {}: item {name}: {e}", core.path);
         core.tell_error(&e);
@@ -52,32 +51,17 @@ pub(super) fn decode<'a, T: 'static>(core: &Core<T>, item_path: &str, data: &'a 
     })
 }
 
-/// At most once: the item is deleted before the consumer sees it.
-fn plain<T: Send + 'static>(core: &Core<T>, control: &Control, name: &str) -> Result<()> {
-    let item_path = path::join(&core.path, name);
-    let (data, stat) = match core.client.get_data(&item_path) {
-        Err(Error::NoNode { .. }) => return Ok(()),
-        other => other?,
-    };
-    let decoded = match decode(core, &item_path, &data) {
-        Ok(decoded) => decoded,
-        Err(corrupt) => return finish::dead_letter(core, control, name, &data, stat.version, None, corrupt),
-    };
-    match core.client.delete_tracked(&item_path, Some(stat.version)) {
-        Ok(Deleted::Yes) => {}
-        Ok(Deleted::Unknown) => {
-            log::warn!("{item_path}: the claiming delete's reply was lost; consuming it, another consumer may too");
-        }
-        // Another consumer claimed it first.
-        Err(Error::NoNode { .. } | Error::BadVersion { .. }) => return Ok(()),
-        Err(e) => return Err(e),
-    }
-    for value in decoded.values {
+/// Plain mode: consumes the values of an item the scanner already deleted
+/// (at most once: a consumer error cannot bring it back).
+pub(super) fn consume_claimed<T: Send + 'static>(core: &Core<T>, name: &str, values: Vec<T>) {
+    for value in values {
         if let Err(e) = consume(core, value) {
-            log::warn!("{item_path}: the consumer failed; without a lock path the item was already deleted: {e}");
+            log::warn!(
+                "{}/{name}: the consumer failed; without a lock path the item was already deleted: {e}",
+                core.path
+            );
         }
     }
-    Ok(())
 }
 
 /// At least once: lock, consume, then delete item and lock in one fenced multi.

@@ -1,0 +1,171 @@
+//! Pipelined batches: many requests in flight at once, one wait for all.
+//!
+//! ZooKeeper answers the requests of one session in order, and a server
+//! commits many pipelined writes per disk sync, so a batch runs several times
+//! faster than the same requests one after another. Each request of a batch
+//! gets its own result; a batch is not a transaction (see
+//! [`ZkClient::multi`] for that).
+
+use std::future::Future;
+use std::pin::{pin, Pin};
+use std::time::Instant;
+
+use futures::future::{join_all, ready, select, Either};
+use zookeeper_client::Acls;
+
+use super::{Acl, CreateMode, Stat, ZkClient};
+use crate::error::{Error, Result};
+use crate::path;
+
+/// The per-request results of a pipelined batch, in request order.
+pub type BatchResults<T> = Vec<Result<T>>;
+
+/// Requests in flight at once within a batch; larger batches run in windows
+/// of this size, each with its own deadline.
+const WINDOW: usize = 1_000;
+
+impl ZkClient {
+    /// Creates many nodes with the default ACL, pipelined, and returns each
+    /// create's result (the created path), in order.
+    ///
+    /// Results are per request; a request that failed is not retried (a
+    /// connection loss leaves its outcome unknown). Invalid paths and
+    /// oversized data fail their own entry without sending it.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// use zk_queue::{CreateMode, ZkClient};
+    /// let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// client.ensure_path("/batch")?;
+    /// let nodes: Vec<(String, Vec<u8>)> = (0..100).map(|i| ("/batch/n-".to_string(), vec![i])).collect();
+    /// let created = client.create_many(&nodes, CreateMode::PersistentSequential)?;
+    /// assert!(created.iter().all(|r| r.is_ok()));
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// The outer `Err` only when no request could be sent: [`Error::Closed`].
+    pub fn create_many(&self, nodes: &[(String, Vec<u8>)], mode: CreateMode) -> Result<BatchResults<String>> {
+        let acl = self.default_acl().to_vec();
+        let zk_acl: Vec<_> = acl.iter().map(Acl::to_zk).collect();
+        let zk_acl = &zk_acl;
+        let check = |node: &(String, Vec<u8>)| {
+            path::validate(&node.0)?;
+            self.check_create_size(&node.0, node.1.len(), &acl)
+        };
+        self.batch("create", nodes, check, |client, node| async move {
+            let (path, data) = (node.0.as_str(), node.1.as_slice());
+            let options = mode.to_zk().with_acls(Acls::new(zk_acl));
+            let (_, sequence) = client
+                .create(path, data, &options)
+                .await
+                .map_err(|e| Error::from_zk(e, path))?;
+            Ok(if mode.is_sequential() {
+                format!("{path}{sequence}")
+            } else {
+                path.to_owned()
+            })
+        })
+    }
+
+    /// Deletes many nodes (each only at its version, if given), pipelined;
+    /// per-request results, in order.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let (names, _) = client.get_children("/batch")?;
+    /// let nodes: Vec<(String, Option<i32>)> = names.iter().map(|n| (format!("/batch/{n}"), None)).collect();
+    /// let deleted = client.delete_many(&nodes)?;
+    /// println!("{} deleted", deleted.iter().filter(|r| r.is_ok()).count());
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// The outer `Err` only when no request could be sent: [`Error::Closed`].
+    pub fn delete_many(&self, nodes: &[(String, Option<i32>)]) -> Result<BatchResults<()>> {
+        self.batch(
+            "delete",
+            nodes,
+            |node| path::validate(&node.0),
+            |client, node| async move {
+                let path = node.0.as_str();
+                client.delete(path, node.1).await.map_err(|e| Error::from_zk(e, path))
+            },
+        )
+    }
+
+    /// Reads many nodes' data and stats, pipelined; per-request results, in order.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let paths = vec!["/a".to_string(), "/b".to_string()];
+    /// for (path, read) in paths.iter().zip(client.get_data_many(&paths)?) {
+    ///     println!("{path}: {:?}", read.map(|(data, _)| data.len()));
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// The outer `Err` only when no request could be sent: [`Error::Closed`].
+    pub fn get_data_many(&self, paths: &[String]) -> Result<BatchResults<(Vec<u8>, Stat)>> {
+        self.batch(
+            "get_data",
+            paths,
+            |p| path::validate(p),
+            |client, p| async move {
+                let (data, stat) = client.get_data(p).await.map_err(|e| Error::from_zk(e, p))?;
+                Ok((data, stat.into()))
+            },
+        )
+    }
+
+    /// Runs one request per entry, a window at a time: each request is sent
+    /// when its future is made, then the window's answers are awaited together,
+    /// all within one request timeout.
+    fn batch<'a, I, T: 'a, Fut>(
+        &self,
+        operation: &'static str,
+        entries: &'a [I],
+        check: impl Fn(&'a I) -> Result<()>,
+        send: impl Fn(zookeeper_client::Client, &'a I) -> Fut,
+    ) -> Result<BatchResults<T>>
+    where
+        Fut: Future<Output = Result<T>> + 'a,
+    {
+        let (client, _) = self.shared.current()?;
+        let timeout = self.shared.config.request_timeout;
+        let mut results = Vec::with_capacity(entries.len());
+        for window in entries.chunks(WINDOW) {
+            let deadline = Instant::now() + timeout;
+            let pending: Vec<Pin<Box<dyn Future<Output = Result<T>> + 'a>>> = window
+                .iter()
+                .map(|entry| -> Pin<Box<dyn Future<Output = Result<T>> + 'a>> {
+                    match check(entry) {
+                        Ok(()) => {
+                            self.shared.counters.count(operation);
+                            // Sent on the join's first poll, before any answer is awaited.
+                            let answer = send(client.clone(), entry);
+                            Box::pin(async move {
+                                match select(pin!(answer), async_io::Timer::at(deadline)).await {
+                                    Either::Left((result, _)) => result,
+                                    Either::Right(_) => Err(Error::Timeout {
+                                        operation,
+                                        after: timeout,
+                                    }),
+                                }
+                            })
+                        }
+                        Err(e) => Box::pin(ready(Err(e))),
+                    }
+                })
+                .collect();
+            results.extend(async_io::block_on(join_all(pending)));
+        }
+        Ok(results)
+    }
+}
