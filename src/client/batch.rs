@@ -11,9 +11,9 @@ use std::pin::{pin, Pin};
 use std::time::Instant;
 
 use futures::future::{join_all, ready, select, Either};
-use zookeeper_client::Acls;
+use zookeeper_client::{Acls, MultiWriteError};
 
-use super::{Acl, CreateMode, Stat, ZkClient};
+use super::{Acl, CreateMode, Op, Stat, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
 
@@ -48,24 +48,79 @@ impl ZkClient {
     /// The outer `Err` only when no request could be sent: [`Error::Closed`].
     pub fn create_many(&self, nodes: &[(String, Vec<u8>)], mode: CreateMode) -> Result<BatchResults<String>> {
         let acl = self.default_acl().to_vec();
+        let created = self.create_many_with_acl(nodes, mode, &acl)?;
+        Ok(created.into_iter().map(|r| r.map(|(path, _)| path)).collect())
+    }
+
+    /// [`create_many`](Self::create_many) with an ACL, returning each created
+    /// node's path and stat.
+    pub(crate) fn create_many_with_acl(
+        &self,
+        nodes: &[(String, Vec<u8>)],
+        mode: CreateMode,
+        acl: &[Acl],
+    ) -> Result<BatchResults<(String, Stat)>> {
         let zk_acl: Vec<_> = acl.iter().map(Acl::to_zk).collect();
         let zk_acl = &zk_acl;
         let check = |node: &(String, Vec<u8>)| {
             path::validate(&node.0)?;
-            self.check_create_size(&node.0, node.1.len(), &acl)
+            self.check_create_size(&node.0, node.1.len(), acl)
         };
         self.batch("create", nodes, check, |client, node| async move {
             let (path, data) = (node.0.as_str(), node.1.as_slice());
             let options = mode.to_zk().with_acls(Acls::new(zk_acl));
-            let (_, sequence) = client
+            let (stat, sequence) = client
                 .create(path, data, &options)
                 .await
                 .map_err(|e| Error::from_zk(e, path))?;
-            Ok(if mode.is_sequential() {
+            let created = if mode.is_sequential() {
                 format!("{path}{sequence}")
             } else {
                 path.to_owned()
-            })
+            };
+            Ok((created, stat.into()))
+        })
+    }
+
+    /// Stats of many nodes (`None` where a node does not exist), pipelined.
+    pub(crate) fn exists_many(&self, paths: &[String]) -> Result<BatchResults<Option<Stat>>> {
+        self.batch(
+            "exists",
+            paths,
+            |p| path::validate(p),
+            |client, p| async move {
+                let stat = client.check_stat(p).await.map_err(|e| Error::from_zk(e, p))?;
+                Ok(stat.map(Stat::from))
+            },
+        )
+    }
+
+    /// Many multis, pipelined, each in the session of `generation` only (see
+    /// [`ZkClient::multi_fenced`]); per-multi results, in order.
+    pub(crate) fn multi_many_fenced(&self, multis: &[Vec<Op>], generation: u64) -> Result<BatchResults<()>> {
+        let acl: Vec<_> = self.default_acl().iter().map(Acl::to_zk).collect();
+        let acl = &acl;
+        let check = |ops: &Vec<Op>| ops.iter().try_for_each(|op| path::validate(op.path()));
+        self.batch_in("multi", Some(generation), multis, check, |client, ops| async move {
+            let first = ops.first().map_or("/", Op::path);
+            let mut writer = client.new_multi_writer();
+            let added: std::result::Result<(), zookeeper_client::Error> = ops.iter().try_for_each(|op| match op {
+                Op::Create { path, data, mode } => {
+                    writer.add_create(path, data, &mode.to_zk().with_acls(Acls::new(acl)))
+                }
+                Op::Delete { path, version } => writer.add_delete(path, *version),
+                Op::SetData { path, data, version } => writer.add_set_data(path, data, *version),
+                Op::Check { path, version } => writer.add_check_version(path, *version),
+            });
+            added.map_err(|e| Error::from_zk(e, first))?;
+            match writer.commit().await {
+                Ok(_) => Ok(()),
+                Err(MultiWriteError::OperationFailed { index, source }) => Err(Error::MultiFailed {
+                    index,
+                    source: Box::new(Error::from_zk(source, ops.get(index).map_or(first, Op::path))),
+                }),
+                Err(MultiWriteError::RequestFailed { source }) => Err(Error::from_zk(source, first)),
+            }
         })
     }
 
@@ -137,7 +192,26 @@ impl ZkClient {
     where
         Fut: Future<Output = Result<T>> + 'a,
     {
-        let (client, _) = self.shared.current()?;
+        self.batch_in(operation, None, entries, check, send)
+    }
+
+    /// [`batch`](Self::batch), sent only in the session of `fence` if given:
+    /// in any other session every entry fails with [`Error::SessionExpired`].
+    fn batch_in<'a, I, T: 'a, Fut>(
+        &self,
+        operation: &'static str,
+        fence: Option<u64>,
+        entries: &'a [I],
+        check: impl Fn(&'a I) -> Result<()>,
+        send: impl Fn(zookeeper_client::Client, &'a I) -> Fut,
+    ) -> Result<BatchResults<T>>
+    where
+        Fut: Future<Output = Result<T>> + 'a,
+    {
+        let (client, generation) = self.shared.current()?;
+        if fence.is_some_and(|fence| fence != generation) {
+            return Ok(entries.iter().map(|_| Err(Error::SessionExpired)).collect());
+        }
         let timeout = self.shared.config.request_timeout;
         let mut results = Vec::with_capacity(entries.len());
         for window in entries.chunks(WINDOW) {

@@ -6,10 +6,14 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{Receiver, Sender};
 
 use super::core::Core;
+use crate::client::CreateMode;
 use crate::error::{Error, Result};
 
 /// How many background puts may wait for the put thread before `put` blocks.
 const WINDOW: usize = 1024;
+
+/// The most puts sent in one pipelined batch.
+const BATCH: usize = 256;
 
 struct Job<T> {
     node_prefix: String,
@@ -55,12 +59,43 @@ impl<T> Putter<T> {
 }
 
 fn run<T: Send + 'static>(core: &Core<T>, jobs: &Receiver<Job<T>>) {
-    for job in jobs {
-        let result = core.create_item(&job.node_prefix, &job.data);
+    // Everything waiting is sent at once, pipelined, as one batch.
+    while let Ok(first) = jobs.recv() {
+        let mut batch = vec![first];
+        batch.extend(jobs.try_iter().take(BATCH - 1));
+        store(core, batch);
+    }
+}
+
+/// Creates the batch's nodes with pipelined requests and reports each result.
+fn store<T: Send + 'static>(core: &Core<T>, batch: Vec<Job<T>>) {
+    let nodes: Vec<(String, Vec<u8>)> = batch.iter().map(|j| (j.node_prefix.clone(), j.data.clone())).collect();
+    let mut results = match core.client.create_many(&nodes, CreateMode::PersistentSequential) {
+        Ok(results) => results,
+        Err(e) => nodes.iter().map(|_| Err(clone_error(&e))).collect(),
+    };
+    // A queue node that vanished (a reaped container, say) is created again,
+    // and the creates it refused are made once more, one by one.
+    if results.iter().any(|r| matches!(r, Err(Error::NoNode { .. }))) {
+        for (job, result) in batch.iter().zip(results.iter_mut()) {
+            if matches!(result, Err(Error::NoNode { .. })) {
+                *result = core.create_item(&job.node_prefix, &job.data);
+            }
+        }
+    }
+    for (job, result) in batch.into_iter().zip(results) {
         if let Err(e) = &result {
             log::warn!("background put under {} failed: {e}", core.path);
         }
         core.report(&job.items, result.as_ref().map(|_| ()));
         core.put_finished();
+    }
+}
+
+/// A copy of a batch-wide error for each of its requests.
+fn clone_error(e: &Error) -> Error {
+    match e {
+        Error::Closed => Error::Closed,
+        other => Error::InvalidArgument(format!("the batch could not be sent: {other}")),
     }
 }

@@ -1,11 +1,14 @@
-//! Plain-mode claims a window at a time: the window's items are read with
-//! pipelined requests, deleted with pipelined versioned deletes, and handed to
-//! the workers in order.
+//! Claims a window of items at a time with pipelined requests, and hands the
+//! items won to the workers in order. Plain mode reads and deletes them;
+//! lock-safe mode locks and reads them (the locks are prefetched leases: the
+//! items are deleted only once consumed).
 
-use crossbeam_channel::Sender;
+use crossbeam_channel::{SendTimeoutError, Sender};
 
+use super::finish::Lock;
 use super::process::decode;
-use super::{finish, Control, Work};
+use super::{finish, Control, Locked, Work, POLL};
+use crate::client::CreateMode;
 use crate::error::{Error, Result};
 use crate::path;
 use crate::queue::core::Core;
@@ -65,4 +68,91 @@ pub(super) fn window<T: Send + 'static>(
         handed += 1;
     }
     Ok(handed)
+}
+
+/// Locks the items named (in order) with pipelined creates, reads the locked
+/// ones with pipelined reads, and hands them to the workers in order; returns
+/// how many it handed over. Locks of items not handed over are released.
+pub(super) fn locked_window<T: Send + 'static>(
+    core: &Core<T>,
+    control: &Control,
+    tx: &Sender<Work<T>>,
+    lock_dir: &str,
+    names: Vec<String>,
+) -> Result<usize> {
+    let generation = core.client.generation();
+    let token = Lock::token(core);
+    let nodes: Vec<(String, Vec<u8>)> = names.iter().map(|n| (path::join(lock_dir, n), token.clone())).collect();
+    let created = core
+        .client
+        .create_many_with_acl(&nodes, CreateMode::Ephemeral, &core.options.acl)?;
+    let mut locked = Vec::with_capacity(names.len());
+    for ((name, (lock_path, _)), result) in names.into_iter().zip(nodes).zip(created) {
+        let lock = match result {
+            Ok((_, stat)) => Some(Lock::created(lock_path, &stat, generation)),
+            // Held by another consumer.
+            Err(Error::NodeExists { .. }) => None,
+            Err(Error::NoNode { .. }) => {
+                core.ensure_nodes()?;
+                None
+            }
+            Err(e) if e.is_retryable() => Lock::recover(core, lock_path, &token, generation)?,
+            Err(e) => return Err(e),
+        };
+        if let Some(lock) = lock {
+            control.in_flight.lock().insert(name.clone());
+            locked.push((name, lock));
+        }
+    }
+    let paths: Vec<String> = locked.iter().map(|(n, _)| path::join(&core.path, n)).collect();
+    let reads = match core.client.get_data_many(&paths) {
+        Ok(reads) => reads,
+        Err(e) => {
+            for (name, lock) in locked {
+                release(core, control, &name, &lock);
+            }
+            return Err(e);
+        }
+    };
+    let mut handed = 0;
+    for (((name, lock), item_path), read) in locked.into_iter().zip(paths).zip(reads) {
+        let (data, stat) = match read {
+            Ok(found) => found,
+            Err(e) => {
+                release(core, control, &name, &lock);
+                if !matches!(e, Error::NoNode { .. }) {
+                    core.tell_error(&e);
+                }
+                continue;
+            }
+        };
+        let mut work = Work::Locked(Locked {
+            name,
+            item_path,
+            item_version: stat.version,
+            data,
+            lock,
+        });
+        loop {
+            match tx.send_timeout(work, POLL) {
+                Ok(()) => {
+                    handed += 1;
+                    break;
+                }
+                Err(SendTimeoutError::Timeout(back)) if !control.stopping() => work = back,
+                Err(SendTimeoutError::Timeout(back) | SendTimeoutError::Disconnected(back)) => {
+                    if let Work::Locked(claim) = back {
+                        release(core, control, &claim.name, &claim.lock);
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    Ok(handed)
+}
+
+fn release<T: Send + 'static>(core: &Core<T>, control: &Control, name: &str, lock: &Lock) {
+    lock.release(core);
+    control.in_flight.lock().remove(name);
 }

@@ -24,48 +24,58 @@ pub(super) struct Lock {
 }
 
 impl Lock {
-    /// Creates the lock; `None` if another consumer holds it.
-    pub(super) fn acquire<T: Send + 'static>(core: &Core<T>, lock_dir: &str, name: &str) -> Result<Option<Lock>> {
-        let path = path::join(lock_dir, name);
-        let generation = core.client.generation();
-        let token = format!(
+    /// The lock created at `path` with `stat`, in session `generation`.
+    pub(super) fn created(path: String, stat: &crate::client::Stat, generation: u64) -> Lock {
+        Lock {
+            path,
+            version: stat.version,
+            czxid: stat.czxid,
+            generation,
+        }
+    }
+
+    pub(super) fn path(&self) -> &str {
+        &self.path
+    }
+
+    pub(super) fn czxid(&self) -> i64 {
+        self.czxid
+    }
+
+    pub(super) fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The operations that end a claim on `item_path` at `item_version`.
+    pub(super) fn acknowledge_ops(&self, item_path: &str, item_version: i32) -> Vec<Op> {
+        vec![self.check(), Op::delete(item_path, Some(item_version)), self.delete()]
+    }
+
+    /// After a lock create whose outcome is unknown (its reply was lost): the
+    /// lock is ours if it holds our token and our session is unchanged.
+    pub(super) fn recover<T: Send + 'static>(
+        core: &Core<T>,
+        path: String,
+        token: &[u8],
+        generation: u64,
+    ) -> Result<Option<Lock>> {
+        match core.client.get_data(&path) {
+            Ok((data, stat)) if data == token && core.client.generation() == generation => {
+                Ok(Some(Lock::created(path, &stat, generation)))
+            }
+            Ok(_) | Err(Error::NoNode { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A token naming this consumer's session and claim, stored in its locks.
+    pub(super) fn token<T: Send + 'static>(core: &Core<T>) -> Vec<u8> {
+        format!(
             "zk-queue {:x} {:016x}",
             core.client.session_id().unwrap_or_default(),
             fastrand::u64(..)
-        );
-        for _ in 0..2 {
-            match core
-                .client
-                .create_with_acl(&path, token.as_bytes(), CreateMode::Ephemeral, &core.options.acl)
-            {
-                Ok((_, stat)) => {
-                    return Ok(Some(Lock {
-                        path,
-                        version: stat.version,
-                        czxid: stat.czxid,
-                        generation,
-                    }))
-                }
-                Err(Error::NodeExists { .. }) => {
-                    // Ours, if an earlier attempt's reply was lost: read it back.
-                    return match core.client.get_data(&path) {
-                        Ok((data, stat)) if data == token.as_bytes() && core.client.generation() == generation => {
-                            Ok(Some(Lock {
-                                path,
-                                version: stat.version,
-                                czxid: stat.czxid,
-                                generation,
-                            }))
-                        }
-                        Ok(_) | Err(Error::NoNode { .. }) => Ok(None),
-                        Err(e) => Err(e),
-                    };
-                }
-                Err(Error::NoNode { .. }) => core.ensure_nodes()?,
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(None)
+        )
+        .into_bytes()
     }
 
     /// Deletes the lock if it is still ours.
@@ -95,17 +105,6 @@ impl Lock {
     fn delete(&self) -> Op {
         Op::delete(&self.path, Some(self.version))
     }
-}
-
-/// Deletes the item and its lock, if the lock is still ours.
-pub(super) fn acknowledge<T: Send + 'static>(
-    core: &Core<T>,
-    item_path: &str,
-    item_version: i32,
-    lock: &Lock,
-) -> Result<()> {
-    let ops = [lock.check(), Op::delete(item_path, Some(item_version)), lock.delete()];
-    settle(core, item_path, lock, &ops)
 }
 
 /// Puts the records not yet consumed back into the queue under the item's own

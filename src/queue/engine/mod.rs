@@ -8,6 +8,7 @@
 //! a delayed item came due: one listing per pass over the queue, not one per
 //! item.
 
+mod ack;
 mod claim;
 mod finish;
 mod process;
@@ -18,7 +19,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crossbeam_channel::{SendTimeoutError, Sender};
+use crossbeam_channel::Sender;
 use parking_lot::{Condvar, Mutex};
 
 use super::core::{Core, Kind};
@@ -31,7 +32,7 @@ use crate::sync::Latch;
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
 /// How often a blocked hand-off or state wait checks for shutdown.
-const POLL: Duration = Duration::from_millis(100);
+pub(super) const POLL: Duration = Duration::from_millis(100);
 
 /// What the threads of one engine share.
 pub(crate) struct Control {
@@ -60,10 +61,19 @@ impl Control {
 
 /// What the scanner hands to a worker.
 pub(crate) enum Work<T> {
-    /// Lock-safe mode: the worker claims, consumes and settles the item.
-    Claim(String),
     /// Plain mode: the scanner claimed (deleted) the item; consume its values.
     Claimed { name: String, values: Vec<T> },
+    /// Lock-safe mode: the scanner locked and read the item.
+    Locked(Locked),
+}
+
+/// An item the scanner locked for this consumer, with its data.
+pub(crate) struct Locked {
+    name: String,
+    item_path: String,
+    item_version: i32,
+    data: Vec<u8>,
+    lock: finish::Lock,
 }
 
 /// The running engine of one queue.
@@ -71,6 +81,8 @@ pub(crate) struct Engine {
     control: Arc<Control>,
     /// Tells the consumer that the queue is closing.
     closing: Box<dyn Fn() + Send + Sync>,
+    /// Settles lock-safe acknowledgements.
+    acker: Option<ack::Acker>,
     scanner: JoinHandle<()>,
     states: JoinHandle<()>,
 }
@@ -90,18 +102,23 @@ impl Engine {
         // a worker is free, so one worker keeps FIFO order.
         let (tx, rx) = crossbeam_channel::bounded::<Work<T>>(0);
         let spawn_error = |e: std::io::Error| Error::InvalidArgument(format!("cannot start a queue thread: {e}"));
+        let acker = match core.options.lock_path {
+            Some(_) => Some(ack::Acker::start(Arc::clone(&core), Arc::clone(&control))?),
+            None => None,
+        };
         for _ in 0..threads {
             let (core, control, rx) = (Arc::clone(&core), Arc::clone(&control), rx.clone());
+            let acks = acker.as_ref().map(ack::Acker::sender);
             std::thread::Builder::new()
                 .name("zk-queue-worker".into())
                 .spawn(move || {
                     for work in rx {
                         match work {
-                            Work::Claim(name) => {
-                                process::item(&core, &control, &name);
-                                control.in_flight.lock().remove(&name);
-                            }
                             Work::Claimed { name, values } => process::consume_claimed(&core, &name, values),
+                            Work::Locked(claim) => match &acks {
+                                Some(acks) => process::consume_locked(&core, &control, acks, claim),
+                                None => log::error!("a locked item without an acknowledger"),
+                            },
                         }
                     }
                     let mut running = control.workers.lock();
@@ -133,6 +150,7 @@ impl Engine {
         Ok(Engine {
             control,
             closing,
+            acker,
             scanner,
             states,
         })
@@ -149,16 +167,24 @@ impl Engine {
             log::error!("the queue scanner thread panicked");
         }
         let mut running = self.control.workers.lock();
+        let mut all_done = true;
         while *running > 0 {
             if self.control.workers_done.wait_until(&mut running, deadline).timed_out() {
                 log::warn!(
                     "{} item(s) still being consumed at close; they finish (and release their locks) on their own",
                     *running
                 );
+                all_done = false;
                 break;
             }
         }
         drop(running);
+        if let Some(acker) = self.acker {
+            // Settles every acknowledgement queued by the finished workers.
+            if all_done {
+                acker.stop();
+            }
+        }
         let _ = self.states.join();
     }
 }
@@ -246,7 +272,6 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
         } => Some(min_items_before_refresh.max(1)),
         _ => None,
     };
-    let lock_safe = core.options.lock_path.is_some();
     // Plain mode claims a window at a time; a priority queue's window ends
     // where it may have to look again.
     let window = refresh_after.map_or(core.options.claim_window, |n| n.min(core.options.claim_window));
@@ -274,23 +299,16 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
         if locked.contains(&name) || control.skipped.lock().contains(&name) {
             continue;
         }
-        if lock_safe {
-            if !control.in_flight.lock().insert(name.clone()) {
-                continue;
-            }
-            if !hand_over(tx, name, control) {
-                break;
-            }
-            handed += 1;
+        if control.in_flight.lock().contains(&name) {
             continue;
         }
         batch.push(name);
         if batch.len() >= window {
-            handed += claim::window(core, control, tx, std::mem::take(&mut batch))?;
+            handed += claim_window(core, control, tx, std::mem::take(&mut batch))?;
         }
     }
     if !batch.is_empty() && !control.stopping() {
-        claim::window(core, control, tx, batch)?;
+        claim_window(core, control, tx, batch)?;
     }
     Ok(Pass {
         _watches: watches,
@@ -298,22 +316,16 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
     })
 }
 
-/// Hands a lock-safe item to the next free worker; false when stopping.
-fn hand_over<T>(tx: &Sender<Work<T>>, name: String, control: &Control) -> bool {
-    let mut work = Work::Claim(name);
-    loop {
-        let back = match tx.send_timeout(work, POLL) {
-            Ok(()) => return true,
-            Err(SendTimeoutError::Timeout(back)) if !control.stopping() => {
-                work = back;
-                continue;
-            }
-            Err(SendTimeoutError::Timeout(back) | SendTimeoutError::Disconnected(back)) => back,
-        };
-        if let Work::Claim(name) = back {
-            control.in_flight.lock().remove(&name);
-        }
-        return false;
+/// Claims a window of items in the queue's mode.
+fn claim_window<T: Send + 'static>(
+    core: &Core<T>,
+    control: &Control,
+    tx: &Sender<Work<T>>,
+    names: Vec<String>,
+) -> Result<usize> {
+    match &core.options.lock_path {
+        Some(lock_dir) => claim::locked_window(core, control, tx, lock_dir, names),
+        None => claim::window(core, control, tx, names),
     }
 }
 

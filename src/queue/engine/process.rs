@@ -1,11 +1,13 @@
 //! Processing one item: plain (delete, then consume) or lock-safe (lock,
 //! consume, then acknowledge).
 
-use super::finish::{self, Lock};
-use super::Control;
+use crossbeam_channel::Sender;
+
+use super::ack::Ack;
+use super::finish;
+use super::{Control, Locked};
 use crate::codec::{decode_frame, trailer};
 use crate::error::{Error, Result};
-use crate::path;
 use crate::queue::core::Core;
 use crate::queue::{ConsumeError, ErrorMode};
 
@@ -16,18 +18,6 @@ pub(super) struct Decoded<'a, T> {
     pub(super) values: Vec<T>,
     /// Failed deliveries so far.
     pub(super) attempts: u32,
-}
-
-/// Processes one item; errors are logged and told to the consumer.
-pub(super) fn item<T: Send + 'static>(core: &Core<T>, control: &Control, name: &str) {
-    let Some(lock_dir) = &core.options.lock_path else {
-        return; // plain items are claimed by the scanner
-    };
-    let result = lock_safe(core, control, lock_dir, name);
-    if let Err(e) = result {
-        log::warn!("queue {}: item {name}: {e}", core.path);
-        core.tell_error(&e);
-    }
 }
 
 /// Reads every record before anything is deleted, so an undecodable item is
@@ -64,52 +54,67 @@ pub(super) fn consume_claimed<T: Send + 'static>(core: &Core<T>, name: &str, val
     }
 }
 
-/// At least once: lock, consume, then delete item and lock in one fenced multi.
-fn lock_safe<T: Send + 'static>(core: &Core<T>, control: &Control, lock_dir: &str, name: &str) -> Result<()> {
-    let Some(lock) = Lock::acquire(core, lock_dir, name)? else {
-        return Ok(()); // another consumer holds it
-    };
-    let item_path = path::join(&core.path, name);
-    let (data, stat) = match core.client.get_data(&item_path) {
-        Ok(found) => found,
-        Err(e) => {
-            lock.release(core);
-            return match e {
-                Error::NoNode { .. } => Ok(()),
-                e => Err(e),
+/// Lock-safe mode: consumes an item the scanner locked, then queues its
+/// acknowledgement, or requeues it or moves it to the dead-letter path.
+pub(super) fn consume_locked<T: Send + 'static>(core: &Core<T>, control: &Control, acks: &Sender<Ack>, claim: Locked) {
+    let Locked {
+        name,
+        item_path,
+        item_version,
+        data,
+        lock,
+    } = claim;
+    let settled = match decode(core, &item_path, &data) {
+        Err(corrupt) => finish::dead_letter(core, control, &name, &data, item_version, Some(&lock), corrupt),
+        Ok(Decoded {
+            records,
+            values,
+            attempts,
+        }) => 'consume: {
+            for (index, value) in values.into_iter().enumerate() {
+                let Err(e) = consume(core, value) else { continue };
+                match core.options.error_mode {
+                    ErrorMode::Delete => {
+                        log::warn!("{item_path}: the consumer failed; deleting the record (error mode delete): {e}");
+                    }
+                    ErrorMode::Requeue => {
+                        log::warn!("{item_path}: the consumer failed on attempt {}: {e}", attempts + 1);
+                        break 'consume finish::requeue(
+                            core,
+                            control,
+                            &name,
+                            item_version,
+                            &lock,
+                            &records[index..],
+                            attempts + 1,
+                        );
+                    }
+                }
+            }
+            // Settled by the acknowledger, which also clears `in_flight`.
+            let ack = Ack {
+                name,
+                item_path,
+                item_version,
+                lock,
             };
-        }
-    };
-    let decoded = match decode(core, &item_path, &data) {
-        Ok(decoded) => decoded,
-        Err(corrupt) => return finish::dead_letter(core, control, name, &data, stat.version, Some(&lock), corrupt),
-    };
-    let Decoded {
-        records,
-        values,
-        attempts,
-    } = decoded;
-    for (index, value) in values.into_iter().enumerate() {
-        let Err(e) = consume(core, value) else { continue };
-        match core.options.error_mode {
-            ErrorMode::Delete => {
-                log::warn!("{item_path}: the consumer failed; deleting the record (error mode delete): {e}");
-            }
-            ErrorMode::Requeue => {
-                log::warn!("{item_path}: the consumer failed on attempt {}: {e}", attempts + 1);
-                return finish::requeue(
-                    core,
-                    control,
-                    name,
-                    stat.version,
-                    &lock,
-                    &records[index..],
-                    attempts + 1,
+            if let Err(unsent) = acks.send(ack) {
+                let ack = unsent.into_inner();
+                log::error!(
+                    "{}: consumed, but the acknowledger is gone; it will be delivered again",
+                    ack.item_path
                 );
+                ack.lock.release(core);
+                control.in_flight.lock().remove(&ack.name);
             }
+            return;
         }
+    };
+    if let Err(e) = settled {
+        log::warn!("queue {}: item {name}: {e}", core.path);
+        core.tell_error(&e);
     }
-    finish::acknowledge(core, &item_path, stat.version, &lock)
+    control.in_flight.lock().remove(&name);
 }
 
 /// Runs the consumer on one value; a panic counts as an error.
