@@ -131,11 +131,12 @@ impl<T: Send + 'static> QueueBuilder<T> {
         self
     }
 
-    /// How many items a consumer without a lock path claims at once, with
-    /// pipelined requests, before handing them to its threads in order. Claimed
-    /// items are already deleted, so a consumer that crashes loses up to this
-    /// many (at most once either way); 1 claims one item at a time. Defaults
-    /// to 32.
+    /// How many items a consumer claims at once, with pipelined requests,
+    /// before handing them to its threads in order. Without a lock path,
+    /// claimed items are already deleted, so a consumer that crashes loses up
+    /// to this many (at most once either way). With a lock path, these are
+    /// leases taken ahead: other consumers skip the items until they are
+    /// acknowledged or released. 1 claims one item at a time. Defaults to 32.
     pub fn claim_window(mut self, items: usize) -> Self {
         self.options.claim_window = items;
         self
