@@ -422,3 +422,44 @@ fn a_consumer_lists_the_queue_once_per_pass_not_once_per_item() {
         );
     }
 }
+
+#[test]
+fn closing_a_lock_safe_consumer_releases_its_prefetched_leases() {
+    let path = unique_path("q-prefetch-close");
+    let locks = unique_path("q-prefetch-close-locks");
+    let client = client();
+    let source = plain(&client, &path);
+    for item in items("", 30) {
+        source.put(item).unwrap();
+    }
+    let recorder = Recorder::new().slow(Duration::from_millis(300));
+    let queue = started(
+        consumer(&client, &path, &recorder)
+            .lock_path(&locks)
+            .claim_window(10)
+            .final_flush(Duration::from_secs(5))
+            .build_queue(),
+    );
+    recorder.wait_until(WAIT, |r| !r.deliveries().is_empty());
+    // Leases on items not yet consumed are held ahead.
+    assert!(client.get_children(&locks).unwrap().0.len() > 1, "prefetched");
+    queue.close();
+    let consumed = recorder.items();
+    assert!(
+        client.get_children(&locks).unwrap().0.is_empty(),
+        "no lease left after close"
+    );
+    let (left, _) = client.get_children(&path).unwrap();
+    assert_eq!(
+        left.len() + consumed.len(),
+        30,
+        "nothing lost: {} left, {consumed:?}",
+        left.len()
+    );
+    // Another consumer takes the rest, in order.
+    let rest = Recorder::new();
+    let _other = started(consumer(&client, &path, &rest).lock_path(&locks).build_queue());
+    let mut all = consumed;
+    all.extend(rest.wait_for(left.len(), WAIT));
+    assert_eq!(all, items("", 30));
+}

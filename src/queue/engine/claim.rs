@@ -126,6 +126,11 @@ pub(super) fn locked_window<T: Send + 'static>(
                 continue;
             }
         };
+        if control.stopping() {
+            // Closing: keep order by handing over nothing more.
+            release(core, control, &name, &lock);
+            continue;
+        }
         let mut work = Work::Locked(Locked {
             name,
             item_path,
