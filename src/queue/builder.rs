@@ -61,7 +61,7 @@ impl<T: Send + 'static> QueueBuilder<T> {
                 put_in_background: true,
                 final_flush: Duration::from_secs(5),
                 consumer_threads: 1,
-                claim_window: 32,
+                claim_window: 64,
                 error_mode: ErrorMode::Requeue,
                 max_attempts: None,
                 dead_letter_path: None,
@@ -136,7 +136,7 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// claimed items are already deleted, so a consumer that crashes loses up
     /// to this many (at most once either way). With a lock path, these are
     /// leases taken ahead: other consumers skip the items until they are
-    /// acknowledged or released. 1 claims one item at a time. Defaults to 32.
+    /// acknowledged or released. 1 claims one item at a time. Defaults to 64.
     pub fn claim_window(mut self, items: usize) -> Self {
         self.options.claim_window = items;
         self

@@ -1,0 +1,496 @@
+//! The cases: producers and consumers of each queue kind, run concurrently.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::{bail, ensure, Context};
+use clap::ValueEnum;
+use zk_queue::{
+    BytesSerializer, ClientStats, ConsumeError, DelayQueue, DeliverAt, DistributedQueue, Error, PriorityQueue,
+    PutListener, QueueBuilder, SimpleQueue, ZkClient,
+};
+
+use crate::report::CaseReport;
+use crate::util::{self, Budget, Collector, Deadline};
+
+/// Items per node of the `multi` case.
+const MULTI_ITEMS_PER_NODE: usize = 100;
+
+/// The cases, in the order they run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
+pub enum CaseName {
+    /// Background puts only, then flush_puts
+    Put,
+    /// 1 producer, 1 callback consumer, plain queue
+    E2e,
+    /// --threads producers and --threads consumers, each with its own client
+    #[value(name = "e2e-4x4")]
+    E2e4x4,
+    /// 1 producer, 1 consumer with a lock path
+    LockSafe,
+    /// e2e on a priority queue with random priorities
+    Priority,
+    /// e2e on a delay queue, every item already due
+    Delay,
+    /// put_multi with 100 items per node, 1 consumer
+    Multi,
+    /// SimpleQueue: 1 thread offers, 1 thread takes
+    Simple,
+}
+
+impl CaseName {
+    pub fn all() -> Vec<CaseName> {
+        CaseName::value_variants().to_vec()
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CaseName::Put => "put",
+            CaseName::E2e => "e2e",
+            CaseName::E2e4x4 => "e2e-4x4",
+            CaseName::LockSafe => "lock-safe",
+            CaseName::Priority => "priority",
+            CaseName::Delay => "delay",
+            CaseName::Multi => "multi",
+            CaseName::Simple => "simple",
+        }
+    }
+}
+
+/// What every case needs.
+pub struct Ctx<'a> {
+    pub admin: &'a ZkClient,
+    pub connect: &'a str,
+    pub root: &'a str,
+    pub items: usize,
+    pub size: usize,
+    pub threads: usize,
+    pub budget: Budget,
+    pub show_progress: bool,
+    pub priority_refresh: usize,
+    /// The server's item ceiling, items/s.
+    pub ceiling: f64,
+    /// The server's pipelined creates/s.
+    pub create_ceiling: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Plain,
+    Priority,
+    Delay,
+}
+
+/// How a case is set up.
+#[derive(Clone, Copy, Debug)]
+pub struct Spec {
+    kind: Kind,
+    pub producers: usize,
+    pub consumers: usize,
+    lock: bool,
+    pub items_per_node: usize,
+    /// Serial requests an item is expected to cost (for the deadline).
+    serial_requests_per_item: f64,
+}
+
+/// What a case measured.
+pub struct Measured {
+    pub secs: f64,
+    pub put_secs: f64,
+    pub latencies_ns: Vec<u64>,
+    pub duplicates: usize,
+    pub consumer_stats: Vec<ClientStats>,
+    pub producer_stats: Vec<ClientStats>,
+}
+
+/// Runs one case; failures are part of the report.
+pub fn run(ctx: &Ctx, case: CaseName, e2e_rate: Option<f64>) -> CaseReport {
+    let spec = |kind, producers, consumers, lock, items_per_node, serial| Spec {
+        kind,
+        producers,
+        consumers,
+        lock,
+        items_per_node,
+        serial_requests_per_item: serial,
+    };
+    // Expected serial requests per item: a create per put; a consumer's read
+    // and delete plus its share of listings; a lock's create and delete.
+    let spec = match case {
+        CaseName::Put => spec(Kind::Plain, 1, 0, false, 1, 1.0),
+        CaseName::E2e => spec(Kind::Plain, 1, 1, false, 1, 3.0),
+        CaseName::E2e4x4 => spec(Kind::Plain, ctx.threads, ctx.threads, false, 1, 3.0),
+        CaseName::LockSafe => spec(Kind::Plain, 1, 1, true, 1, 5.0),
+        CaseName::Priority => spec(Kind::Priority, 1, 1, false, 1, 3.0),
+        CaseName::Delay => spec(Kind::Delay, 1, 1, false, 1, 3.0),
+        CaseName::Multi => spec(Kind::Plain, 1, 1, false, MULTI_ITEMS_PER_NODE, 0.05),
+        CaseName::Simple => spec(Kind::Plain, 1, 1, false, 1, 3.0),
+    };
+    let name = case.name();
+    let bar = util::bar(ctx.show_progress, ctx.items as u64, name);
+    let measured = if case == CaseName::Simple {
+        simple_case(ctx, name, &bar)
+    } else {
+        queue_case(ctx, name, spec, &bar)
+    };
+    bar.finish_and_clear();
+    CaseReport::new(
+        name,
+        ctx,
+        &spec,
+        measured,
+        (case == CaseName::Multi).then_some(e2e_rate).flatten(),
+    )
+}
+
+/// The queue kinds a case builds, with one put for all.
+enum Handle {
+    Plain(DistributedQueue<Vec<u8>>),
+    Priority(PriorityQueue<Vec<u8>>),
+    Delay(DelayQueue<Vec<u8>>),
+}
+
+macro_rules! each {
+    ($handle:expr, $q:ident => $e:expr) => {
+        match $handle {
+            Handle::Plain($q) => $e,
+            Handle::Priority($q) => $e,
+            Handle::Delay($q) => $e,
+        }
+    };
+}
+
+impl Handle {
+    fn build(builder: QueueBuilder<Vec<u8>>, kind: Kind, refresh: usize) -> zk_queue::Result<Handle> {
+        Ok(match kind {
+            Kind::Plain => Handle::Plain(builder.build_queue()?),
+            Kind::Priority => Handle::Priority(builder.build_priority_queue(refresh)?),
+            Kind::Delay => Handle::Delay(builder.build_delay_queue()?),
+        })
+    }
+
+    fn start(&self) -> zk_queue::Result<()> {
+        each!(self, q => q.start())
+    }
+
+    fn close(&self) {
+        each!(self, q => q.close())
+    }
+
+    fn flush(&self, timeout: Duration) -> zk_queue::Result<bool> {
+        each!(self, q => q.flush_puts(timeout))
+    }
+
+    fn add_put_listener(&self, listener: impl PutListener<Vec<u8>>) {
+        each!(self, q => q.add_put_listener(listener))
+    }
+
+    /// One item with `put`, several with `put_multi`; a random priority
+    /// (0..100) or the due time `due` where the kind needs one.
+    fn put(&self, mut items: Vec<Vec<u8>>, due: DeliverAt) -> zk_queue::Result<()> {
+        let priority = fastrand::i32(0..100);
+        if items.len() == 1 {
+            let item = items.pop().expect("one item");
+            match self {
+                Handle::Plain(q) => q.put(item),
+                Handle::Priority(q) => q.put(item, priority),
+                Handle::Delay(q) => q.put(item, due),
+            }
+        } else {
+            match self {
+                Handle::Plain(q) => q.put_multi(items),
+                Handle::Priority(q) => q.put_multi(items, priority),
+                Handle::Delay(q) => q.put_multi(items, due),
+            }
+        }
+    }
+}
+
+/// Counts stored items and turns a failed background put into a case failure.
+struct PutWatch {
+    stored: Arc<AtomicUsize>,
+    collector: Arc<Collector>,
+}
+
+impl PutListener<Vec<u8>> for PutWatch {
+    fn put_completed(&self, items: &[Vec<u8>]) {
+        self.stored.fetch_add(items.len(), Ordering::Relaxed);
+    }
+
+    fn put_failed(&self, items: &[Vec<u8>], error: &Error) {
+        self.collector
+            .fail(format!("a background put of {} item(s) failed: {error}", items.len()));
+    }
+}
+
+fn queue_case(ctx: &Ctx, name: &str, spec: Spec, bar: &indicatif::ProgressBar) -> anyhow::Result<Measured> {
+    let path = format!("{}/{name}", ctx.root);
+    let lock_path = spec.lock.then(|| format!("{}/{name}-locks", ctx.root));
+    let expected_requests = spec.serial_requests_per_item * ctx.items as f64;
+    let deadline = ctx.budget.deadline(&format!("case {name}"), expected_requests);
+    let stop = Arc::new(AtomicBool::new(false));
+    let result = run_queue_case(ctx, &path, lock_path.as_deref(), spec, &deadline, &stop, bar);
+    stop.store(true, Ordering::Release);
+    let cleanup = util::remove_tree(ctx.admin, &path).and_then(|()| match &lock_path {
+        Some(lock_path) => util::remove_tree(ctx.admin, lock_path),
+        None => Ok(()),
+    });
+    let measured = result?;
+    cleanup.with_context(|| format!("cleaning up case {name}"))?;
+    Ok(measured)
+}
+
+fn run_queue_case(
+    ctx: &Ctx,
+    path: &str,
+    lock_path: Option<&str>,
+    spec: Spec,
+    deadline: &Deadline,
+    stop: &Arc<AtomicBool>,
+    bar: &indicatif::ProgressBar,
+) -> anyhow::Result<Measured> {
+    let collector = Arc::new(Collector::new(ctx.items));
+    // Due a second ago: every item of the delay case is due at once.
+    let due = DeliverAt::from(SystemTime::now() - Duration::from_secs(1));
+
+    let mut consumers = Vec::new();
+    for _ in 0..spec.consumers {
+        let client = ZkClient::connect(ctx.connect).context("connecting a consumer")?;
+        let record = Arc::clone(&collector);
+        let mut builder = QueueBuilder::new(&client, path, BytesSerializer).consumer(
+            move |item: Vec<u8>| -> Result<(), ConsumeError> {
+                record.record(&item);
+                Ok(())
+            },
+        );
+        if let Some(lock_path) = lock_path {
+            builder = builder.lock_path(lock_path);
+        }
+        let queue = Handle::build(builder, spec.kind, ctx.priority_refresh).context("building a consumer")?;
+        queue.start().context("starting a consumer")?;
+        consumers.push((client, queue));
+    }
+
+    // Producers are connected and started before the clock starts.
+    let stored = Arc::new(AtomicUsize::new(0));
+    let mut producers = Vec::new();
+    for _ in 0..spec.producers {
+        let client = ZkClient::connect(ctx.connect).context("connecting a producer")?;
+        let queue = Handle::build(
+            QueueBuilder::new(&client, path, BytesSerializer),
+            spec.kind,
+            ctx.priority_refresh,
+        )
+        .context("building a producer")?;
+        queue.start().context("starting a producer")?;
+        queue.add_put_listener(PutWatch {
+            stored: Arc::clone(&stored),
+            collector: Arc::clone(&collector),
+        });
+        producers.push((client, queue));
+    }
+    let producer_stats: Vec<ZkClient> = producers.iter().map(|(c, _)| c.clone()).collect();
+
+    let (done_tx, done_rx) = mpsc::channel();
+    let started = Instant::now();
+    for (p, (_client, queue)) in producers.into_iter().enumerate() {
+        let indices: Vec<u64> = (p..ctx.items).step_by(spec.producers).map(|i| i as u64).collect();
+        let (collector, stop, deadline, done_tx) = (
+            Arc::clone(&collector),
+            Arc::clone(stop),
+            deadline.clone(),
+            done_tx.clone(),
+        );
+        let (size, per_node) = (ctx.size, spec.items_per_node);
+        std::thread::Builder::new()
+            .name(format!("bench-producer-{p}"))
+            .spawn(move || {
+                let result = produce(&queue, &indices, per_node, size, due, &stop, &deadline);
+                if let Err(e) = &result {
+                    collector.fail(format!("producer {p}: {e:#}"));
+                }
+                queue.close();
+                let _ = done_tx.send(result);
+            })
+            .context("starting a producer thread")?;
+    }
+    drop(done_tx);
+
+    let collected = if spec.consumers > 0 {
+        Some(collector.wait(deadline, bar)?)
+    } else {
+        None
+    };
+    let mut put_done = started;
+    for _ in 0..spec.producers {
+        loop {
+            match done_rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(result) => {
+                    put_done = put_done.max(result?);
+                    break;
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if spec.consumers == 0 {
+                        bar.set_position(stored.load(Ordering::Relaxed) as u64);
+                    }
+                    if Instant::now() >= deadline.at {
+                        bail!("{}: producers still putting", deadline.missed());
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => bail!("a producer thread died"),
+            }
+        }
+    }
+    if let Some(why) = collector.failure() {
+        bail!("{why}");
+    }
+    let stored = stored.load(Ordering::Relaxed);
+    ensure!(stored == ctx.items, "{stored} of {} items stored", ctx.items);
+
+    let mut consumer_stats = Vec::new();
+    for (client, queue) in consumers {
+        queue.close();
+        consumer_stats.push(client.stats());
+        client.close();
+    }
+    if spec.consumers == 0 {
+        let (names, _) = ctx.admin.get_children(path).context("counting the items put")?;
+        let found = names.iter().filter(|n| n.starts_with("queue-")).count();
+        ensure!(found == ctx.items, "{found} item nodes found after {} puts", ctx.items);
+    }
+    let end = collected.as_ref().map_or(put_done, |c| c.last);
+    let (latencies_ns, duplicates) = collected.map_or((Vec::new(), 0), |c| (c.latencies_ns, c.duplicates));
+    Ok(Measured {
+        secs: (end - started).as_secs_f64(),
+        put_secs: (put_done - started).as_secs_f64(),
+        latencies_ns,
+        duplicates,
+        consumer_stats,
+        producer_stats: producer_stats.iter().map(ZkClient::stats).collect(),
+    })
+}
+
+/// Puts `indices` in nodes of `per_node` items, then waits for the puts to
+/// be stored; returns when they were.
+fn produce(
+    queue: &Handle,
+    indices: &[u64],
+    per_node: usize,
+    size: usize,
+    due: DeliverAt,
+    stop: &AtomicBool,
+    deadline: &Deadline,
+) -> anyhow::Result<Instant> {
+    for chunk in indices.chunks(per_node) {
+        if stop.load(Ordering::Acquire) {
+            bail!("stopped");
+        }
+        let put_at = util::now_nanos();
+        let items = chunk.iter().map(|&i| util::payload(put_at, i, size)).collect();
+        queue.put(items, due).context("put")?;
+        if Instant::now() >= deadline.at {
+            bail!("{}: still putting", deadline.missed());
+        }
+    }
+    if !queue.flush(deadline.remaining()).context("flush_puts")? {
+        bail!("{}: background puts still pending", deadline.missed());
+    }
+    Ok(Instant::now())
+}
+
+/// `SimpleQueue`: one thread offers, another takes, concurrently.
+fn simple_case(ctx: &Ctx, name: &str, bar: &indicatif::ProgressBar) -> anyhow::Result<Measured> {
+    let path = format!("{}/{name}", ctx.root);
+    let deadline = ctx.budget.deadline(&format!("case {name}"), 3.0 * ctx.items as f64);
+    let stop = Arc::new(AtomicBool::new(false));
+    let result = run_simple_case(ctx, &path, &deadline, &stop, bar);
+    stop.store(true, Ordering::Release);
+    let cleanup = util::remove_tree(ctx.admin, &path);
+    let measured = result?;
+    cleanup.with_context(|| format!("cleaning up case {name}"))?;
+    Ok(measured)
+}
+
+fn run_simple_case(
+    ctx: &Ctx,
+    path: &str,
+    deadline: &Deadline,
+    stop: &Arc<AtomicBool>,
+    bar: &indicatif::ProgressBar,
+) -> anyhow::Result<Measured> {
+    let collector = Arc::new(Collector::new(ctx.items));
+    let producer = ZkClient::connect(ctx.connect).context("connecting the producer")?;
+    let consumer = ZkClient::connect(ctx.connect).context("connecting the consumer")?;
+    let offers = SimpleQueue::new(&producer, path).context("opening the producer's queue")?;
+    let takes = SimpleQueue::new(&consumer, path).context("opening the consumer's queue")?;
+
+    let (done_tx, done_rx) = mpsc::channel();
+    let (taken_tx, taken_rx) = mpsc::channel();
+    let started = Instant::now();
+    {
+        let (collector, stop, deadline, items, size) = (
+            Arc::clone(&collector),
+            Arc::clone(stop),
+            deadline.clone(),
+            ctx.items,
+            ctx.size,
+        );
+        std::thread::Builder::new()
+            .name("bench-offer".into())
+            .spawn(move || {
+                let result = (|| -> anyhow::Result<Instant> {
+                    for i in 0..items as u64 {
+                        if stop.load(Ordering::Acquire) {
+                            bail!("stopped");
+                        }
+                        offers
+                            .offer(&util::payload(util::now_nanos(), i, size))
+                            .context("offer")?;
+                        if Instant::now() >= deadline.at {
+                            bail!("{}: still offering", deadline.missed());
+                        }
+                    }
+                    Ok(Instant::now())
+                })();
+                if let Err(e) = &result {
+                    collector.fail(format!("producer: {e:#}"));
+                }
+                let _ = done_tx.send(result);
+            })
+            .context("starting the offer thread")?;
+    }
+    {
+        let (collector, stop, deadline, items) =
+            (Arc::clone(&collector), Arc::clone(stop), deadline.clone(), ctx.items);
+        std::thread::Builder::new()
+            .name("bench-take".into())
+            .spawn(move || {
+                while collector.unique() < items && !stop.load(Ordering::Acquire) && Instant::now() < deadline.at {
+                    match takes.take_timeout(deadline.remaining().min(Duration::from_secs(1))) {
+                        Ok(Some(item)) => collector.record(&item),
+                        Ok(None) => {}
+                        Err(e) => {
+                            collector.fail(format!("consumer: take: {e}"));
+                            break;
+                        }
+                    }
+                }
+                let _ = taken_tx.send(());
+            })
+            .context("starting the take thread")?;
+    }
+    let collected = collector.wait(deadline, bar)?;
+    let put_done = done_rx
+        .recv_timeout(deadline.remaining())
+        .map_err(|_| anyhow::anyhow!("{}: producer still offering", deadline.missed()))??;
+    // The taker stops once every item was taken; wait for it to be sure.
+    let _ = taken_rx.recv_timeout(Duration::from_secs(5));
+    Ok(Measured {
+        secs: (collected.last - started).as_secs_f64(),
+        put_secs: (put_done - started).as_secs_f64(),
+        latencies_ns: collected.latencies_ns,
+        duplicates: collected.duplicates,
+        consumer_stats: vec![consumer.stats()],
+        producer_stats: vec![producer.stats()],
+    })
+}

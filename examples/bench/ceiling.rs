@@ -1,0 +1,119 @@
+//! The server's ceiling: how fast it creates and deletes znodes when the
+//! client keeps many requests in flight, and the latency of one request at
+//! a time.
+
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use serde::Serialize;
+use zk_queue::{CreateMode, ZkClient};
+
+use crate::util;
+
+/// Requests per `create_many` / `delete_many` call.
+const CHUNK: usize = 1_000;
+
+/// Create+delete pairs of the serial probe.
+const SERIAL_PROBES: usize = 200;
+
+/// Znodes created and deleted (pipelined, untimed) before measuring, so the
+/// server's JVM has compiled its hot paths.
+const WARMUP: usize = 5_000;
+
+#[derive(Debug, Serialize)]
+pub struct Ceiling {
+    pub items: usize,
+    pub size: usize,
+    /// Znodes created and deleted before measuring (not timed).
+    pub warmup_items: usize,
+    pub creates_per_s: f64,
+    pub deletes_per_s: f64,
+    /// Items per second for a create and a delete each:
+    /// `1 / (1/creates_per_s + 1/deletes_per_s)`.
+    pub items_per_s: f64,
+    /// One create at a time, mean milliseconds.
+    pub serial_create_ms: f64,
+    /// One delete at a time, mean milliseconds.
+    pub serial_delete_ms: f64,
+}
+
+impl Ceiling {
+    /// The mean latency of one serial write, for deadlines.
+    pub fn serial_request_secs(&self) -> f64 {
+        (self.serial_create_ms + self.serial_delete_ms) / 2.0 / 1e3
+    }
+}
+
+pub fn measure(client: &ZkClient, root: &str, items: usize, size: usize, progress: bool) -> anyhow::Result<Ceiling> {
+    let path = format!("{root}/ceiling");
+    client.ensure_path(&path).with_context(|| format!("creating {path}"))?;
+    let data = vec![b'x'; size];
+
+    let bar = util::bar(progress, WARMUP as u64, "warm-up");
+    for _ in (0..WARMUP).step_by(CHUNK) {
+        let nodes: Vec<(String, Vec<u8>)> = (0..CHUNK).map(|_| (format!("{path}/w-"), data.clone())).collect();
+        let created: Vec<(String, Option<i32>)> = client
+            .create_many(&nodes, CreateMode::PersistentSequential)?
+            .into_iter()
+            .map(|r| r.map(|p| (p, None)))
+            .collect::<Result<_, _>>()
+            .context("a pipelined warm-up create failed")?;
+        for result in client.delete_many(&created)? {
+            result.context("a pipelined warm-up delete failed")?;
+        }
+        bar.inc(CHUNK as u64);
+    }
+    bar.finish_and_clear();
+
+    let bar = util::bar(progress, items as u64, "ceiling create");
+    let mut created = Vec::with_capacity(items);
+    let started = Instant::now();
+    for start in (0..items).step_by(CHUNK) {
+        let n = CHUNK.min(items - start);
+        let nodes: Vec<(String, Vec<u8>)> = (0..n).map(|_| (format!("{path}/n-"), data.clone())).collect();
+        for result in client.create_many(&nodes, CreateMode::PersistentSequential)? {
+            created.push(result.context("a pipelined create failed")?);
+        }
+        bar.inc(n as u64);
+    }
+    let create_secs = started.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+
+    let bar = util::bar(progress, items as u64, "ceiling delete");
+    let started = Instant::now();
+    for chunk in created.chunks(CHUNK) {
+        let nodes: Vec<(String, Option<i32>)> = chunk.iter().map(|p| (p.clone(), None)).collect();
+        for result in client.delete_many(&nodes)? {
+            result.context("a pipelined delete failed")?;
+        }
+        bar.inc(chunk.len() as u64);
+    }
+    let delete_secs = started.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+
+    let (mut create_serial, mut delete_serial) = (0.0, 0.0);
+    for _ in 0..SERIAL_PROBES {
+        let t = Instant::now();
+        let (node, _) = client.create(&format!("{path}/s-"), &data, CreateMode::PersistentSequential)?;
+        create_serial += t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        client.delete(&node, None)?;
+        delete_serial += t.elapsed().as_secs_f64();
+    }
+    util::remove_tree(client, &path)?;
+    if create_secs <= 0.0 || delete_secs <= 0.0 {
+        bail!("the ceiling measurement took no time");
+    }
+    let creates_per_s = items as f64 / create_secs;
+    let deletes_per_s = items as f64 / delete_secs;
+    Ok(Ceiling {
+        items,
+        size,
+        warmup_items: WARMUP,
+        creates_per_s,
+        deletes_per_s,
+        items_per_s: 1.0 / (1.0 / creates_per_s + 1.0 / deletes_per_s),
+        serial_create_ms: create_serial / SERIAL_PROBES as f64 * 1e3,
+        serial_delete_ms: delete_serial / SERIAL_PROBES as f64 * 1e3,
+    })
+}

@@ -1,0 +1,121 @@
+//! The server under test and the machine it runs on.
+
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Context;
+use serde::Serialize;
+use zk_queue::testing::{connect_string_from_env, TestingServer};
+
+/// The ZooKeeper this run talks to; an embedded one lives as long as this.
+pub struct Server {
+    pub connect: String,
+    pub origin: &'static str,
+    pub embedded: Option<TestingServer>,
+}
+
+impl Server {
+    /// `--connect`, else `ZK_CONNECT`, else an embedded server started here.
+    pub fn connect_or_start(connect: Option<String>) -> anyhow::Result<Server> {
+        if let Some(connect) = connect {
+            return Ok(Server {
+                connect,
+                origin: "--connect",
+                embedded: None,
+            });
+        }
+        if let Some(connect) = connect_string_from_env() {
+            return Ok(Server {
+                connect,
+                origin: "ZK_CONNECT",
+                embedded: None,
+            });
+        }
+        let server = TestingServer::start().context("starting an embedded ZooKeeper (TestingServer)")?;
+        Ok(Server {
+            connect: server.connect_string(),
+            origin: "embedded TestingServer (forceSync on)",
+            embedded: Some(server),
+        })
+    }
+}
+
+/// What the figures were measured on.
+#[derive(Debug, Serialize)]
+pub struct Machine {
+    pub nproc: usize,
+    pub mem_total_mb: Option<f64>,
+    pub cpu_model: Option<String>,
+    pub kernel: Option<String>,
+    pub server_connect: String,
+    pub server_origin: String,
+    pub server_version: Option<String>,
+    /// The embedded server's data directory and its filesystem type.
+    pub server_data_dir: Option<String>,
+    pub server_data_fs: Option<String>,
+}
+
+impl Machine {
+    pub fn probe(server: &Server) -> Machine {
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+        let mem_total_mb = meminfo
+            .lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+            .map(|kb| kb / 1024.0);
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let cpu_model = cpuinfo
+            .lines()
+            .find_map(|l| l.strip_prefix("model name")?.split_once(':'))
+            .map(|(_, m)| m.trim().to_owned());
+        let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .ok()
+            .map(|k| k.trim().to_owned());
+        let data_dir = server.embedded.as_ref().map(|s| s.data_dir().to_path_buf());
+        Machine {
+            nproc: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            mem_total_mb,
+            cpu_model,
+            kernel,
+            server_connect: server.connect.clone(),
+            server_origin: server.origin.to_owned(),
+            server_version: server_version(&server.connect),
+            server_data_fs: data_dir.as_deref().and_then(filesystem_of),
+            server_data_dir: data_dir.map(|d| d.display().to_string()),
+        }
+    }
+}
+
+/// The version from the `srvr` four-letter word (allowed by default) of the
+/// first server of the connect string.
+fn server_version(connect: &str) -> Option<String> {
+    let hosts = connect.split('/').next()?;
+    let addr = hosts.split(',').next()?.to_socket_addrs().ok()?.next()?;
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    stream.write_all(b"srvr").ok()?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).ok()?;
+    let line = answer.lines().find_map(|l| l.strip_prefix("Zookeeper version:"))?;
+    let version = line.split(", built").next().unwrap_or(line).trim();
+    // Debian's build leaves an unexpanded `-${mvngit.commit.id}` behind.
+    Some(version.split("-${").next().unwrap_or(version).to_owned())
+}
+
+/// The type of the filesystem holding `path` (longest mount-point prefix).
+fn filesystem_of(path: &Path) -> Option<String> {
+    let path = path.canonicalize().ok()?;
+    let mounts = std::fs::read_to_string("/proc/mounts").ok()?;
+    mounts
+        .lines()
+        .filter_map(|l| {
+            let mut fields = l.split_whitespace();
+            let (_, mount, fs) = (fields.next()?, fields.next()?, fields.next()?);
+            path.starts_with(mount)
+                .then(|| (mount.len(), format!("{fs} on {mount}")))
+        })
+        .max_by_key(|(len, _)| *len)
+        .map(|(_, fs)| fs)
+}

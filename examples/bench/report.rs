@@ -1,0 +1,387 @@
+//! The figures of a run: JSON types and the human-readable tables.
+
+use serde::Serialize;
+
+use crate::cases::{Ctx, Measured, Spec};
+use crate::ceiling::Ceiling;
+use crate::drain::ChildReport;
+use crate::env::Machine;
+use crate::util::{percentile_ms, Requests};
+
+/// The `--json` document.
+#[derive(Serialize)]
+pub struct Document {
+    pub command: String,
+    pub machine: Machine,
+    pub settings: Settings,
+    pub ceiling: Ceiling,
+    pub cases: Vec<CaseReport>,
+    pub drain: Vec<DrainReport>,
+    pub drain_scaling: Option<DrainScaling>,
+    pub memory: Option<Memory>,
+    pub total_secs: f64,
+    /// Every case and drain finished within its deadline.
+    pub ok: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Settings {
+    pub items: usize,
+    pub size: usize,
+    pub threads: usize,
+    pub cases: Vec<String>,
+    pub drain_sizes: Vec<usize>,
+    pub deadline_factor: f64,
+    pub priority_refresh: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct CaseReport {
+    pub case: String,
+    pub items: usize,
+    pub producers: usize,
+    pub consumers: usize,
+    pub items_per_node: usize,
+    /// From the first put to the last consumed item (to the last stored put
+    /// for `put`).
+    pub secs: Option<f64>,
+    pub items_per_s: Option<f64>,
+    /// Items stored per second by the producers (first put to last flush).
+    pub puts_per_s: Option<f64>,
+    /// Put-to-consume latency percentiles (nearest rank), milliseconds.
+    pub p50_ms: Option<f64>,
+    pub p90_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub max_ms: Option<f64>,
+    pub ratio_to_ceiling: Option<f64>,
+    /// `put` only: its rate over the server's pipelined create rate (a put
+    /// is one create, no delete).
+    pub ratio_to_creates: Option<f64>,
+    /// `multi` only: its rate over the single-item `e2e` rate.
+    pub ratio_to_e2e: Option<f64>,
+    /// Items consumed more than once.
+    pub duplicates: usize,
+    pub consumer_requests_per_item: Option<Requests>,
+    pub producer_requests_per_item: Option<Requests>,
+    pub error: Option<String>,
+}
+
+impl CaseReport {
+    pub fn new(
+        name: &str,
+        ctx: &Ctx,
+        spec: &Spec,
+        measured: anyhow::Result<Measured>,
+        e2e_rate: Option<f64>,
+    ) -> CaseReport {
+        let mut report = CaseReport {
+            case: name.to_owned(),
+            items: ctx.items,
+            producers: spec.producers,
+            consumers: spec.consumers,
+            items_per_node: spec.items_per_node,
+            secs: None,
+            items_per_s: None,
+            puts_per_s: None,
+            p50_ms: None,
+            p90_ms: None,
+            p99_ms: None,
+            max_ms: None,
+            ratio_to_ceiling: None,
+            ratio_to_creates: None,
+            ratio_to_e2e: None,
+            duplicates: 0,
+            consumer_requests_per_item: None,
+            producer_requests_per_item: None,
+            error: None,
+        };
+        match measured {
+            Ok(mut m) => {
+                m.latencies_ns.sort_unstable();
+                let rate = ctx.items as f64 / m.secs;
+                report.secs = Some(m.secs);
+                report.items_per_s = Some(rate);
+                report.puts_per_s = Some(ctx.items as f64 / m.put_secs);
+                report.p50_ms = percentile_ms(&m.latencies_ns, 50.0);
+                report.p90_ms = percentile_ms(&m.latencies_ns, 90.0);
+                report.p99_ms = percentile_ms(&m.latencies_ns, 99.0);
+                report.max_ms = percentile_ms(&m.latencies_ns, 100.0);
+                report.ratio_to_ceiling = Some(rate / ctx.ceiling);
+                report.ratio_to_e2e = e2e_rate.map(|e2e| rate / e2e);
+                if spec.consumers == 0 {
+                    report.ratio_to_creates = Some(rate / ctx.create_ceiling);
+                }
+                report.duplicates = m.duplicates;
+                if !m.consumer_stats.is_empty() {
+                    report.consumer_requests_per_item = Some(Requests::per_item(&m.consumer_stats, ctx.items));
+                }
+                report.producer_requests_per_item = Some(Requests::per_item(&m.producer_stats, ctx.items));
+            }
+            Err(e) => report.error = Some(format!("{e:#}")),
+        }
+        report
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct DrainReport {
+    pub items: usize,
+    pub preload_secs: Option<f64>,
+    pub preload_per_s: Option<f64>,
+    /// From the consumer's start to its last consumed item.
+    pub secs: Option<f64>,
+    pub items_per_s: Option<f64>,
+    pub ratio_to_ceiling: Option<f64>,
+    /// The consumer process's peak RSS (VmHWM) at the end of the drain.
+    pub peak_rss_mb: Option<f64>,
+    /// Its peak RSS after connecting, before the consumer started.
+    pub peak_rss_before_mb: Option<f64>,
+    pub requests_per_item: Option<Requests>,
+    pub error: Option<String>,
+}
+
+impl DrainReport {
+    pub fn new(items: usize, ceiling: f64, result: anyhow::Result<(f64, ChildReport)>) -> DrainReport {
+        match result {
+            Ok((preload_secs, child)) => {
+                let rate = items as f64 / child.secs;
+                DrainReport {
+                    items,
+                    preload_secs: Some(preload_secs),
+                    preload_per_s: Some(items as f64 / preload_secs),
+                    secs: Some(child.secs),
+                    items_per_s: Some(rate),
+                    ratio_to_ceiling: Some(rate / ceiling),
+                    peak_rss_mb: Some(child.vmhwm_kb as f64 / 1024.0),
+                    peak_rss_before_mb: Some(child.vmhwm_before_kb as f64 / 1024.0),
+                    requests_per_item: Some(child.requests_per_item),
+                    error: None,
+                }
+            }
+            Err(e) => DrainReport {
+                items,
+                preload_secs: None,
+                preload_per_s: None,
+                secs: None,
+                items_per_s: None,
+                ratio_to_ceiling: None,
+                peak_rss_mb: None,
+                peak_rss_before_mb: None,
+                requests_per_item: None,
+                error: Some(format!("{e:#}")),
+            },
+        }
+    }
+}
+
+/// The drain rate of the longest queue over that of the shortest.
+#[derive(Debug, Serialize)]
+pub struct DrainScaling {
+    pub smallest: usize,
+    pub largest: usize,
+    pub ratio_largest_to_smallest: f64,
+}
+
+impl DrainScaling {
+    pub fn of(drains: &[DrainReport]) -> Option<DrainScaling> {
+        let small = drains.iter().min_by_key(|d| d.items)?;
+        let large = drains.iter().max_by_key(|d| d.items)?;
+        (small.items < large.items).then_some(())?;
+        Some(DrainScaling {
+            smallest: small.items,
+            largest: large.items,
+            ratio_largest_to_smallest: large.items_per_s? / small.items_per_s?,
+        })
+    }
+}
+
+/// The peak RSS of the consumer that drained the longest queue.
+#[derive(Debug, Serialize)]
+pub struct Memory {
+    pub items: usize,
+    pub peak_rss_mb: f64,
+    pub peak_rss_before_mb: f64,
+}
+
+impl Memory {
+    pub fn of(drains: &[DrainReport]) -> Option<Memory> {
+        let large = drains.iter().max_by_key(|d| d.items)?;
+        Some(Memory {
+            items: large.items,
+            peak_rss_mb: large.peak_rss_mb?,
+            peak_rss_before_mb: large.peak_rss_before_mb?,
+        })
+    }
+}
+
+/// Human-readable output on stdout; silent with `--json`.
+pub struct Out {
+    json: bool,
+}
+
+/// `12,345` for 12345.4.
+fn int(value: f64) -> String {
+    let digits = format!("{:.0}", value.max(0.0));
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn opt(value: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    value.map_or_else(|| "-".to_owned(), f)
+}
+
+impl Out {
+    pub fn new(json: bool) -> Out {
+        Out { json }
+    }
+
+    pub fn header(&self, s: &Settings, m: &Machine) {
+        if self.json {
+            return;
+        }
+        println!(
+            "zk-queue benchmark: {} items of {} bytes per case; e2e-4x4 with {} producers and {} consumers",
+            int(s.items as f64),
+            s.size,
+            s.threads,
+            s.threads
+        );
+        println!(
+            "machine: {} CPUs ({}), {} MB RAM, Linux {}",
+            m.nproc,
+            m.cpu_model.as_deref().unwrap_or("unknown CPU"),
+            opt(m.mem_total_mb, int),
+            m.kernel.as_deref().unwrap_or("?")
+        );
+        println!(
+            "server: ZooKeeper {} at {} ({}){}",
+            m.server_version.as_deref().unwrap_or("(version unknown)"),
+            m.server_connect,
+            m.server_origin,
+            m.server_data_fs
+                .as_deref()
+                .map(|fs| format!(", data on {fs}"))
+                .unwrap_or_default()
+        );
+        println!("command: {}", std::env::args().collect::<Vec<_>>().join(" "));
+    }
+
+    pub fn ceiling(&self, c: &Ceiling) {
+        if self.json {
+            return;
+        }
+        println!(
+            "\nserver ceiling ({} znodes of {} bytes, pipelined, after a warm-up of {}): {} creates/s, {} deletes/s -> {} items/s (create+delete)",
+            int(c.items as f64),
+            c.size,
+            int(c.warmup_items as f64),
+            int(c.creates_per_s),
+            int(c.deletes_per_s),
+            int(c.items_per_s)
+        );
+        println!(
+            "one request at a time: create {:.2} ms, delete {:.2} ms",
+            c.serial_create_ms, c.serial_delete_ms
+        );
+    }
+
+    pub fn case_header(&self) {
+        if self.json {
+            return;
+        }
+        println!(
+            "\n{:<10} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "case", "items", "prod/cons", "items/s", "x ceiling", "p50 ms", "p99 ms", "puts/s", "reqs/item"
+        );
+    }
+
+    pub fn case(&self, r: &CaseReport) {
+        if self.json {
+            return;
+        }
+        if let Some(error) = &r.error {
+            println!("{:<10} FAILED: {error}", r.case);
+            return;
+        }
+        let requests = r.consumer_requests_per_item.or(r.producer_requests_per_item);
+        println!(
+            "{:<10} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            r.case,
+            r.items,
+            format!("{}/{}", r.producers, r.consumers),
+            opt(r.items_per_s, int),
+            opt(r.ratio_to_ceiling, |v| format!("{v:.3}")),
+            opt(r.p50_ms, |v| format!("{v:.1}")),
+            opt(r.p99_ms, |v| format!("{v:.1}")),
+            opt(r.puts_per_s, int),
+            opt(requests.map(|q| q.total), |v| format!("{v:.2}")),
+        );
+        if let Some(ratio) = r.ratio_to_creates {
+            println!("{:<10} ({ratio:.2} x the pipelined create rate of the ceiling)", "");
+        }
+        if let Some(ratio) = r.ratio_to_e2e {
+            println!("{:<10} ({ratio:.2} x the single-item e2e rate)", "");
+        }
+        if r.duplicates > 0 {
+            println!("{:<10} ({} items consumed twice)", "", r.duplicates);
+        }
+    }
+
+    pub fn drain_header(&self) {
+        if self.json {
+            return;
+        }
+        println!("\ndrain of a preloaded queue (1 plain consumer in a child process)");
+        println!(
+            "{:>8} {:>9} {:>9} {:>10} {:>12} {:>9}",
+            "queue", "items/s", "x ceiling", "preload/s", "peak RSS MB", "reqs/item"
+        );
+    }
+
+    pub fn drain(&self, r: &DrainReport) {
+        if self.json {
+            return;
+        }
+        if let Some(error) = &r.error {
+            println!("{:>8} FAILED: {error}", r.items);
+            return;
+        }
+        println!(
+            "{:>8} {:>9} {:>9} {:>10} {:>12} {:>9}",
+            r.items,
+            opt(r.items_per_s, int),
+            opt(r.ratio_to_ceiling, |v| format!("{v:.3}")),
+            opt(r.preload_per_s, int),
+            opt(r.peak_rss_mb, |v| format!("{v:.1}")),
+            opt(r.requests_per_item.map(|q| q.total), |v| format!("{v:.2}")),
+        );
+    }
+
+    pub fn footer(&self, scaling: Option<&DrainScaling>, memory: Option<&Memory>) {
+        if self.json {
+            return;
+        }
+        if let Some(s) = scaling {
+            println!(
+                "drain scaling: the {}-item rate is {:.2} x the {}-item rate",
+                int(s.largest as f64),
+                s.ratio_largest_to_smallest,
+                int(s.smallest as f64)
+            );
+        }
+        if let Some(m) = memory {
+            println!(
+                "memory: peak RSS of the consumer process draining {} items: {:.1} MB ({:.1} MB before it started consuming)",
+                int(m.items as f64),
+                m.peak_rss_mb,
+                m.peak_rss_before_mb
+            );
+        }
+    }
+}
