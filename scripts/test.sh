@@ -13,3 +13,5 @@ RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features
 # Integration tests mostly wait on ZooKeeper, so run more of them at once than
 # there are cores.
 RUST_TEST_THREADS="${RUST_TEST_THREADS:-8}" cargo test --all-features
+# The benchmark, in miniature, so it keeps working (the figures mean nothing at this size).
+cargo run --quiet --example bench -- --items 300 --drain-sizes 300 > /dev/null
