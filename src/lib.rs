@@ -62,6 +62,39 @@
 //! and put listeners. FIFO order holds for one consumer with one consumer
 //! thread; several consumers share the work in roughly that order.
 //!
+//! # Which queue do I want?
+//! | you need | use |
+//! | --- | --- |
+//! | raw byte items shared with Java's classic recipe or Curator's `SimpleDistributedQueue`; a blocking `take` on plain threads | [`SimpleQueue`] |
+//! | typed items shared with Curator's `DistributedQueue`; a callback consumer or a pull [`ItemReceiver`] | [`QueueBuilder::build_queue`] |
+//! | nothing lost when a consumer crashes (at least once) | any Curator kind with [`QueueBuilder::lock_path`] |
+//! | urgent items first | [`QueueBuilder::build_priority_queue`] |
+//! | items delivered at a time (retries later, reminders) | [`QueueBuilder::build_delay_queue`] |
+//! | cancel queued items by id | [`QueueBuilder::build_id_queue`] |
+//! | many small items at high rate | `put_multi` (one node per batch) on any Curator kind |
+//! | a bounded queue whose producers wait | [`QueueBuilder::max_items`] with `put_timeout` |
+//!
+//! # Sharing queues with Java
+//! Java and Rust processes share a queue when both use the same format:
+//! - Classic: Java's `org.apache.zookeeper.recipes.queue.DistributedQueue` or
+//!   Curator's `SimpleDistributedQueue`, and [`SimpleQueue`] here. Items are
+//!   `qn-<sequence>` nodes of raw bytes.
+//! - Curator: Curator's `QueueBuilder` queues (`DistributedQueue`,
+//!   `DistributedPriorityQueue`, `DistributedDelayQueue`,
+//!   `DistributedIdQueue`) and the same kind built by [`QueueBuilder`] here,
+//!   with a serializer that writes the bytes the Java serializer reads
+//!   ([`StringSerializer`] for a Java UTF-8 `String` serializer). A lock-safe
+//!   queue uses the same lock path on both sides; the locks are
+//!   `<lock_path>/<item name>` ephemeral nodes, which Curator only checks for
+//!   existence, so either side's consumers can take either side's items.
+//!
+//! What this crate does that Curator does not (requeue keeping priority, a
+//! failed-delivery count, dead letters) stays readable by Curator: requeued
+//! items keep Curator's names, and the delivery count rides after the item
+//! frame's end marker, where Curator's reader stops. The test suite runs
+//! Curator 5.4 producers and consumers against this crate's, in both
+//! directions, for every kind.
+//!
 //! # Layers
 //! - [`ZkClient`]: a blocking facade over the `zookeeper-client` crate, with a
 //!   deadline on every request attempt, Curator-style [`RetryPolicy`]s,
