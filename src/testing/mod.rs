@@ -44,10 +44,12 @@ mod error;
 mod launch;
 mod probe;
 mod process;
+mod proxy;
 mod server;
 
 pub use builder::TestingServerBuilder;
 pub use error::ServerError;
+pub use proxy::FaultProxy;
 pub use server::TestingServer;
 
 /// The environment variable naming an existing server for tests.

@@ -6,6 +6,7 @@ mod client;
 mod concurrency;
 mod curator_interop;
 mod curator_scenarios;
+mod fault_proxy;
 mod faults;
 mod interop;
 mod java_peer;

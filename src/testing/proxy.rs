@@ -1,0 +1,239 @@
+//! [`FaultProxy`]: an in-process TCP proxy between a client and a server that
+//! injects network faults.
+
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+
+/// How often an idle proxy thread checks for shutdown.
+const POLL: Duration = Duration::from_millis(50);
+
+/// A TCP proxy on a free loopback port that forwards to one server and can
+/// break the way in between: cut every connection, swallow all traffic
+/// (blackhole), delay it, or let a request through and drop its reply (so the
+/// server applies a write that the client never hears of).
+///
+/// Point a client at [`connect_string`](Self::connect_string) instead of the
+/// server's. The proxy stops on drop.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use zk_queue::testing::{FaultProxy, TestingServer};
+///
+/// let server = TestingServer::start()?;
+/// let proxy = FaultProxy::start(&server.connect_string())?;
+/// let client = zk_queue::ZkClient::connect(&proxy.connect_string())?;
+/// proxy.blackhole(); // requests now go unanswered
+/// proxy.heal(); // back to normal (blackholed connections are cut)
+/// proxy.drop_next_reply(); // the next reply is lost and its connection cut
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct FaultProxy {
+    port: u16,
+    shared: Arc<Shared>,
+    acceptor: Option<JoinHandle<()>>,
+}
+
+#[derive(Default)]
+struct Shared {
+    stopping: AtomicBool,
+    fault: Mutex<Fault>,
+    delay: Mutex<Duration>,
+    /// Both ends of every live connection, to cut them.
+    connections: Mutex<Vec<(TcpStream, TcpStream)>>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Fault {
+    #[default]
+    None,
+    Blackhole,
+    /// Drop the first reply that follows the next request, then cut.
+    DropNextReply {
+        request_seen: bool,
+    },
+}
+
+impl FaultProxy {
+    /// Starts a proxy to `target` (`host:port`) on a free loopback port.
+    ///
+    /// # Errors
+    /// The target does not resolve, or no port could be bound.
+    pub fn start(target: &str) -> io::Result<FaultProxy> {
+        let target = target
+            .to_socket_addrs()?
+            .next()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the target has no address"))?;
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        listener.set_nonblocking(true)?;
+        let port = listener.local_addr()?.port();
+        let shared = Arc::new(Shared::default());
+        let acceptor = {
+            let shared = Arc::clone(&shared);
+            std::thread::Builder::new()
+                .name("zk-fault-proxy".into())
+                .spawn(move || accept_loop(&listener, target, &shared))?
+        };
+        log::debug!("fault proxy on 127.0.0.1:{port} to {target}");
+        Ok(FaultProxy {
+            port,
+            shared,
+            acceptor: Some(acceptor),
+        })
+    }
+
+    /// The connect string of the proxy: `127.0.0.1:<port>`.
+    pub fn connect_string(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// Closes every open connection (new ones are accepted as usual).
+    pub fn cut(&self) {
+        let connections = std::mem::take(&mut *self.shared.connections.lock());
+        log::debug!("fault proxy: cutting {} connection(s)", connections.len());
+        for (client, server) in connections {
+            let _ = client.shutdown(Shutdown::Both);
+            let _ = server.shutdown(Shutdown::Both);
+        }
+    }
+
+    /// Swallows all traffic both ways, on open and new connections: nothing
+    /// is answered and nothing is closed, like a partition.
+    pub fn blackhole(&self) {
+        *self.shared.fault.lock() = Fault::Blackhole;
+    }
+
+    /// Lets the next request through and drops the reply that follows it,
+    /// then cuts that connection, so the client sees the connection drop
+    /// without an answer while the server has applied the request.
+    pub fn drop_next_reply(&self) {
+        *self.shared.fault.lock() = Fault::DropNextReply { request_seen: false };
+    }
+
+    /// Delays every forwarded chunk by `delay` (zero for none).
+    pub fn set_delay(&self, delay: Duration) {
+        *self.shared.delay.lock() = delay;
+    }
+
+    /// Ends any fault. Connections that were blackholed lost bytes, so they
+    /// are cut; clients reconnect.
+    pub fn heal(&self) {
+        let was = std::mem::take(&mut *self.shared.fault.lock());
+        *self.shared.delay.lock() = Duration::ZERO;
+        if was == Fault::Blackhole {
+            self.cut();
+        }
+    }
+}
+
+impl Drop for FaultProxy {
+    fn drop(&mut self) {
+        self.shared.stopping.store(true, Ordering::Release);
+        self.cut();
+        if let Some(acceptor) = self.acceptor.take() {
+            let _ = acceptor.join();
+        }
+    }
+}
+
+impl std::fmt::Debug for FaultProxy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FaultProxy")
+            .field("port", &self.port)
+            .field("fault", &*self.shared.fault.lock())
+            .finish()
+    }
+}
+
+fn accept_loop(listener: &TcpListener, target: SocketAddr, shared: &Arc<Shared>) {
+    while !shared.stopping.load(Ordering::Acquire) {
+        match listener.accept() {
+            Ok((client, _)) => {
+                if let Err(e) = connect(client, target, shared) {
+                    log::debug!("fault proxy: cannot reach {target}: {e}");
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(POLL),
+            Err(e) => {
+                log::warn!("fault proxy: accept failed: {e}");
+                std::thread::sleep(POLL);
+            }
+        }
+    }
+}
+
+/// Connects a new client to the target and starts a pump each way.
+fn connect(client: TcpStream, target: SocketAddr, shared: &Arc<Shared>) -> io::Result<()> {
+    client.set_nonblocking(false)?;
+    let server = TcpStream::connect_timeout(&target, Duration::from_secs(5))?;
+    for stream in [&client, &server] {
+        stream.set_nodelay(true)?;
+        stream.set_read_timeout(Some(POLL))?;
+    }
+    shared
+        .connections
+        .lock()
+        .push((client.try_clone()?, server.try_clone()?));
+    for (from, to, replies) in [
+        (client.try_clone()?, server.try_clone()?, false),
+        (server, client, true),
+    ] {
+        let shared = Arc::clone(shared);
+        std::thread::Builder::new()
+            .name("zk-fault-proxy-pump".into())
+            .spawn(move || pump(from, to, replies, &shared))?;
+    }
+    Ok(())
+}
+
+/// Copies bytes one way until either side closes, applying the fault.
+fn pump(mut from: TcpStream, mut to: TcpStream, replies: bool, shared: &Shared) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        if shared.stopping.load(Ordering::Acquire) {
+            break;
+        }
+        let n = match from.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => continue,
+            Err(_) => break,
+        };
+        let forward = {
+            let mut fault = shared.fault.lock();
+            match (*fault, replies) {
+                (Fault::Blackhole, _) => false,
+                (Fault::DropNextReply { request_seen: false }, false) => {
+                    *fault = Fault::DropNextReply { request_seen: true };
+                    true
+                }
+                (Fault::DropNextReply { request_seen: true }, true) => {
+                    *fault = Fault::None;
+                    drop(fault);
+                    // The reply is lost and the connection with it.
+                    let _ = from.shutdown(Shutdown::Both);
+                    let _ = to.shutdown(Shutdown::Both);
+                    break;
+                }
+                _ => true,
+            }
+        };
+        if !forward {
+            continue;
+        }
+        let delay = *shared.delay.lock();
+        if !delay.is_zero() {
+            std::thread::sleep(delay);
+        }
+        if to.write_all(&buf[..n]).is_err() {
+            break;
+        }
+    }
+    let _ = from.shutdown(Shutdown::Both);
+    let _ = to.shutdown(Shutdown::Both);
+}

@@ -1,0 +1,106 @@
+//! The fault proxy: each fault does what it says to a real client and server.
+
+use std::time::{Duration, Instant};
+
+use zk_queue::testing::{FaultProxy, TestingServer};
+use zk_queue::{ConnectionState, CreateMode, Error, RetryNTimes, ZkClient};
+
+use crate::support::{client_of, server::unique_path};
+
+fn proxied(proxy: &FaultProxy) -> ZkClient {
+    ZkClient::builder(&proxy.connect_string())
+        .session_timeout(Duration::from_secs(2))
+        .connection_timeout(Duration::from_secs(2))
+        .request_timeout(Duration::from_secs(1))
+        .retry_policy(RetryNTimes::new(0, Duration::ZERO))
+        .connect()
+        .unwrap()
+}
+
+fn wait_for(states: &crossbeam_channel::Receiver<ConnectionState>, wanted: ConnectionState) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match states.recv_timeout(left) {
+            Ok(state) if state == wanted => return,
+            Ok(_) => {}
+            Err(e) => panic!("no {wanted:?}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn a_cut_connection_reconnects_to_the_same_session() {
+    let server = TestingServer::start().unwrap();
+    let proxy = FaultProxy::start(&server.connect_string()).unwrap();
+    let client = proxied(&proxy);
+    let states = client.state_listener();
+    let session = client.session_id().unwrap();
+    client.ensure_path("/cut").unwrap();
+    proxy.cut();
+    wait_for(&states, ConnectionState::Suspended);
+    wait_for(&states, ConnectionState::Reconnected);
+    assert_eq!(client.session_id().unwrap(), session);
+    assert!(client.exists("/cut").unwrap().is_some());
+}
+
+#[test]
+fn a_blackhole_times_requests_out_and_healing_brings_a_new_session() {
+    let server = TestingServer::start().unwrap();
+    let proxy = FaultProxy::start(&server.connect_string()).unwrap();
+    let client = proxied(&proxy);
+    let states = client.state_listener();
+    let session = client.session_id().unwrap();
+    proxy.blackhole();
+    let started = Instant::now();
+    let result = client.exists("/");
+    assert!(
+        matches!(result, Err(Error::Timeout { .. } | Error::ConnectionLoss { .. })),
+        "{result:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // Longer than the session timeout: the session expires.
+    wait_for(&states, ConnectionState::Lost);
+    proxy.heal();
+    wait_for(&states, ConnectionState::Reconnected);
+    assert_ne!(client.session_id().unwrap(), session);
+    assert!(client.exists("/").unwrap().is_some());
+}
+
+#[test]
+fn a_dropped_reply_leaves_the_write_applied_and_the_client_uninformed() {
+    let server = TestingServer::start().unwrap();
+    let proxy = FaultProxy::start(&server.connect_string()).unwrap();
+    let client = proxied(&proxy);
+    let direct = client_of(&server.connect_string());
+    let path = unique_path("dropped-reply");
+    direct.ensure_path(&path).unwrap();
+    proxy.drop_next_reply();
+    let result = client.create(&format!("{path}/written"), b"x", CreateMode::Persistent);
+    assert!(
+        matches!(result, Err(Error::ConnectionLoss { .. } | Error::Timeout { .. })),
+        "{result:?}"
+    );
+    assert!(
+        direct.exists(&format!("{path}/written")).unwrap().is_some(),
+        "the server applied it"
+    );
+}
+
+#[test]
+fn a_delay_slows_every_request() {
+    let server = TestingServer::start().unwrap();
+    let proxy = FaultProxy::start(&server.connect_string()).unwrap();
+    let client = proxied(&proxy);
+    proxy.set_delay(Duration::from_millis(150));
+    let started = Instant::now();
+    client.exists("/").unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "a request and its reply are both delayed"
+    );
+    proxy.heal();
+    let started = Instant::now();
+    client.exists("/").unwrap();
+    assert!(started.elapsed() < Duration::from_millis(150));
+}
