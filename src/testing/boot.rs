@@ -79,6 +79,7 @@ impl TestingServer {
                 log: &self.log_path,
                 port: self.port,
                 startup_timeout: self.settings.startup_timeout,
+                main_class: launch::STANDALONE,
             };
             match launch.run() {
                 Ok(jvm) => {

@@ -40,7 +40,11 @@ const JVM_OPTIONS: [&str; 9] = [
 ];
 
 /// Main class of a standalone server.
-const MAIN_CLASS: &str = "org.apache.zookeeper.server.ZooKeeperServerMain";
+/// Main class of a standalone server.
+pub(crate) const STANDALONE: &str = "org.apache.zookeeper.server.ZooKeeperServerMain";
+
+/// Main class of an ensemble member.
+pub(crate) const QUORUM_PEER: &str = "org.apache.zookeeper.server.quorum.QuorumPeerMain";
 
 /// How often readiness is polled.
 const POLL_INTERVAL: Duration = Duration::from_millis(50);
@@ -62,6 +66,8 @@ pub(crate) struct Launch<'a> {
     pub(crate) log: &'a Path,
     pub(crate) port: u16,
     pub(crate) startup_timeout: Duration,
+    /// [`STANDALONE`] or [`QUORUM_PEER`].
+    pub(crate) main_class: &'static str,
 }
 
 impl Launch<'_> {
@@ -69,20 +75,8 @@ impl Launch<'_> {
     ///
     /// On any error the JVM is killed before returning.
     pub(crate) fn run(&self) -> Result<GuardedJvm, ServerError> {
-        let log_start = file_len(self.log);
-        let mut args: Vec<String> = JVM_OPTIONS.iter().map(|s| (*s).to_owned()).collect();
-        args.extend(self.system_properties.iter().cloned());
-        args.push("-cp".to_owned());
-        args.push(classpath());
-        args.push(MAIN_CLASS.to_owned());
-        args.push(self.cfg.display().to_string());
         let started = Instant::now();
-        let mut jvm = GuardedJvm::spawn(&JvmCommand {
-            java: self.java,
-            args,
-            dir: self.root,
-            log: self.log,
-        })?;
+        let (mut jvm, log_start) = self.spawn()?;
         self.wait_ready(&mut jvm, log_start)?;
         log::info!(
             "zookeeper ready at 127.0.0.1:{} (pid {}) after {:?}",
@@ -93,7 +87,36 @@ impl Launch<'_> {
         Ok(jvm)
     }
 
-    fn wait_ready(&self, jvm: &mut GuardedJvm, log_start: u64) -> Result<(), ServerError> {
+    /// Starts the JVM without waiting for it; returns it with the log offset
+    /// its output starts at.
+    pub(crate) fn spawn(&self) -> Result<(GuardedJvm, u64), ServerError> {
+        let log_start = file_len(self.log);
+        let mut args: Vec<String> = JVM_OPTIONS.iter().map(|s| (*s).to_owned()).collect();
+        args.extend(self.system_properties.iter().cloned());
+        args.push("-cp".to_owned());
+        args.push(classpath());
+        args.push(self.main_class.to_owned());
+        args.push(self.cfg.display().to_string());
+        let jvm = GuardedJvm::spawn(&JvmCommand {
+            java: self.java,
+            args,
+            dir: self.root,
+            log: self.log,
+        })?;
+        Ok((jvm, log_start))
+    }
+
+    /// Waits until the JVM serves requests as the server owning `data_dir`;
+    /// kills it on failure.
+    pub(crate) fn wait_ready(&self, jvm: &mut GuardedJvm, log_start: u64) -> Result<(), ServerError> {
+        let result = self.poll_ready(jvm, log_start);
+        if result.is_err() {
+            let _ = jvm.kill();
+        }
+        result
+    }
+
+    fn poll_ready(&self, jvm: &mut GuardedJvm, log_start: u64) -> Result<(), ServerError> {
         let addr = loopback(self.port);
         let deadline = Instant::now() + self.startup_timeout;
         loop {

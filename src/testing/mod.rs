@@ -40,6 +40,7 @@
 
 mod boot;
 mod builder;
+mod cluster;
 mod error;
 mod launch;
 mod probe;
@@ -48,6 +49,7 @@ mod proxy;
 mod server;
 
 pub use builder::TestingServerBuilder;
+pub use cluster::TestingCluster;
 pub use error::ServerError;
 pub use proxy::FaultProxy;
 pub use server::TestingServer;

@@ -15,4 +15,5 @@ mod queue;
 mod queue_kinds;
 mod simple_queue;
 mod support;
+mod testing_cluster;
 mod testing_server;

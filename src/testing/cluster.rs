@@ -1,0 +1,204 @@
+//! [`TestingCluster`]: a ZooKeeper ensemble of real servers on loopback ports.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tempfile::TempDir;
+
+use super::error::ServerError;
+use super::launch::{self, Launch};
+use super::probe;
+use super::process::{self, GuardedJvm};
+
+/// How long an ensemble may take to elect a leader and serve.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// An ensemble of ZooKeeper servers (Debian's package, `QuorumPeerMain`) on
+/// free loopback ports, each with its own data directory in one temporary
+/// directory. Members are numbered from 0. The ensemble stops on drop; as
+/// with [`TestingServer`](super::TestingServer), its JVMs also die with the
+/// process that started them.
+///
+/// ```no_run
+/// use zk_queue::testing::TestingCluster;
+///
+/// let cluster = TestingCluster::start(3)?;
+/// let client = zk_queue::ZkClient::connect(&cluster.connect_string())?;
+/// let leader = cluster.leader().expect("a leader");
+/// cluster.kill(leader)?; // the others elect a new leader
+/// client.exists("/")?;
+/// cluster.restart(leader)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct TestingCluster {
+    root: TempDir,
+    java: PathBuf,
+    members: Vec<Member>,
+}
+
+struct Member {
+    client_port: u16,
+    dir: PathBuf,
+    cfg: PathBuf,
+    log: PathBuf,
+    jvm: Mutex<Option<GuardedJvm>>,
+}
+
+impl TestingCluster {
+    /// Starts an ensemble of `size` members (3 or 5 make sense) and waits
+    /// until every member serves.
+    ///
+    /// # Errors
+    /// Java or ZooKeeper missing, no free ports, or the ensemble not serving
+    /// within a minute (the error quotes the member's log).
+    pub fn start(size: usize) -> Result<TestingCluster, ServerError> {
+        if size == 0 {
+            return Err(ServerError::InvalidConfig {
+                reason: "an ensemble needs at least one member".into(),
+            });
+        }
+        launch::check_zookeeper_installed()?;
+        let java = process::find_java()?;
+        let root = tempfile::Builder::new()
+            .prefix("zk-queue-ensemble-")
+            .tempdir()
+            .map_err(|e| ServerError::io("creating the ensemble's directory", e))?;
+        let mut ports = Vec::with_capacity(size);
+        for _ in 0..size {
+            ports.push((launch::free_port()?, launch::free_port()?, launch::free_port()?));
+        }
+        let mut servers = String::new();
+        for (i, (_, peer, election)) in ports.iter().enumerate() {
+            let _ = writeln!(servers, "server.{}=127.0.0.1:{peer}:{election}", i + 1);
+        }
+        let mut members = Vec::with_capacity(size);
+        for (i, (client_port, _, _)) in ports.iter().enumerate() {
+            let dir = root.path().join(format!("member-{i}"));
+            let data = dir.join("data");
+            std::fs::create_dir_all(&data).map_err(|e| ServerError::io("creating a member's data directory", e))?;
+            std::fs::write(data.join("myid"), format!("{}\n", i + 1))
+                .map_err(|e| ServerError::io("writing a member's myid", e))?;
+            let cfg = format!(
+                "tickTime=200\ninitLimit=25\nsyncLimit=10\ndataDir={}\nclientPort={client_port}\n\
+                 clientPortAddress=127.0.0.1\nadmin.enableServer=false\n4lw.commands.whitelist=*\n\
+                 minSessionTimeout=400\nmaxSessionTimeout=60000\n{servers}",
+                data.display()
+            );
+            std::fs::write(dir.join("zoo.cfg"), cfg).map_err(|e| ServerError::io("writing a member's zoo.cfg", e))?;
+            members.push(Member {
+                client_port: *client_port,
+                cfg: dir.join("zoo.cfg"),
+                log: dir.join("server.log"),
+                dir,
+                jvm: Mutex::new(None),
+            });
+        }
+        let cluster = TestingCluster { root, java, members };
+        // Every member first, then wait: none serves before a quorum is up.
+        let mut started = Vec::with_capacity(size);
+        for i in 0..size {
+            let launch = cluster.launch(i);
+            started.push(launch.spawn()?);
+        }
+        for (i, (mut jvm, log_start)) in started.into_iter().enumerate() {
+            cluster.launch(i).wait_ready(&mut jvm, log_start)?;
+            *cluster.members[i].jvm.lock() = Some(jvm);
+        }
+        log::info!("zookeeper ensemble of {size} ready: {}", cluster.connect_string());
+        Ok(cluster)
+    }
+
+    fn launch(&self, member: usize) -> Launch<'_> {
+        let m = &self.members[member];
+        Launch {
+            java: &self.java,
+            system_properties: Vec::new(),
+            cfg: &m.cfg,
+            root: &m.dir,
+            data_dir: self.root.path(),
+            log: &m.log,
+            port: m.client_port,
+            startup_timeout: STARTUP_TIMEOUT,
+            main_class: launch::QUORUM_PEER,
+        }
+    }
+
+    /// The connect string naming every member.
+    pub fn connect_string(&self) -> String {
+        self.members
+            .iter()
+            .map(|m| format!("127.0.0.1:{}", m.client_port))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// The connect string of one member.
+    pub fn member_connect_string(&self, member: usize) -> String {
+        format!("127.0.0.1:{}", self.members[member].client_port)
+    }
+
+    /// The number of members.
+    pub fn size(&self) -> usize {
+        self.members.len()
+    }
+
+    /// The member that leads now, as its `srvr` reply says.
+    pub fn leader(&self) -> Option<usize> {
+        (0..self.members.len()).find(|&i| {
+            let addr = launch::loopback(self.members[i].client_port);
+            probe::four_letter_word(addr, "srvr", Duration::from_secs(1)).is_ok_and(|r| r.contains("Mode: leader"))
+        })
+    }
+
+    /// Kills a member's JVM (`SIGKILL`); its data stays.
+    ///
+    /// # Errors
+    /// [`ServerError::NotRunning`] if it is not running.
+    pub fn kill(&self, member: usize) -> Result<(), ServerError> {
+        let mut jvm = self.members[member].jvm.lock().take().ok_or(ServerError::NotRunning)?;
+        jvm.kill()?;
+        Ok(())
+    }
+
+    /// Starts a killed member again on its ports and data, and waits until it
+    /// serves (which needs a quorum of the others).
+    pub fn restart(&self, member: usize) -> Result<(), ServerError> {
+        if let Some(mut old) = self.members[member].jvm.lock().take() {
+            let _ = old.kill();
+        }
+        let launch = self.launch(member);
+        let (mut jvm, log_start) = launch.spawn()?;
+        launch.wait_ready(&mut jvm, log_start)?;
+        *self.members[member].jvm.lock() = Some(jvm);
+        Ok(())
+    }
+
+    /// Whether a member's JVM runs.
+    pub fn is_running(&self, member: usize) -> bool {
+        self.members[member]
+            .jvm
+            .lock()
+            .as_mut()
+            .is_some_and(GuardedJvm::is_alive)
+    }
+}
+
+impl Drop for TestingCluster {
+    fn drop(&mut self) {
+        for member in &self.members {
+            if let Some(mut jvm) = member.jvm.lock().take() {
+                let _ = jvm.kill();
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for TestingCluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestingCluster")
+            .field("connect_string", &self.connect_string())
+            .finish()
+    }
+}
