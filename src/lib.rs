@@ -154,9 +154,11 @@ pub use client::{
     Perms, RetryForever, RetryNTimes, RetryOneTime, RetryPolicy, RetryUntilElapsed, Stat, ZkClient, ZkClientBuilder,
 };
 pub use codec::{BytesSerializer, CodecError, FrameError, QueueSerializer, StringSerializer};
+#[cfg(feature = "serde")]
+pub use codec::{CompactSerializer, JsonSerializer};
 pub use error::{Error, Result};
 pub use queue::{
     ConsumeError, DelayQueue, DeliverAt, Delivery, DistributedQueue, ErrorMode, IdQueue, ItemReceiver, PriorityQueue,
-    PutListener, QueueBuilder, QueueConsumer,
+    PutListener, QueueBuilder, QueueConsumer, QueueStats,
 };
 pub use recipes::{SimpleQueue, SimpleQueueBuilder};

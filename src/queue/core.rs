@@ -7,6 +7,7 @@ use parking_lot::{Condvar, Mutex, RwLock};
 
 use super::engine::Engine;
 use super::put::Putter;
+use super::stats::QueueCounters;
 use super::{ErrorMode, PutListener, QueueConsumer};
 use crate::client::{Acl, CreateMode, ZkClient};
 use crate::codec::{encode_frame, QueueSerializer};
@@ -59,6 +60,7 @@ pub(crate) struct Core<T> {
     pending_done: Condvar,
     putter: Mutex<Option<Putter<T>>>,
     engine: Mutex<Option<Engine>>,
+    pub(crate) counters: QueueCounters,
 }
 
 impl<T> Core<T> {
@@ -135,6 +137,7 @@ impl<T: Send + 'static> Core<T> {
             pending_done: Condvar::new(),
             putter: Mutex::new(None),
             engine: Mutex::new(None),
+            counters: QueueCounters::default(),
         }
     }
 
@@ -241,6 +244,11 @@ impl<T: Send + 'static> Core<T> {
 
     /// Tells the put listeners how a put ended.
     pub(crate) fn report(&self, items: &[T], result: std::result::Result<(), &Error>) {
+        let counter = match result {
+            Ok(()) => &self.counters.puts,
+            Err(_) => &self.counters.put_failures,
+        };
+        QueueCounters::add(counter, items.len());
         for listener in self.listeners.read().iter() {
             let call = std::panic::AssertUnwindSafe(|| match result {
                 Ok(()) => listener.put_completed(items),

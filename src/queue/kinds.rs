@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::core::Core;
-use super::PutListener;
+use super::{PutListener, QueueStats};
 use crate::client::CreateMode;
 use crate::error::{Error, Result};
-use crate::naming::{delay_prefix, fix_id, id_prefix, parse_id, priority_prefix, QUEUE_PREFIX};
+use crate::naming::{delay_prefix, fix_id, id_prefix, is_item, parse_id, priority_prefix, QUEUE_PREFIX};
 use crate::path;
 
 /// Methods every kind shares, documented once here.
@@ -51,6 +51,53 @@ macro_rules! common_methods {
             /// The queue node's path.
             pub fn path(&self) -> &str {
                 &self.core.path
+            }
+
+            /// What this handle has done since it was built: items put,
+            /// claimed, consumed, requeued, dead-lettered, and how many are
+            /// being consumed now. A snapshot, read without waiting.
+            ///
+            /// ```no_run
+            /// # fn main() -> Result<(), zk_queue::Error> {
+            /// use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+            /// let client = ZkClient::connect("127.0.0.1:2181")?;
+            /// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer)
+            ///     .consumer(|job: String| -> Result<(), zk_queue::ConsumeError> {
+            ///         println!("{job}");
+            ///         Ok(())
+            ///     })
+            ///     .build_queue()?;
+            /// queue.start()?;
+            /// let stats = queue.stats();
+            /// println!(
+            ///     "{} consumed, {} failed, {} in flight, {} waiting",
+            ///     stats.consumed,
+            ///     stats.consumer_errors,
+            ///     stats.in_flight,
+            ///     queue.depth()?
+            /// );
+            /// # Ok(())
+            /// # }
+            /// ```
+            pub fn stats(&self) -> QueueStats {
+                self.core.counters.snapshot()
+            }
+
+            /// How many items the queue node holds now, counted afresh with
+            /// one listing: children named as Curator's queue items, whoever
+            /// put them, including items being consumed (locked, not yet
+            /// deleted) and delayed items not yet due; other children are not
+            /// counted. A multi-item node counts once. 0 if the queue node
+            /// does not exist.
+            ///
+            /// # Errors
+            /// ZooKeeper errors listing the queue node.
+            pub fn depth(&self) -> Result<usize> {
+                match self.core.client.get_children(&self.core.path) {
+                    Ok((names, _)) => Ok(names.iter().filter(|n| is_item(n)).count()),
+                    Err(Error::NoNode { .. }) => Ok(0),
+                    Err(e) => Err(e),
+                }
             }
         }
 

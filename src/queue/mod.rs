@@ -13,8 +13,10 @@ mod engine;
 mod kinds;
 mod pull;
 mod put;
+mod stats;
 
 pub use builder::QueueBuilder;
 pub use consumer::{ConsumeError, ErrorMode, PutListener, QueueConsumer};
 pub use kinds::{DelayQueue, DeliverAt, DistributedQueue, IdQueue, PriorityQueue};
 pub use pull::{Delivery, ItemReceiver};
+pub use stats::QueueStats;

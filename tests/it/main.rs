@@ -13,6 +13,7 @@ mod java_peer;
 mod pull;
 mod queue;
 mod queue_kinds;
+mod queue_stats;
 mod simple_queue;
 mod support;
 mod testing_cluster;

@@ -12,6 +12,7 @@ use super::finish::Lock;
 use super::Control;
 use crate::error::{Error, Result};
 use crate::queue::core::Core;
+use crate::queue::stats::QueueCounters;
 
 /// Acknowledges sent in one pipelined batch at most.
 const BATCH: usize = 128;
@@ -59,13 +60,14 @@ fn run<T: Send + 'static>(core: &Core<T>, control: &Control, acks: &Receiver<Ack
         batch.extend(acks.try_iter().take(BATCH - 1));
         let names: Vec<String> = batch.iter().map(|a| a.name.clone()).collect();
         if let Err(e) = settle(core, batch) {
-            log::warn!("queue {}: acknowledging failed: {e}", core.path);
+            log::error!("queue {}: acknowledging failed: {e}", core.path);
             core.tell_error(&e);
         }
         let mut in_flight = control.in_flight.lock();
         for name in &names {
             in_flight.remove(name);
         }
+        QueueCounters::add(&core.counters.settled, names.len());
     }
 }
 
@@ -113,6 +115,9 @@ fn settle<T: Send + 'static>(core: &Core<T>, batch: Vec<Ack>) -> Result<()> {
 }
 
 fn report<T: Send + 'static>(core: &Core<T>, error: Error) {
+    if matches!(error, Error::LeaseLost { .. }) {
+        QueueCounters::bump(&core.counters.lease_lost);
+    }
     log::warn!("queue {}: {error}", core.path);
     core.tell_error(&error);
 }

@@ -12,6 +12,7 @@ use crate::client::CreateMode;
 use crate::error::{Error, Result};
 use crate::path;
 use crate::queue::core::Core;
+use crate::queue::stats::QueueCounters;
 
 /// Claims the items named (in order) and hands those this consumer won to
 /// the workers, in order; returns how many it handed over.
@@ -61,8 +62,12 @@ pub(super) fn window<T: Send + 'static>(
                 continue;
             }
         }
+        log::debug!("claimed {item_path}");
+        // Counted before the hand-over, so the worker's settling comes after.
+        QueueCounters::bump(&core.counters.claimed);
         if tx.send(Work::Claimed { name, values }).is_err() {
             log::error!("{item_path}: claimed, but no worker is left to consume it");
+            QueueCounters::bump(&core.counters.settled);
             continue;
         }
         handed += 1;
@@ -131,6 +136,8 @@ pub(super) fn locked_window<T: Send + 'static>(
             release(core, control, &name, &lock);
             continue;
         }
+        log::debug!("claimed {item_path} (locked)");
+        QueueCounters::bump(&core.counters.claimed);
         let mut work = Work::Locked(Locked {
             name,
             item_path,
@@ -149,6 +156,7 @@ pub(super) fn locked_window<T: Send + 'static>(
                     if let Work::Locked(claim) = back {
                         release(core, control, &claim.name, &claim.lock);
                     }
+                    QueueCounters::bump(&core.counters.settled);
                     break;
                 }
             }

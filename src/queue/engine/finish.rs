@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::naming::{split_item, QUEUE_PREFIX};
 use crate::path;
 use crate::queue::core::Core;
+use crate::queue::stats::QueueCounters;
 
 /// A consumer's lock on an item: the ephemeral node `<lock_path>/<item name>`
 /// holding an owner token. Writes that end a claim are fenced three ways: the
@@ -133,7 +134,10 @@ pub(super) fn requeue<T: Send + 'static>(
         Op::create(path::join(&core.path, prefix), data, CreateMode::PersistentSequential),
         lock.delete(),
     ];
-    settle(core, &item_path, lock, &ops)
+    settle(core, &item_path, lock, &ops)?;
+    QueueCounters::bump(&core.counters.requeued);
+    log::warn!("requeued {item_path} after {attempts} failed attempt(s)");
+    Ok(())
 }
 
 /// Moves an item that cannot be consumed to the dead-letter path as a plain
@@ -172,6 +176,7 @@ pub(super) fn dead_letter<T: Send + 'static>(
         None => core.client.multi(&ops).map(|_| ()),
     };
     if moved.is_ok() {
+        QueueCounters::bump(&core.counters.dead_lettered);
         log::warn!("moved {item_path} to {dead_letters}: {reason}");
         core.tell_error(&reason);
     }
@@ -182,8 +187,11 @@ pub(super) fn dead_letter<T: Send + 'static>(
 /// was lost, unless the item is already gone: then an earlier attempt of this
 /// very multi went through before its reply was lost.
 fn settle<T: Send + 'static>(core: &Core<T>, item_path: &str, lock: &Lock, ops: &[Op]) -> Result<()> {
-    let lease_lost = || Error::LeaseLost {
-        path: item_path.to_owned(),
+    let lease_lost = || {
+        QueueCounters::bump(&core.counters.lease_lost);
+        Error::LeaseLost {
+            path: item_path.to_owned(),
+        }
     };
     match core.client.exists(&lock.path)? {
         Some(stat) if stat.czxid == lock.czxid => {}

@@ -210,6 +210,7 @@ fn forward_states<T: Send + 'static>(core: &Core<T>, control: &Control) {
 
 fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx: Sender<Work<T>>) {
     let mut backoff = POLL;
+    let mut failures = 0u32;
     while !control.stopping() {
         let latch = Latch::new();
         *control.wake.lock() = latch.clone();
@@ -221,10 +222,18 @@ fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx: Sender<Wo
         match scan(core, control, &tx, &latch) {
             Ok(pass) => {
                 backoff = POLL;
+                failures = 0;
                 latch.wait_until(pass.wake_at);
             }
             Err(e) => {
-                log::warn!("queue {}: {e}; scanning again in {backoff:?}", core.path);
+                failures = failures.saturating_add(1);
+                // A passing fault is a warning; one that persists is an error.
+                let level = if failures >= 3 {
+                    log::Level::Error
+                } else {
+                    log::Level::Warn
+                };
+                log::log!(level, "queue {}: {e}; scanning again in {backoff:?}", core.path);
                 core.tell_error(&e);
                 latch.wait_until(Some(Instant::now() + backoff));
                 backoff = (backoff * 2).min(MAX_BACKOFF);

@@ -9,6 +9,7 @@ use super::{Control, Locked};
 use crate::codec::{decode_frame, trailer};
 use crate::error::{Error, Result};
 use crate::queue::core::Core;
+use crate::queue::stats::QueueCounters;
 use crate::queue::{ConsumeError, ErrorMode};
 
 /// An item's data, decoded.
@@ -52,6 +53,7 @@ pub(super) fn consume_claimed<T: Send + 'static>(core: &Core<T>, name: &str, val
             );
         }
     }
+    QueueCounters::bump(&core.counters.settled);
 }
 
 /// Lock-safe mode: consumes an item the scanner locked, then queues its
@@ -106,6 +108,7 @@ pub(super) fn consume_locked<T: Send + 'static>(core: &Core<T>, control: &Contro
                 );
                 ack.lock.release(core);
                 control.in_flight.lock().remove(&ack.name);
+                QueueCounters::bump(&core.counters.settled);
             }
             return;
         }
@@ -115,6 +118,7 @@ pub(super) fn consume_locked<T: Send + 'static>(core: &Core<T>, control: &Contro
         core.tell_error(&e);
     }
     control.in_flight.lock().remove(&name);
+    QueueCounters::bump(&core.counters.settled);
 }
 
 /// Runs the consumer on one value; a panic counts as an error.
@@ -122,8 +126,14 @@ fn consume<T: Send + 'static>(core: &Core<T>, value: T) -> std::result::Result<(
     let Some(consumer) = &core.consumer else {
         return Ok(());
     };
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| consumer.consume(value))) {
+    let result = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| consumer.consume(value))) {
         Ok(result) => result,
         Err(_) => Err("the consumer panicked".into()),
-    }
+    };
+    let counter = match result {
+        Ok(()) => &core.counters.consumed,
+        Err(_) => &core.counters.consumer_errors,
+    };
+    QueueCounters::bump(counter);
+    result
 }

@@ -1,0 +1,120 @@
+//! What a queue handle has done since it started: counters kept by the put
+//! path and the consumer engine, read as a [`QueueStats`] snapshot.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A snapshot of one queue handle's counters, from
+/// [`DistributedQueue::stats`](crate::DistributedQueue::stats) and the same
+/// method of the other kinds.
+///
+/// Counts are of this handle only (not of other processes sharing the queue)
+/// and start at zero when the handle is built. Items are counted one by one:
+/// a `put_multi` of three items counts three puts, and each of its records
+/// counts when consumed.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueStats {
+    /// Items this handle stored in the queue.
+    pub puts: u64,
+    /// Items whose store failed after `put` accepted them (a put listener's
+    /// `put_failed`; for background puts, the only report of the failure).
+    pub put_failures: u64,
+    /// Queue nodes this handle's consumer claimed and handed to a worker:
+    /// deleted (without a lock path) or locked (with one).
+    pub claimed: u64,
+    /// Records the consumer processed successfully.
+    pub consumed: u64,
+    /// Records the consumer failed on (returned an error or panicked).
+    pub consumer_errors: u64,
+    /// Items put back in the queue after a consumer error.
+    pub requeued: u64,
+    /// Items moved to the dead-letter path (failed too often, or
+    /// undecodable).
+    pub dead_lettered: u64,
+    /// Items whose lock was lost before they were settled (acknowledged,
+    /// requeued or dead-lettered); another consumer gets them.
+    pub lease_lost: u64,
+    /// Claimed nodes not yet settled, now.
+    pub in_flight: u64,
+}
+
+/// The live counters behind [`QueueStats`].
+#[derive(Debug, Default)]
+pub(crate) struct QueueCounters {
+    pub(crate) puts: AtomicU64,
+    pub(crate) put_failures: AtomicU64,
+    pub(crate) claimed: AtomicU64,
+    /// Claimed nodes that are settled, for `in_flight`.
+    pub(crate) settled: AtomicU64,
+    pub(crate) consumed: AtomicU64,
+    pub(crate) consumer_errors: AtomicU64,
+    pub(crate) requeued: AtomicU64,
+    pub(crate) dead_lettered: AtomicU64,
+    pub(crate) lease_lost: AtomicU64,
+}
+
+impl QueueCounters {
+    /// Adds `n` to a counter.
+    pub(crate) fn add(counter: &AtomicU64, n: usize) {
+        counter.fetch_add(u64::try_from(n).unwrap_or(u64::MAX), Ordering::Relaxed);
+    }
+
+    /// Adds one to a counter.
+    pub(crate) fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn snapshot(&self) -> QueueStats {
+        let get = |counter: &AtomicU64| counter.load(Ordering::SeqCst);
+        // Settled before claimed: an item is claimed before it is settled, so
+        // the difference cannot go below zero.
+        let settled = get(&self.settled);
+        let claimed = get(&self.claimed);
+        QueueStats {
+            puts: get(&self.puts),
+            put_failures: get(&self.put_failures),
+            claimed,
+            consumed: get(&self.consumed),
+            consumer_errors: get(&self.consumer_errors),
+            requeued: get(&self.requeued),
+            dead_lettered: get(&self.dead_lettered),
+            lease_lost: get(&self.lease_lost),
+            in_flight: claimed.saturating_sub(settled),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_snapshot_reads_every_counter() {
+        let counters = QueueCounters::default();
+        assert_eq!(counters.snapshot(), QueueStats::default());
+        QueueCounters::add(&counters.puts, 3);
+        QueueCounters::bump(&counters.put_failures);
+        QueueCounters::add(&counters.claimed, 4);
+        QueueCounters::bump(&counters.settled);
+        QueueCounters::add(&counters.consumed, 5);
+        QueueCounters::bump(&counters.consumer_errors);
+        QueueCounters::bump(&counters.requeued);
+        QueueCounters::bump(&counters.dead_lettered);
+        QueueCounters::bump(&counters.lease_lost);
+        let stats = counters.snapshot();
+        assert_eq!(
+            stats,
+            QueueStats {
+                puts: 3,
+                put_failures: 1,
+                claimed: 4,
+                consumed: 5,
+                consumer_errors: 1,
+                requeued: 1,
+                dead_lettered: 1,
+                lease_lost: 1,
+                in_flight: 3,
+            }
+        );
+    }
+}
