@@ -140,6 +140,7 @@
 mod client;
 mod codec;
 mod error;
+pub mod inspect;
 mod naming;
 mod path;
 mod queue;

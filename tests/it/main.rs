@@ -2,6 +2,7 @@
 //! through `zk_queue::testing` (or the server named by `ZK_CONNECT`).
 
 mod bad_input;
+mod cli;
 mod client;
 mod concurrency;
 mod curator_interop;

@@ -1,0 +1,161 @@
+//! Connection, duration parsing, listing and output helpers.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{bail, Context as _};
+use serde::Serialize;
+use zk_queue::inspect::{order, DecodedItem, ItemName, Kind, Layout};
+use zk_queue::{RetryNTimes, ZkClient};
+
+/// The client and output mode shared by subcommands.
+pub struct Context {
+    pub client: ZkClient,
+    pub json: bool,
+}
+
+impl Context {
+    pub fn connect(connect: &str, timeout: Duration, auth: Option<&str>, json: bool) -> anyhow::Result<Context> {
+        let mut builder = ZkClient::builder(connect)
+            .session_timeout(timeout)
+            .connection_timeout(timeout)
+            .request_timeout(timeout)
+            .retry_policy(RetryNTimes::new(2, Duration::from_millis(200)));
+        if let Some(auth) = auth {
+            if !auth.contains(':') {
+                bail!("--auth must be user:password");
+            }
+            builder = builder.add_auth("digest", auth.as_bytes());
+        }
+        let client = builder
+            .connect()
+            .with_context(|| format!("cannot connect to {connect}"))?;
+        Ok(Context { client, json })
+    }
+
+    /// Prints `value` as one line of JSON on stdout.
+    pub fn print_json(&self, value: &impl Serialize) -> anyhow::Result<()> {
+        println!("{}", serde_json::to_string(value)?);
+        Ok(())
+    }
+}
+
+/// Checks a node path as the server would (and the library does before any
+/// request), so a bad path is reported without connecting.
+pub fn check_path(path: &str) -> anyhow::Result<()> {
+    let reason = if path.is_empty() {
+        "path is empty"
+    } else if !path.starts_with('/') {
+        "path must start with '/'"
+    } else if path != "/" && path.ends_with('/') {
+        "path must not end with '/'"
+    } else if path.len() > 1 && path[1..].split('/').any(str::is_empty) {
+        "path has an empty component ('//')"
+    } else if path.len() > 1 && path[1..].split('/').any(|c| c == "." || c == "..") {
+        "path has a relative component ('.' or '..')"
+    } else {
+        return Ok(());
+    };
+    bail!("invalid path {path:?}: {reason}")
+}
+
+/// Parses `10s`, `500ms`, `2m`, `1h` or a bare number of seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number.parse().map_err(|_| format!("invalid duration {text:?}"))?;
+    let seconds = match unit {
+        "" | "s" => number,
+        "ms" => number / 1000.0,
+        "m" => number * 60.0,
+        "h" => number * 3600.0,
+        _ => return Err(format!("invalid duration unit {unit:?} (use ms, s, m or h)")),
+    };
+    Duration::try_from_secs_f64(seconds).map_err(|e| format!("invalid duration {text:?}: {e}"))
+}
+
+/// Milliseconds since the Unix epoch now.
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// `parent/name`.
+pub fn child(parent: &str, name: &str) -> String {
+    if parent == "/" {
+        format!("/{name}")
+    } else {
+        format!("{parent}/{name}")
+    }
+}
+
+/// A queue's children split into its items, in consumption order, and the
+/// rest.
+pub struct Listing {
+    pub layout: Layout,
+    pub kind: Kind,
+    pub items: Vec<ItemName>,
+    pub foreign: Vec<String>,
+}
+
+impl Listing {
+    /// Lists `path`; `layout` forces a layout instead of detecting it.
+    pub fn read(ctx: &Context, path: &str, layout: Option<Layout>) -> anyhow::Result<Listing> {
+        let (names, _) = ctx.client.get_children(path)?;
+        Ok(Listing::of(names, layout))
+    }
+
+    pub fn of(names: Vec<String>, layout: Option<Layout>) -> Listing {
+        let layout = layout.or_else(|| Layout::detect(&names)).unwrap_or(Layout::Curator);
+        let kind = match layout {
+            Layout::Classic => Kind::Plain,
+            Layout::Curator => Kind::detect(&names),
+        };
+        let items = order(&names, layout, kind);
+        let foreign = names
+            .into_iter()
+            .filter(|n| !items.iter().any(|i| &i.name == n))
+            .collect();
+        Listing {
+            layout,
+            kind,
+            items,
+            foreign,
+        }
+    }
+}
+
+pub fn layout_name(layout: Layout) -> &'static str {
+    match layout {
+        Layout::Classic => "classic",
+        Layout::Curator => "curator",
+    }
+}
+
+pub fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Plain => "plain",
+        Kind::Priority => "priority",
+        Kind::Delay => "delay",
+        Kind::Id => "id",
+    }
+}
+
+/// The length of the item frame of `item` (without the attempt trailer).
+pub fn frame_len(item: &DecodedItem) -> usize {
+    4 + item.records.iter().map(|r| 5 + r.len()).sum::<usize>() + 1
+}
+
+/// Up to `max` characters of `bytes` as text, escaped, for a one-line preview.
+pub fn preview(bytes: &[u8], max: usize) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let mut out: String = text.chars().take(max).flat_map(char::escape_debug).collect();
+    if text.chars().count() > max {
+        out.push('…');
+    }
+    out
+}

@@ -1,0 +1,110 @@
+//! `zkq put`.
+
+use std::io::BufRead;
+
+use anyhow::{bail, Context as _};
+use clap::Args;
+use serde::Serialize;
+use zk_queue::{BytesSerializer, DeliverAt, QueueBuilder, SimpleQueue};
+
+use crate::common::{now_ms, Context};
+
+#[derive(Debug, Args)]
+pub struct PutArgs {
+    /// The queue's path.
+    pub path: String,
+    /// Messages; without any, one message per line of stdin.
+    messages: Vec<String>,
+    /// Put into a priority queue with this priority (lower first).
+    #[arg(long, allow_hyphen_values = true, conflicts_with_all = ["delay_ms", "at", "id", "classic"])]
+    priority: Option<i32>,
+    /// Put into a delay queue, due this many milliseconds from now.
+    #[arg(long, conflicts_with_all = ["at", "id", "classic"])]
+    delay_ms: Option<u64>,
+    /// Put into a delay queue, due at this epoch time in milliseconds.
+    #[arg(long, conflicts_with_all = ["id", "classic"])]
+    at: Option<i64>,
+    /// Put into an id queue under this id.
+    #[arg(long, conflicts_with = "classic")]
+    id: Option<String>,
+    /// Put all messages in one node (consumers get them one by one).
+    #[arg(long, conflicts_with = "classic")]
+    multi: bool,
+    /// Write classic `qn-` items of raw bytes instead of Curator items.
+    #[arg(long)]
+    classic: bool,
+}
+
+#[derive(Serialize)]
+struct PutOutput {
+    put: usize,
+}
+
+pub fn run(ctx: &Context, mut args: PutArgs) -> anyhow::Result<()> {
+    let messages: Vec<Vec<u8>> = if args.messages.is_empty() {
+        std::io::stdin()
+            .lock()
+            .lines()
+            .map(|line| line.map(String::into_bytes))
+            .collect::<Result<_, _>>()
+            .context("cannot read stdin")?
+    } else {
+        std::mem::take(&mut args.messages)
+            .into_iter()
+            .map(String::into_bytes)
+            .collect()
+    };
+    let count = messages.len();
+    if count > 0 {
+        if args.classic {
+            let queue = SimpleQueue::new(&ctx.client, &args.path)?;
+            for message in &messages {
+                queue.offer(message)?;
+            }
+        } else {
+            put_curator(ctx, &args.path, &args, messages)?;
+        }
+    }
+    if ctx.json {
+        ctx.print_json(&PutOutput { put: count })
+    } else {
+        println!("{count}");
+        Ok(())
+    }
+}
+
+fn put_curator(ctx: &Context, path: &str, args: &PutArgs, messages: Vec<Vec<u8>>) -> anyhow::Result<()> {
+    let builder = || QueueBuilder::new(&ctx.client, path, BytesSerializer).put_in_background(false);
+    // Puts the messages one node each, or all in one node.
+    macro_rules! put_all {
+        ($queue:expr $(, $arg:expr)*) => {{
+            let queue = $queue;
+            queue.start()?;
+            let result = if args.multi {
+                queue.put_multi(messages $(, $arg)*)
+            } else {
+                messages.into_iter().try_for_each(|m| queue.put(m $(, $arg)*))
+            };
+            queue.close();
+            result?;
+        }};
+    }
+    if let Some(priority) = args.priority {
+        put_all!(builder().build_priority_queue(1)?, priority);
+    } else if args.delay_ms.is_some() || args.at.is_some() {
+        let at = match (args.delay_ms, args.at) {
+            (Some(delay), _) => now_ms().saturating_add(i64::try_from(delay).unwrap_or(i64::MAX)),
+            (None, Some(at)) => at,
+            (None, None) => unreachable!(),
+        };
+        let Ok(at) = DeliverAt::from_epoch_millis(at) else {
+            bail!("invalid due time {at}: must be a positive epoch time in milliseconds");
+        };
+        put_all!(builder().build_delay_queue()?, at);
+    } else if let Some(id) = &args.id {
+        put_all!(builder().build_id_queue()?, id.as_str());
+    } else {
+        put_all!(builder().build_queue()?);
+    }
+    Ok(())
+}

@@ -1,0 +1,305 @@
+//! `zkq peek`, `zkq ls` and `zkq stats`: read-only views of a queue.
+
+use std::collections::BTreeMap;
+
+use clap::Args;
+use serde::Serialize;
+use zk_queue::inspect::{decode_item, ItemName, Kind, Layout};
+
+use crate::common::{child, kind_name, layout_name, now_ms, preview, Context, Listing};
+
+#[derive(Debug, Args)]
+pub struct PeekArgs {
+    /// The queue's path.
+    pub path: String,
+    /// How many items to show.
+    #[arg(short = 'n', long = "count", default_value_t = 10)]
+    count: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct LsArgs {
+    /// The queue's path.
+    pub path: String,
+    /// The most names to list.
+    #[arg(long, default_value_t = 100)]
+    limit: usize,
+    /// List the names after this one (the last name of the previous page).
+    #[arg(long)]
+    after: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// The queue's path.
+    pub path: String,
+    /// The queue's lock path, to count locks held.
+    #[arg(long)]
+    pub lock_path: Option<String>,
+    /// The queue's dead-letter path, to count dead letters.
+    #[arg(long)]
+    pub dead_letter_path: Option<String>,
+}
+
+/// One item as `peek` and `dead-letter list` show it.
+#[derive(Serialize)]
+pub struct PeekedItem {
+    name: String,
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    priority: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    due: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<String>,
+    /// Bytes of the node's data.
+    size: usize,
+    /// Records in the node (several for a multi put); absent if corrupt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    records: Option<usize>,
+    attempts: u32,
+    /// The first record's first characters.
+    preview: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+/// Reads and describes `items` of a queue at `path`; vanished items are left out.
+pub fn describe(ctx: &Context, path: &str, layout: Layout, items: &[ItemName]) -> anyhow::Result<Vec<PeekedItem>> {
+    let paths: Vec<String> = items.iter().map(|i| child(path, &i.name)).collect();
+    let mut out = Vec::with_capacity(items.len());
+    for chunk in items.iter().zip(paths).collect::<Vec<_>>().chunks(1_000) {
+        let chunk_paths: Vec<String> = chunk.iter().map(|(_, p)| p.clone()).collect();
+        for ((item, _), read) in chunk.iter().zip(ctx.client.get_data_many(&chunk_paths)?) {
+            let data = match read {
+                Ok((data, _)) => data,
+                Err(e) if e.is_no_node() => continue,
+                Err(e) => return Err(e.into()),
+            };
+            let (records, attempts, preview_text, error) = match decode_item(layout, &data) {
+                Ok(decoded) => (
+                    Some(decoded.records.len()),
+                    decoded.attempts,
+                    decoded.records.first().map(|r| preview(r, 40)).unwrap_or_default(),
+                    None,
+                ),
+                Err(e) => (None, 0, preview(&data, 40), Some(e.to_string())),
+            };
+            out.push(PeekedItem {
+                name: item.name.clone(),
+                kind: kind_name(item.kind),
+                priority: item.priority,
+                due: item.due,
+                id: item.id.clone(),
+                size: data.len(),
+                records,
+                attempts,
+                preview: preview_text,
+                error,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Prints described items, as JSON or one line each.
+pub fn print_described(ctx: &Context, items: &[PeekedItem]) -> anyhow::Result<()> {
+    if ctx.json {
+        return ctx.print_json(&items);
+    }
+    for item in items {
+        let mut line = format!("{}\t{}", item.name, item.kind);
+        if let Some(p) = item.priority {
+            line += &format!("\tpriority={p}");
+        }
+        if let Some(due) = item.due {
+            let state = if due <= now_ms() { "due" } else { "not-due" };
+            line += &format!("\tdue={due}({state})");
+        }
+        if let Some(id) = &item.id {
+            line += &format!("\tid={id}");
+        }
+        line += &format!("\tsize={}\tattempts={}", item.size, item.attempts);
+        if let Some(records) = item.records.filter(|r| *r != 1) {
+            line += &format!("\trecords={records}");
+        }
+        if let Some(error) = &item.error {
+            line += &format!("\tcorrupt: {error}");
+        }
+        line += &format!("\t{}", item.preview);
+        println!("{line}");
+    }
+    Ok(())
+}
+
+pub fn peek(ctx: &Context, args: PeekArgs) -> anyhow::Result<()> {
+    let listing = Listing::read(ctx, &args.path, None)?;
+    let head: Vec<ItemName> = listing.items.into_iter().take(args.count).collect();
+    let items = describe(ctx, &args.path, listing.layout, &head)?;
+    print_described(ctx, &items)
+}
+
+#[derive(Serialize)]
+struct LsOutput<'a> {
+    items: Vec<&'a str>,
+    /// The value for `--after` to list the next page; absent on the last page.
+    next: Option<&'a str>,
+}
+
+pub fn ls(ctx: &Context, args: LsArgs) -> anyhow::Result<()> {
+    let (mut names, _) = ctx.client.get_children(&args.path)?;
+    // The --after name may be gone (taken): list it too to find its place.
+    if let Some(after) = &args.after {
+        if !names.contains(after) {
+            names.push(after.clone());
+        }
+    }
+    let listing = Listing::of(names, None);
+    let start = match &args.after {
+        Some(after) => listing
+            .items
+            .iter()
+            .position(|i| &i.name == after)
+            .map_or(listing.items.len(), |p| p + 1),
+        None => 0,
+    };
+    let page: Vec<&str> = listing.items[start..]
+        .iter()
+        .take(args.limit)
+        .map(|i| i.name.as_str())
+        .collect();
+    let more = start + page.len() < listing.items.len();
+    let next = if more { page.last().copied() } else { None };
+    if ctx.json {
+        ctx.print_json(&LsOutput { items: page, next })
+    } else {
+        for name in &page {
+            println!("{name}");
+        }
+        if let Some(next) = next {
+            eprintln!("more: --after {next}");
+        }
+        Ok(())
+    }
+}
+
+#[derive(Serialize, Default)]
+struct Stats {
+    layout: &'static str,
+    kind: &'static str,
+    /// Item nodes.
+    items: usize,
+    /// Children that are not items.
+    foreign: usize,
+    /// The head item's name and age in milliseconds (from its creation time).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    head: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    oldest_age_ms: Option<i64>,
+    /// Items per priority (priority queues).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    priorities: Option<BTreeMap<i32, usize>>,
+    /// Items due now and later (delay queues).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    due: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_due: Option<usize>,
+    /// Lock nodes under the lock path, and their owners (lock data).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    locks: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lock_owners: Option<BTreeMap<String, String>>,
+    /// Items under the dead-letter path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dead_letters: Option<usize>,
+}
+
+pub fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
+    let listing = Listing::read(ctx, &args.path, None)?;
+    let mut stats = Stats {
+        layout: layout_name(listing.layout),
+        kind: kind_name(listing.kind),
+        items: listing.items.len(),
+        foreign: listing.foreign.len(),
+        ..Stats::default()
+    };
+    if let Some(head) = listing.items.first() {
+        if let Some(stat) = ctx.client.exists(&child(&args.path, &head.name))? {
+            stats.head = Some(head.name.clone());
+            stats.oldest_age_ms = Some((now_ms() - stat.ctime).max(0));
+        }
+    }
+    match listing.kind {
+        Kind::Priority => {
+            let mut by_priority = BTreeMap::new();
+            for item in &listing.items {
+                // A plain name in a priority queue (a requeued item) counts as 0.
+                *by_priority.entry(item.priority.unwrap_or(0)).or_insert(0) += 1;
+            }
+            stats.priorities = Some(by_priority);
+        }
+        Kind::Delay => {
+            let now = now_ms();
+            let due = listing.items.iter().filter(|i| i.due.is_none_or(|d| d <= now)).count();
+            stats.due = Some(due);
+            stats.not_due = Some(listing.items.len() - due);
+        }
+        Kind::Plain | Kind::Id => {}
+    }
+    if let Some(lock_path) = &args.lock_path {
+        let names = match ctx.client.get_children(lock_path) {
+            Ok((names, _)) => names,
+            Err(e) if e.is_no_node() => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        let mut owners = BTreeMap::new();
+        for name in &names {
+            match ctx.client.get_data(&child(lock_path, name)) {
+                Ok((data, _)) => {
+                    owners.insert(name.clone(), String::from_utf8_lossy(&data).into_owned());
+                }
+                Err(e) if e.is_no_node() => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        stats.locks = Some(owners.len());
+        stats.lock_owners = Some(owners);
+    }
+    if let Some(dlq) = &args.dead_letter_path {
+        let count = match ctx.client.get_children(dlq) {
+            Ok((names, _)) => Listing::of(names, Some(Layout::Curator)).items.len(),
+            Err(e) if e.is_no_node() => 0,
+            Err(e) => return Err(e.into()),
+        };
+        stats.dead_letters = Some(count);
+    }
+    if ctx.json {
+        return ctx.print_json(&stats);
+    }
+    println!("layout: {}", stats.layout);
+    println!("kind: {}", stats.kind);
+    println!("items: {}", stats.items);
+    println!("foreign children: {}", stats.foreign);
+    if let (Some(head), Some(age)) = (&stats.head, stats.oldest_age_ms) {
+        println!("head: {head} (age {age} ms)");
+    }
+    if let Some(priorities) = &stats.priorities {
+        for (priority, count) in priorities {
+            println!("priority {priority}: {count}");
+        }
+    }
+    if let (Some(due), Some(not_due)) = (stats.due, stats.not_due) {
+        println!("due: {due}");
+        println!("not due: {not_due}");
+    }
+    if let Some(owners) = &stats.lock_owners {
+        println!("locks: {}", owners.len());
+        for (name, owner) in owners {
+            println!("  {name}: {owner}");
+        }
+    }
+    if let Some(dead) = stats.dead_letters {
+        println!("dead letters: {dead}");
+    }
+    Ok(())
+}

@@ -1,0 +1,504 @@
+//! Read-only inspection of queue nodes: which recipe wrote a queue's
+//! children, what their names say, the order consumers take them in, and what
+//! an item node holds.
+//!
+//! Everything here is a pure function of names and bytes read elsewhere (for
+//! example with [`ZkClient::get_children`](crate::ZkClient::get_children) and
+//! [`ZkClient::get_data`](crate::ZkClient::get_data)); nothing sends a
+//! request. The `zkq` command-line tool is built on it.
+//!
+//! ```
+//! use zk_queue::inspect::{order, Kind, Layout};
+//!
+//! let children = ["queue-0000000001", "lock", "queue-0000000000"];
+//! let layout = Layout::detect(&children).unwrap();
+//! let kind = Kind::detect(&children);
+//! let items = order(&children, layout, kind);
+//! let names: Vec<&str> = items.iter().map(|i| i.name.as_str()).collect();
+//! assert_eq!((layout, kind), (Layout::Curator, Kind::Plain));
+//! assert_eq!(names, ["queue-0000000000", "queue-0000000001"]); // "lock" is foreign
+//! ```
+
+use crate::codec::trailer;
+use crate::codec::{decode_frame, FrameError};
+use crate::naming::{delay_epoch, is_item, parse_id, parse_sequence, split_item, NameKind, SequenceKey, QUEUE_PREFIX};
+
+/// Prefix of the classic recipe's items.
+const CLASSIC_PREFIX: &str = "qn-";
+
+/// Length of `queue-` plus a priority's 9 characters.
+const PRIORITY_PREFIX_LEN: usize = QUEUE_PREFIX.len() + 9;
+
+/// The layout of a queue node's children: which family of recipes wrote them.
+///
+/// ```
+/// use zk_queue::inspect::Layout;
+///
+/// assert_eq!(Layout::of_name("qn-0000000004"), Some(Layout::Classic));
+/// assert_eq!(Layout::of_name("queue-0000000004"), Some(Layout::Curator));
+/// assert_eq!(Layout::of_name("lock"), None);
+/// assert_eq!(Layout::Curator.prefix(), "queue-");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// The classic ZooKeeper recipe (and Curator's `SimpleDistributedQueue`,
+    /// [`SimpleQueue`](crate::SimpleQueue)): `qn-<seq>` nodes of raw bytes.
+    Classic,
+    /// Apache Curator's queues ([`QueueBuilder`](crate::QueueBuilder)):
+    /// `queue-…` nodes holding an item frame.
+    Curator,
+}
+
+impl Layout {
+    /// The prefix of every item name of this layout: `qn-` or `queue-`.
+    ///
+    /// ```
+    /// assert_eq!(zk_queue::inspect::Layout::Classic.prefix(), "qn-");
+    /// ```
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Layout::Classic => CLASSIC_PREFIX,
+            Layout::Curator => QUEUE_PREFIX,
+        }
+    }
+
+    /// The layout a child name is an item of, or `None` for a foreign name.
+    ///
+    /// A classic item needs a sequence the server can produce after `qn-`
+    /// (the classic consumers skip other names); every `queue-` name is a
+    /// Curator item, as Curator's consumers see it.
+    ///
+    /// ```
+    /// use zk_queue::inspect::Layout;
+    /// assert_eq!(Layout::of_name("queue-|job_1|0000000000"), Some(Layout::Curator));
+    /// assert_eq!(Layout::of_name("qn-abc"), None);
+    /// ```
+    pub fn of_name(name: &str) -> Option<Layout> {
+        if is_item(name) {
+            Some(Layout::Curator)
+        } else if classic_sequence(name).is_some() {
+            Some(Layout::Classic)
+        } else {
+            None
+        }
+    }
+
+    /// The layout of most item names among `names` (foreign names are
+    /// ignored; a tie goes to [`Layout::Curator`]), or `None` if no name is an
+    /// item.
+    ///
+    /// ```
+    /// use zk_queue::inspect::Layout;
+    /// assert_eq!(Layout::detect(&["qn-0000000000", "qn-0000000001", "queue-0000000000"]), Some(Layout::Classic));
+    /// assert_eq!(Layout::detect(&["lock", "config"]), None);
+    /// assert_eq!(Layout::detect::<&str>(&[]), None);
+    /// ```
+    pub fn detect<S: AsRef<str>>(names: &[S]) -> Option<Layout> {
+        let (mut classic, mut curator) = (0usize, 0usize);
+        for name in names {
+            match Layout::of_name(name.as_ref()) {
+                Some(Layout::Classic) => classic += 1,
+                Some(Layout::Curator) => curator += 1,
+                None => {}
+            }
+        }
+        match (classic, curator) {
+            (0, 0) => None,
+            (classic, curator) if classic > curator => Some(Layout::Classic),
+            _ => Some(Layout::Curator),
+        }
+    }
+}
+
+/// The kind of a Curator queue (or of one of its item names), which decides
+/// the order items are taken in.
+///
+/// ```
+/// use zk_queue::inspect::Kind;
+///
+/// assert_eq!(Kind::of_name("queue-0000000003"), Kind::Plain);
+/// assert_eq!(Kind::of_name("queue-1000000050000000000"), Kind::Priority);
+/// assert_eq!(Kind::of_name("queue-|18BCFE56800|0000000000"), Kind::Delay);
+/// assert_eq!(Kind::of_name("queue-|job_1_x|0000000000"), Kind::Id);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// `DistributedQueue`: `queue-<seq>`, taken in name order. Classic items
+    /// are of this kind too.
+    Plain,
+    /// `DistributedPriorityQueue`: `queue-<9-char priority><seq>`, lower
+    /// priorities first.
+    Priority,
+    /// `DistributedDelayQueue`: `queue-|<hex epoch ms>|<seq>`, by due time.
+    Delay,
+    /// `DistributedIdQueue`: `queue-|<id>|<seq>`, by sequence.
+    Id,
+}
+
+impl Kind {
+    /// The kind a Curator item name was written by.
+    ///
+    /// A name with `|…|` after `queue-` is a delay name if the text between
+    /// the bars is hexadecimal, else an id name (so an id made only of hex
+    /// digits reads as a due time); a name with a 9-character priority before
+    /// its sequence is a priority name; everything else (including classic
+    /// and foreign names) is [`Kind::Plain`].
+    ///
+    /// ```
+    /// use zk_queue::inspect::Kind;
+    /// assert_eq!(Kind::of_name("queue-|BEEF|0000000001"), Kind::Delay);
+    /// assert_eq!(Kind::of_name("qn-0000000001"), Kind::Plain);
+    /// ```
+    pub fn of_name(name: &str) -> Kind {
+        let Some(rest) = name.strip_prefix(QUEUE_PREFIX) else {
+            return Kind::Plain;
+        };
+        if rest.starts_with('|') {
+            return match parse_id(name) {
+                Some(text) if !text.is_empty() && text.bytes().all(|b| b.is_ascii_hexdigit()) => Kind::Delay,
+                Some(_) => Kind::Id,
+                None => Kind::Plain,
+            };
+        }
+        match split_item(name) {
+            Some((prefix, _)) if prefix.len() == PRIORITY_PREFIX_LEN => Kind::Priority,
+            _ => Kind::Plain,
+        }
+    }
+
+    /// The kind of a Curator queue from its children: the most common kind
+    /// among names that are not plain (plain names appear in every kind of
+    /// queue, as requeued items), or [`Kind::Plain`] if all are plain. Ties go
+    /// to priority, then delay, then id. Foreign and classic names are ignored.
+    ///
+    /// ```
+    /// use zk_queue::inspect::Kind;
+    /// let names = ["queue-0000000002", "queue-|00000005|0000000000", "queue-|00000007|0000000001"];
+    /// assert_eq!(Kind::detect(&names), Kind::Delay);
+    /// assert_eq!(Kind::detect(&["queue-0000000000", "qn-0000000001"]), Kind::Plain);
+    /// ```
+    pub fn detect<S: AsRef<str>>(names: &[S]) -> Kind {
+        let mut counts = [0usize; 3];
+        for name in names.iter().map(AsRef::as_ref).filter(|n| is_item(n)) {
+            match Kind::of_name(name) {
+                Kind::Priority => counts[0] += 1,
+                Kind::Delay => counts[1] += 1,
+                Kind::Id => counts[2] += 1,
+                Kind::Plain => {}
+            }
+        }
+        let kinds = [Kind::Priority, Kind::Delay, Kind::Id];
+        let max = counts.iter().copied().max().unwrap_or(0);
+        if max == 0 {
+            return Kind::Plain;
+        }
+        kinds[counts.iter().position(|&c| c == max).unwrap_or(0)]
+    }
+
+    fn name_kind(self) -> NameKind {
+        match self {
+            Kind::Plain => NameKind::Plain,
+            Kind::Priority => NameKind::Priority,
+            Kind::Delay => NameKind::Delay,
+            Kind::Id => NameKind::Id,
+        }
+    }
+}
+
+/// What an item's node name says about it.
+///
+/// ```
+/// use zk_queue::inspect::{ItemName, Kind, Layout};
+///
+/// let item = ItemName::parse("queue-0FFFFFFFF0000000001", None).unwrap();
+/// assert_eq!((item.layout, item.kind), (Layout::Curator, Kind::Priority));
+/// assert_eq!((item.priority, item.sequence), (Some(-1), Some(1)));
+///
+/// let item = ItemName::parse("queue-|18BCFE56800|0000000000", Some(Layout::Curator)).unwrap();
+/// assert_eq!(item.due, Some(1_700_000_000_000));
+///
+/// let item = ItemName::parse("queue-|job_1_x|0000000007", None).unwrap();
+/// assert_eq!(item.id.as_deref(), Some("job_1_x"));
+///
+/// assert_eq!(ItemName::parse("qn-0000000003", None).unwrap().sequence, Some(3));
+/// assert!(ItemName::parse("qn-0000000003", Some(Layout::Curator)).is_none());
+/// assert!(ItemName::parse("lock", None).is_none());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ItemName {
+    /// The node name.
+    pub name: String,
+    /// The layout the name belongs to.
+    pub layout: Layout,
+    /// The kind of the name ([`Kind::of_name`]); [`Kind::Plain`] for classic
+    /// items.
+    pub kind: Kind,
+    /// The sequence the server appended, if it parses (always for classic
+    /// items).
+    pub sequence: Option<i64>,
+    /// The priority of a priority name.
+    pub priority: Option<i32>,
+    /// The due time of a delay name, in epoch milliseconds (0 if the text
+    /// does not parse, as in Curator).
+    pub due: Option<i64>,
+    /// The id of an id name, as stored (with `/` and `|` replaced by `_`).
+    pub id: Option<String>,
+}
+
+impl ItemName {
+    /// Parses a child name as an item of `layout` (of either layout if
+    /// `None`); `None` for a name that is not such an item.
+    pub fn parse(name: &str, layout: Option<Layout>) -> Option<ItemName> {
+        let found = Layout::of_name(name)?;
+        if layout.is_some_and(|wanted| wanted != found) {
+            return None;
+        }
+        let mut item = ItemName {
+            name: name.to_owned(),
+            layout: found,
+            kind: Kind::Plain,
+            sequence: None,
+            priority: None,
+            due: None,
+            id: None,
+        };
+        match found {
+            Layout::Classic => item.sequence = classic_sequence(name),
+            Layout::Curator => {
+                item.kind = Kind::of_name(name);
+                item.sequence = split_item(name).map(|(_, sequence)| sequence);
+                match item.kind {
+                    Kind::Plain => {}
+                    Kind::Priority => {
+                        item.priority = name
+                            .get(QUEUE_PREFIX.len()..PRIORITY_PREFIX_LEN)
+                            .and_then(parse_priority)
+                    }
+                    Kind::Delay => item.due = Some(delay_epoch(name)),
+                    Kind::Id => item.id = parse_id(name).map(str::to_owned),
+                }
+            }
+        }
+        Some(item)
+    }
+}
+
+/// The sequence of a classic item name, if the server can produce it.
+fn classic_sequence(name: &str) -> Option<i64> {
+    parse_sequence(name, CLASSIC_PREFIX).filter(|s| SequenceKey::new(*s).is_some())
+}
+
+/// Reads a 9-character priority text (`1`/`0`, then 8 hex digits of the bits).
+fn parse_priority(text: &str) -> Option<i32> {
+    let bits = u32::from_str_radix(text.get(1..)?, 16).ok()?;
+    Some(bits as i32)
+}
+
+/// The items among `names` in the order consumers of a `layout` queue of
+/// `kind` take them; foreign names (and names of the other layout) are left
+/// out.
+///
+/// Classic items come by sequence in creation order (across the counter's
+/// sign wrap) whatever `kind` is; Curator items as Curator's consumers of
+/// that kind sort them.
+///
+/// ```
+/// use zk_queue::inspect::{order, Kind, Layout};
+///
+/// let names = ["queue-1000000050000000000", "queue-0FFFFFFFF0000000001", "x"];
+/// let items = order(&names, Layout::Curator, Kind::Priority);
+/// assert_eq!(items.iter().map(|i| i.priority).collect::<Vec<_>>(), [Some(-1), Some(5)]);
+///
+/// let classic = order(&["qn-0000000010", "qn-0000000009"], Layout::Classic, Kind::Plain);
+/// assert_eq!(classic[0].name, "qn-0000000009");
+/// ```
+pub fn order<S: AsRef<str>>(names: &[S], layout: Layout, kind: Kind) -> Vec<ItemName> {
+    let mut items: Vec<ItemName> = names
+        .iter()
+        .filter_map(|n| ItemName::parse(n.as_ref(), Some(layout)))
+        .collect();
+    match layout {
+        Layout::Classic => items.sort_by_key(|i| i.sequence.and_then(SequenceKey::new)),
+        Layout::Curator => {
+            let kind = kind.name_kind();
+            items.sort_by(|a, b| kind.order_key(&a.name).cmp(&kind.order_key(&b.name)));
+        }
+    }
+    items
+}
+
+/// The contents of one item node.
+///
+/// ```
+/// use zk_queue::inspect::{decode_item, Layout};
+/// let item = decode_item(Layout::Classic, b"raw")?;
+/// assert_eq!(item.records, [b"raw".to_vec()]);
+/// assert_eq!(item.attempts, 0);
+/// # Ok::<(), zk_queue::FrameError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DecodedItem {
+    /// The serialized items, in order: one for a classic item or a `put`,
+    /// several for a `put_multi`, none for an empty frame.
+    pub records: Vec<Vec<u8>>,
+    /// Failed deliveries recorded so far (by this crate's consumers; Curator
+    /// does not count them); always 0 for classic items.
+    pub attempts: u32,
+}
+
+/// Decodes the data of an item node of `layout`: a classic item is one
+/// record of raw bytes; a Curator item is an item frame, whose records and
+/// recorded attempt count are returned.
+///
+/// ```
+/// use zk_queue::inspect::{decode_item, Layout};
+/// use zk_queue::FrameError;
+///
+/// // What Curator's `put("x")` stores.
+/// let data = [0x00, 0x01, 0x00, 0x01, 0x01, 0x00, 0x00, 0x00, 0x01, b'x', 0x02];
+/// let item = decode_item(Layout::Curator, &data)?;
+/// assert_eq!(item.records, [b"x".to_vec()]);
+///
+/// let err = decode_item(Layout::Curator, b"raw bytes").unwrap_err();
+/// assert!(matches!(err, FrameError::WrongVersion { .. }));
+/// # Ok::<(), FrameError>(())
+/// ```
+///
+/// # Errors
+/// For a Curator item whose data is not a valid frame, the [`FrameError`]
+/// naming the first deviation (Curator's consumers treat such an item as
+/// corrupt). Classic items always decode.
+pub fn decode_item(layout: Layout, data: &[u8]) -> Result<DecodedItem, FrameError> {
+    match layout {
+        Layout::Classic => Ok(DecodedItem {
+            records: vec![data.to_vec()],
+            attempts: 0,
+        }),
+        Layout::Curator => {
+            let records = decode_frame(data)?;
+            let attempts = trailer::attempts(data, trailer::frame_len(&records));
+            Ok(DecodedItem {
+                records: records.into_iter().map(<[u8]>::to_vec).collect(),
+                attempts,
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::encode_frame;
+    use crate::naming::{delay_prefix, id_prefix, priority_prefix};
+
+    #[test]
+    fn kinds_of_every_name_the_crate_writes() {
+        for p in [i32::MIN, -1, 0, 5, i32::MAX] {
+            let name = format!("{}{:010}", priority_prefix(p), 3);
+            let item = ItemName::parse(&name, None).unwrap();
+            assert_eq!(
+                (item.kind, item.priority, item.sequence),
+                (Kind::Priority, Some(p), Some(3)),
+                "{name}"
+            );
+        }
+        for epoch in [1, 1000, 1_700_000_000_000] {
+            let name = format!("{}{:010}", delay_prefix(epoch), 4);
+            let item = ItemName::parse(&name, None).unwrap();
+            assert_eq!(
+                (item.kind, item.due, item.sequence),
+                (Kind::Delay, Some(epoch), Some(4)),
+                "{name}"
+            );
+        }
+        for id in ["order/42", "x|y", "job"] {
+            let name = format!("{}{:010}", id_prefix(id), 5);
+            let item = ItemName::parse(&name, None).unwrap();
+            assert_eq!(item.kind, Kind::Id, "{name}");
+            assert_eq!(item.id.as_deref(), Some(crate::naming::fix_id(id).as_str()));
+            assert_eq!(item.sequence, Some(5));
+        }
+        let item = ItemName::parse("queue--2147483648", None).unwrap();
+        assert_eq!((item.kind, item.sequence), (Kind::Plain, Some(i64::from(i32::MIN))));
+    }
+
+    #[test]
+    fn odd_names() {
+        // Every queue- name is a Curator item, even without a sequence.
+        let item = ItemName::parse("queue-x", None).unwrap();
+        assert_eq!((item.kind, item.sequence), (Kind::Plain, None));
+        assert_eq!(Kind::of_name("queue-|0000000001"), Kind::Plain);
+        assert_eq!(Kind::of_name("queue-||0000000001"), Kind::Id);
+        for name in ["qn-", "qn-x", "qn--2147483649", "Queue-1", "entry-100-0000000001"] {
+            assert_eq!(ItemName::parse(name, None), None, "{name}");
+        }
+    }
+
+    #[test]
+    fn detection_uses_the_majority_and_ignores_foreign_names() {
+        assert_eq!(
+            Layout::detect(&["qn-0000000001", "queue-0000000001"]),
+            Some(Layout::Curator)
+        );
+        assert_eq!(
+            Layout::detect(&["qn-0000000001", "lock", "lock2"]),
+            Some(Layout::Classic)
+        );
+        let names = [
+            "queue-0000000009",
+            "queue-|a|0000000001",
+            "queue-1000000050000000000",
+            "queue-1000000050000000002",
+        ];
+        assert_eq!(Kind::detect(&names), Kind::Priority);
+        assert_eq!(
+            Kind::detect(&["queue-|zz|0000000001", "queue-|00000005|0000000002"]),
+            Kind::Delay
+        );
+    }
+
+    #[test]
+    fn order_matches_the_consumers() {
+        let names = [
+            "queue-|000003E8|0000000003",
+            "queue-0000000009",
+            "queue-|00000005|0000000004",
+            "foreign",
+        ];
+        let sorted: Vec<String> = order(&names, Layout::Curator, Kind::Delay)
+            .into_iter()
+            .map(|i| i.name)
+            .collect();
+        assert_eq!(
+            sorted,
+            [
+                "queue-0000000009",
+                "queue-|00000005|0000000004",
+                "queue-|000003E8|0000000003"
+            ]
+        );
+        let classic = ["qn--2147483648", "qn-2147483647", "qn-0000000000", "queue-0000000001"];
+        let sorted: Vec<String> = order(&classic, Layout::Classic, Kind::Plain)
+            .into_iter()
+            .map(|i| i.name)
+            .collect();
+        assert_eq!(sorted, ["qn-0000000000", "qn-2147483647", "qn--2147483648"]);
+    }
+
+    #[test]
+    fn decodes_frames_with_attempts() {
+        let mut frame = encode_frame([&b"a"[..], &b""[..], &b"bc"[..]]).unwrap();
+        trailer::append(&mut frame, 3);
+        let item = decode_item(Layout::Curator, &frame).unwrap();
+        assert_eq!(item.records, [b"a".to_vec(), vec![], b"bc".to_vec()]);
+        assert_eq!(item.attempts, 3);
+        assert_eq!(
+            decode_item(Layout::Curator, &[0, 1, 0, 1]).unwrap_err(),
+            FrameError::Truncated { len: 4 }
+        );
+        let raw = decode_item(Layout::Classic, &frame).unwrap();
+        assert_eq!(raw.records, [frame.clone()]);
+    }
+}
