@@ -103,7 +103,15 @@
 //!   [`QueueSerializer`] per item type, and Curator's node names.
 //! - Recipes: [`SimpleQueue`], and the Curator family on a consumer engine
 //!   that lists the queue with one watch and works through each listing.
-//! - `testing` (feature `testing`): real ZooKeeper servers for tests.
+//! - [`inspect`]: item names, consumption order and item data, parsed
+//!   without a server (what the `zkq` tool shows).
+//! - `testing` (feature `testing`): real ZooKeeper servers and ensembles, and
+//!   a fault-injecting proxy, for tests.
+//!
+//! # Features
+//! - `serde`: `JsonSerializer` and `CompactSerializer` for any serde type.
+//! - `cli`: the `zkq` command-line tool for operators.
+//! - `testing`: `TestingServer`, `TestingCluster` and `FaultProxy`.
 //!
 //! # Threads and blocking
 //! [`ZkClient`] is cheap to clone and may be used from any number of threads;
