@@ -12,7 +12,7 @@ use super::{ErrorMode, PutListener, QueueConsumer};
 use crate::client::{Acl, CreateMode, ZkClient};
 use crate::codec::{encode_frame, QueueSerializer};
 use crate::error::{Error, Result};
-use crate::naming::is_item;
+use crate::naming::{is_item, NameKind};
 use crate::path;
 
 /// How a queue names its items and orders them.
@@ -22,6 +22,18 @@ pub(crate) enum Kind {
     Priority { min_items_before_refresh: usize },
     Delay,
     Id,
+}
+
+impl Kind {
+    /// How items of this kind are ordered.
+    pub(crate) fn names(self) -> NameKind {
+        match self {
+            Kind::Plain => NameKind::Plain,
+            Kind::Priority { .. } => NameKind::Priority,
+            Kind::Delay => NameKind::Delay,
+            Kind::Id => NameKind::Id,
+        }
+    }
 }
 
 /// The builder's settings.
@@ -258,6 +270,25 @@ impl<T: Send + 'static> Core<T> {
                 log::error!("a put listener panicked");
             }
         }
+    }
+
+    /// The age of the item next in line; see `oldest_age` on the handles.
+    pub(crate) fn oldest_age(&self) -> Result<Option<Duration>> {
+        let mut names = match self.client.get_children(&self.path) {
+            Ok((names, _)) => names,
+            Err(Error::NoNode { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        names.retain(|n| is_item(n));
+        self.kind.names().sort(&mut names);
+        for name in names {
+            // The head may be consumed meanwhile: look at the next one then.
+            if let Some(stat) = self.client.exists(&path::join(&self.path, &name))? {
+                let age = super::engine::epoch_millis() - stat.ctime;
+                return Ok(Some(Duration::from_millis(age.max(0).unsigned_abs())));
+            }
+        }
+        Ok(None)
     }
 
     /// Waits until the queue holds fewer than `max` items (counted afresh,

@@ -26,6 +26,16 @@ macro_rules! common_methods {
             /// # Errors
             /// [`Error::InvalidState`] if started before or closed; ZooKeeper
             /// errors creating the nodes.
+            ///
+            /// ```no_run
+            /// # fn main() -> Result<(), zk_queue::Error> {
+            /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+            /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+            /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_queue()?;
+            /// queue.start()?;
+            /// # Ok(())
+            /// # }
+            /// ```
             pub fn start(&self) -> Result<()> {
                 self.core.start()
             }
@@ -33,22 +43,72 @@ macro_rules! common_methods {
             /// Waits for background puts, stops claiming items, and waits for
             /// items being consumed, all within the final-flush time. Also
             /// done on drop. A closed queue cannot restart.
+            ///
+            /// ```no_run
+            /// # fn main() -> Result<(), zk_queue::Error> {
+            /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+            /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+            /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_queue()?;
+            /// queue.start()?;
+            /// queue.close();
+            /// # Ok(())
+            /// # }
+            /// ```
             pub fn close(&self) {
                 self.core.close()
             }
 
             /// Waits until every background put has finished (stored or
             /// failed); `false` if some are still pending after `timeout`.
+            ///
+            /// ```no_run
+            /// # fn main() -> Result<(), zk_queue::Error> {
+            /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+            /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+            /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_queue()?;
+            /// use std::time::Duration;
+            /// if !queue.flush_puts(Duration::from_secs(5))? {
+            ///     eprintln!("some puts are still pending");
+            /// }
+            /// # Ok(())
+            /// # }
+            /// ```
             pub fn flush_puts(&self, timeout: Duration) -> Result<bool> {
                 Ok(self.core.wait_pending(Instant::now().checked_add(timeout)))
             }
 
             /// Adds a listener told of every put's outcome.
+            ///
+            /// ```no_run
+            /// # fn main() -> Result<(), zk_queue::Error> {
+            /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+            /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+            /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_queue()?;
+            /// struct Log;
+            /// impl zk_queue::PutListener<String> for Log {
+            ///     fn put_failed(&self, items: &[String], error: &zk_queue::Error) {
+            ///         eprintln!("lost {} item(s): {error}", items.len());
+            ///     }
+            /// }
+            /// queue.add_put_listener(Log);
+            /// # Ok(())
+            /// # }
+            /// ```
             pub fn add_put_listener(&self, listener: impl PutListener<T>) {
                 self.core.add_listener(Arc::new(listener))
             }
 
             /// The queue node's path.
+            ///
+            /// ```no_run
+            /// # fn main() -> Result<(), zk_queue::Error> {
+            /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+            /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+            /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_queue()?;
+            /// assert_eq!(queue.path(), "/jobs");
+            /// # Ok(())
+            /// # }
+            /// ```
             pub fn path(&self) -> &str {
                 &self.core.path
             }
@@ -92,12 +152,44 @@ macro_rules! common_methods {
             ///
             /// # Errors
             /// ZooKeeper errors listing the queue node.
+            ///
+            /// ```no_run
+            /// # fn main() -> Result<(), zk_queue::Error> {
+            /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+            /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+            /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_queue()?;
+            /// println!("{} items waiting", queue.depth()?);
+            /// # Ok(())
+            /// # }
+            /// ```
             pub fn depth(&self) -> Result<usize> {
                 match self.core.client.get_children(&self.core.path) {
                     Ok((names, _)) => Ok(names.iter().filter(|n| is_item(n)).count()),
                     Err(Error::NoNode { .. }) => Ok(0),
                     Err(e) => Err(e),
                 }
+            }
+
+            /// How long the item next in line has waited: this machine's
+            /// clock minus the item's creation time on the server (so clock
+            /// skew between them shifts it). `None` for an empty queue.
+            ///
+            /// # Errors
+            /// ZooKeeper errors listing the queue or reading the item.
+            ///
+            /// ```no_run
+            /// # fn main() -> Result<(), zk_queue::Error> {
+            /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+            /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+            /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_queue()?;
+            /// if let Some(age) = queue.oldest_age()? {
+            ///     println!("the oldest item has waited {age:?}");
+            /// }
+            /// # Ok(())
+            /// # }
+            /// ```
+            pub fn oldest_age(&self) -> Result<Option<Duration>> {
+                self.core.oldest_age()
             }
         }
 
@@ -121,7 +213,8 @@ macro_rules! common_methods {
 macro_rules! put_methods {
     ($kind:ident, $($arg:ident: $ty:ty),* => $prefix:expr) => {
         impl<T: Send + 'static> $kind<T> {
-            /// Puts one item; on a full bounded queue, waits for space.
+            /// Puts one item; on a full bounded queue, waits for space. See
+            /// the type's docs for an example.
             pub fn put(&self, item: T $(, $arg: $ty)*) -> Result<()> {
                 self.core.put_items(&$prefix, vec![item], None).map(|_| ())
             }

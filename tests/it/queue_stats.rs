@@ -130,3 +130,17 @@ fn depth_counts_queue_items_but_not_foreign_children() {
     assert_eq!(queue.depth().unwrap(), 3, "a multi-item node counts once");
     assert_eq!(queue.stats().puts, 4);
 }
+
+#[test]
+fn oldest_age_reports_how_long_the_head_has_waited() {
+    let client = client();
+    let path = unique_path("stats-age");
+    let queue = started(producer(&client, &path).build_priority_queue(0));
+    assert_eq!(queue.oldest_age().unwrap(), None, "a missing or empty queue has no age");
+    queue.put("old".into(), 5).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    queue.put("urgent".into(), 1).unwrap();
+    // The head is the urgent item, put just now, not the older one.
+    let age = queue.oldest_age().unwrap().unwrap();
+    assert!(age < Duration::from_millis(300), "{age:?}");
+}

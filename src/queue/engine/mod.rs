@@ -25,7 +25,7 @@ use parking_lot::{Condvar, Mutex};
 use super::core::{Core, Kind};
 use crate::client::ChildWatch;
 use crate::error::{Error, Result};
-use crate::naming::{delay_epoch, is_item, NameKind};
+use crate::naming::{delay_epoch, is_item};
 use crate::sync::Latch;
 
 /// The longest pause between scans while errors persist.
@@ -269,7 +269,7 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
         watches.push(lock_watch);
         locked.extend(locks);
     }
-    let kind = name_kind(core.kind);
+    let kind = core.kind.names();
     let mut items: Vec<String> = names.into_iter().filter(|n| is_item(n)).collect();
     kind.sort(&mut items);
 
@@ -335,15 +335,6 @@ fn claim_window<T: Send + 'static>(
     match &core.options.lock_path {
         Some(lock_dir) => claim::locked_window(core, control, tx, lock_dir, names),
         None => claim::window(core, control, tx, names),
-    }
-}
-
-fn name_kind(kind: Kind) -> NameKind {
-    match kind {
-        Kind::Plain => NameKind::Plain,
-        Kind::Priority { .. } => NameKind::Priority,
-        Kind::Delay => NameKind::Delay,
-        Kind::Id => NameKind::Id,
     }
 }
 
