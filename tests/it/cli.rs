@@ -441,3 +441,40 @@ fn cli_watch_reports_added_and_removed_items() {
     let quiet = ok(&["watch", &path, "--for", "300ms"]);
     assert_eq!(quiet, "items: 1\n");
 }
+
+#[test]
+fn cli_bench_runs_small_and_reports_json() {
+    let started = Instant::now();
+    let report = json(&[
+        "bench",
+        "--items",
+        "200",
+        "--drain-sizes",
+        "200",
+        "--cases",
+        "e2e,lock-safe",
+    ]);
+    assert_eq!(report["ok"], true, "{report:#}");
+    assert_eq!(report["machine"]["server_connect"], shared_connect_string().as_str());
+    assert!(report["ceiling"]["items_per_s"].as_f64().unwrap() > 0.0, "{report:#}");
+    let cases = report["cases"].as_array().unwrap();
+    let names: Vec<&str> = cases.iter().map(|c| c["case"].as_str().unwrap()).collect();
+    assert_eq!(names, ["e2e", "lock-safe"]);
+    for case in cases {
+        assert_eq!(case["error"], Value::Null, "{case:#}");
+        assert_eq!(case["items"], 200, "{case:#}");
+        assert_eq!(case["duplicates"], 0, "{case:#}");
+        assert!(case["items_per_s"].as_f64().unwrap() > 0.0, "{case:#}");
+    }
+    // The drain ran in a child `zkq bench --drain-child` and lost nothing.
+    let drains = report["drain"].as_array().unwrap();
+    assert_eq!(drains.len(), 1);
+    assert_eq!(drains[0]["error"], Value::Null, "{:#}", drains[0]);
+    assert_eq!(drains[0]["items"], 200);
+    assert!(drains[0]["items_per_s"].as_f64().unwrap() > 0.0);
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "bench took {:?}",
+        started.elapsed()
+    );
+}

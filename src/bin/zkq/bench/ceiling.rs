@@ -8,7 +8,7 @@ use anyhow::{bail, Context};
 use serde::Serialize;
 use zk_queue::{CreateMode, ZkClient};
 
-use crate::util;
+use super::util;
 
 /// Requests per `create_many` / `delete_many` call.
 const CHUNK: usize = 1_000;

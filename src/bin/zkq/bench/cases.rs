@@ -11,8 +11,8 @@ use zk_queue::{
     PutListener, QueueBuilder, SimpleQueue, ZkClient,
 };
 
-use crate::report::CaseReport;
-use crate::util::{self, Budget, Collector, Deadline};
+use super::report::CaseReport;
+use super::util::{self, Budget, Collector, Deadline};
 
 /// Items per node of the `multi` case.
 const MULTI_ITEMS_PER_NODE: usize = 100;
@@ -63,6 +63,8 @@ pub struct Ctx<'a> {
     pub admin: &'a ZkClient,
     pub connect: &'a str,
     pub root: &'a str,
+    /// Arguments of the drain child before its own (see `Host::child_args`).
+    pub child_args: &'a [&'a str],
     pub items: usize,
     pub size: usize,
     pub threads: usize,

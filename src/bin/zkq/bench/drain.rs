@@ -1,5 +1,5 @@
 //! Drain scaling and memory: a preloaded queue drained by a plain consumer
-//! in a child process (this binary with `--drain-child PATH N`), which
+//! in a child process (this executable with `--drain-child PATH N`), which
 //! reports its drain time and peak RSS as one JSON line on stdout.
 
 use std::io::Read;
@@ -11,9 +11,9 @@ use anyhow::{bail, ensure, Context};
 use serde::{Deserialize, Serialize};
 use zk_queue::{BytesSerializer, ConsumeError, CreateMode, QueueBuilder, ZkClient};
 
-use crate::cases::Ctx;
-use crate::report::DrainReport;
-use crate::util::{self, Requests};
+use super::cases::Ctx;
+use super::report::DrainReport;
+use super::util::{self, Requests};
 
 /// Nodes per `create_many` call of the preload.
 const CHUNK: usize = 1_000;
@@ -79,7 +79,9 @@ fn drain(ctx: &Ctx, path: &str, q: usize) -> anyhow::Result<(f64, ChildReport)> 
     let deadline = ctx.budget.deadline(&format!("drain of {q} items"), 3.0 * q as f64);
     let exe = std::env::current_exe().context("locating the bench binary")?;
     let mut child = Command::new(exe)
-        .args(["--connect", ctx.connect, "--drain-child", path, &q.to_string()])
+        .args(["--connect", ctx.connect])
+        .args(ctx.child_args)
+        .args(["--drain-child", path, &q.to_string()])
         .args(["--child-timeout-secs", &deadline.allowed.as_secs().max(1).to_string()])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -120,12 +122,12 @@ fn drain(ctx: &Ctx, path: &str, q: usize) -> anyhow::Result<(f64, ChildReport)> 
 }
 
 /// The child: drains `N` items from `PATH` with a plain consumer.
-pub fn child_main(cli: &crate::Cli, args: &[String]) -> anyhow::Result<()> {
+pub fn child_main(cli: &super::Args, host: &super::Host, args: &[String]) -> anyhow::Result<()> {
     let [path, n] = args else {
         bail!("--drain-child takes PATH and N")
     };
     let n: usize = n.parse().with_context(|| format!("--drain-child N: {n:?}"))?;
-    let connect = cli.connect.as_deref().context("--drain-child needs --connect")?;
+    let connect = host.connect.as_deref().context("--drain-child needs --connect")?;
     let deadline = Instant::now() + Duration::from_secs(cli.child_timeout_secs);
     let client = ZkClient::connect(connect).with_context(|| format!("connecting to {connect}"))?;
     let vmhwm_before_kb = util::proc_status_kb("VmHWM")?;

@@ -2,11 +2,11 @@
 
 use serde::Serialize;
 
-use crate::cases::{Ctx, Measured, Spec};
-use crate::ceiling::Ceiling;
-use crate::drain::ChildReport;
-use crate::env::Machine;
-use crate::util::{percentile_ms, Requests};
+use super::cases::{Ctx, Measured, Spec};
+use super::ceiling::Ceiling;
+use super::drain::ChildReport;
+use super::env::Machine;
+use super::util::{percentile_ms, Requests};
 
 /// The `--json` document.
 #[derive(Serialize)]
