@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod cli;
+mod cli_more;
 mod client;
 mod concurrency;
 mod curator_interop;
