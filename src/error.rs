@@ -4,6 +4,18 @@ use std::fmt;
 use std::time::Duration;
 
 /// A `Result` whose error defaults to this crate's [`Error`].
+///
+/// ```
+/// fn half(n: u32) -> zk_queue::Result<u32> {
+///     if n % 2 == 1 {
+///         return Err(zk_queue::Error::InvalidArgument(format!("{n} is odd")));
+///     }
+///     Ok(n / 2)
+/// }
+/// assert_eq!(half(4)?, 2);
+/// assert!(half(3).is_err());
+/// # Ok::<(), zk_queue::Error>(())
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong in this crate.
@@ -15,6 +27,16 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// ZooKeeper's own answers that a caller may want to match on (`NoNode`,
 /// `NodeExists`, `BadVersion`, ...) have variants of their own carrying the
 /// path they concern.
+///
+/// ```
+/// use zk_queue::Error;
+/// let err = Error::NoNode { path: "/jobs".into() };
+/// assert_eq!(err.to_string(), "node /jobs does not exist");
+/// match err {
+///     Error::NoNode { path } => assert_eq!(path, "/jobs"),
+///     other => panic!("unexpected {other}"),
+/// }
+/// ```
 #[non_exhaustive]
 #[derive(Debug)]
 pub enum Error {
@@ -147,6 +169,14 @@ impl Error {
 
     /// Whether a retry policy may try the request again: the connection was
     /// lost, no answer came in time, or the session was replaced.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use zk_queue::Error;
+    /// assert!(Error::SessionExpired.is_retryable());
+    /// assert!(Error::Timeout { operation: "get_data", after: Duration::from_secs(1) }.is_retryable());
+    /// assert!(!Error::NoNode { path: "/jobs".into() }.is_retryable());
+    /// ```
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
@@ -155,11 +185,23 @@ impl Error {
     }
 
     /// Whether this is [`Error::NoNode`].
+    ///
+    /// ```
+    /// use zk_queue::Error;
+    /// assert!(Error::NoNode { path: "/jobs".into() }.is_no_node());
+    /// assert!(!Error::Closed.is_no_node());
+    /// ```
     pub fn is_no_node(&self) -> bool {
         matches!(self, Error::NoNode { .. })
     }
 
     /// Whether this is [`Error::NodeExists`].
+    ///
+    /// ```
+    /// use zk_queue::Error;
+    /// assert!(Error::NodeExists { path: "/jobs".into() }.is_node_exists());
+    /// assert!(!Error::NoNode { path: "/jobs".into() }.is_node_exists());
+    /// ```
     pub fn is_node_exists(&self) -> bool {
         matches!(self, Error::NodeExists { .. })
     }

@@ -18,6 +18,21 @@ use crate::error::{Error, Result};
 use crate::path;
 
 /// The per-request results of a pipelined batch, in request order.
+///
+/// ``` no_run
+/// # fn main() -> Result<(), zk_queue::Error> {
+/// use zk_queue::{BatchResults, CreateMode, ZkClient};
+/// let client = ZkClient::connect("127.0.0.1:2181")?;
+/// let nodes = vec![("/jobs/a".to_string(), b"1".to_vec()), ("/jobs/b".to_string(), b"2".to_vec())];
+/// let results: BatchResults<String> = client.create_many(&nodes, CreateMode::Persistent)?;
+/// for (node, result) in nodes.iter().zip(&results) {
+///     if let Err(e) = result {
+///         eprintln!("{}: {e}", node.0);
+///     }
+/// }
+/// # Ok(())
+/// # }
+/// ```
 pub type BatchResults<T> = Vec<Result<T>>;
 
 /// Requests in flight at once within a batch; larger batches run in windows

@@ -56,6 +56,13 @@ impl ZkClientBuilder {
 
     /// The session timeout asked of the server (which bounds it between
     /// `2 × tickTime` and `20 × tickTime`). Defaults to 30 seconds.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use zk_queue::ZkClient;
+    /// let builder = ZkClient::builder("127.0.0.1:2181").session_timeout(Duration::from_secs(10));
+    /// # drop(builder);
+    /// ```
     pub fn session_timeout(mut self, timeout: Duration) -> Self {
         self.session_timeout = timeout;
         self
@@ -63,6 +70,13 @@ impl ZkClientBuilder {
 
     /// How long [`connect`](Self::connect), and each attempt to open a new
     /// session after an expiry, may take. Defaults to 15 seconds.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use zk_queue::ZkClient;
+    /// let builder = ZkClient::builder("127.0.0.1:2181").connection_timeout(Duration::from_secs(5));
+    /// # drop(builder);
+    /// ```
     pub fn connection_timeout(mut self, timeout: Duration) -> Self {
         self.connection_timeout = timeout;
         self
@@ -72,6 +86,13 @@ impl ZkClientBuilder {
     /// [`Error::Timeout`] and the retry policy decides what follows. Requests
     /// made while the connection is down wait for a reconnection within this
     /// deadline. Defaults to 15 seconds.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use zk_queue::ZkClient;
+    /// let builder = ZkClient::builder("127.0.0.1:2181").request_timeout(Duration::from_secs(3));
+    /// # drop(builder);
+    /// ```
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = timeout;
         self
@@ -80,6 +101,13 @@ impl ZkClientBuilder {
     /// The policy for retrying requests that failed with a retryable error.
     /// Defaults to [`ExponentialBackoffRetry`] with a 100 ms base, 3 retries and
     /// at most 2 seconds per sleep.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use zk_queue::{RetryForever, ZkClient};
+    /// let builder = ZkClient::builder("127.0.0.1:2181").retry_policy(RetryForever::new(Duration::from_secs(1)));
+    /// # drop(builder);
+    /// ```
     pub fn retry_policy(mut self, policy: impl RetryPolicy + 'static) -> Self {
         self.retry = Box::new(policy);
         self
@@ -87,6 +115,12 @@ impl ZkClientBuilder {
 
     /// Authenticates every session with `scheme` and `auth` (for `digest`,
     /// `user:password`). May be called several times. Defaults to none.
+    ///
+    /// ```
+    /// use zk_queue::ZkClient;
+    /// let builder = ZkClient::builder("127.0.0.1:2181").add_auth("digest", b"alice:secret");
+    /// # drop(builder);
+    /// ```
     pub fn add_auth(mut self, scheme: &str, auth: &[u8]) -> Self {
         self.auth.push((scheme.to_owned(), auth.to_vec()));
         self
@@ -94,6 +128,14 @@ impl ZkClientBuilder {
 
     /// The ACL of nodes this client creates when no other is given.
     /// Defaults to [`Acl::anyone_all`] (ZooKeeper's `OPEN_ACL_UNSAFE`).
+    ///
+    /// ```
+    /// use zk_queue::{Acl, ZkClient};
+    /// let builder = ZkClient::builder("127.0.0.1:2181")
+    ///     .add_auth("digest", b"alice:secret")
+    ///     .default_acl(vec![Acl::creator_all()]);
+    /// # drop(builder);
+    /// ```
     pub fn default_acl(mut self, acl: Vec<Acl>) -> Self {
         self.default_acl = acl;
         self
@@ -103,6 +145,12 @@ impl ZkClientBuilder {
     /// Requests larger than this are refused with [`Error::ItemTooLarge`]
     /// before sending (a server drops the connection of a client that sends
     /// one). Defaults to 1,048,575 bytes, ZooKeeper's default.
+    ///
+    /// ```
+    /// use zk_queue::ZkClient;
+    /// let builder = ZkClient::builder("127.0.0.1:2181").max_packet_size(4 * 1024 * 1024);
+    /// # drop(builder);
+    /// ```
     pub fn max_packet_size(mut self, bytes: usize) -> Self {
         self.max_packet_size = bytes;
         self
@@ -114,6 +162,18 @@ impl ZkClientBuilder {
     /// [`Error::InvalidArgument`] for a zero timeout, an empty ACL or a bad
     /// connect string; [`Error::InvalidPath`] for a bad chroot;
     /// [`Error::Timeout`] if no session opened within the connection timeout.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// use std::time::Duration;
+    /// use zk_queue::ZkClient;
+    /// let client = ZkClient::builder("127.0.0.1:2181,127.0.0.1:2182/my-app")
+    ///     .session_timeout(Duration::from_secs(10))
+    ///     .connect()?;
+    /// # drop(client);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn connect(self) -> Result<ZkClient> {
         let invalid = |what: &str| Err(Error::InvalidArgument(what.to_owned()));
         for (name, value) in [

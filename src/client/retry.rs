@@ -51,6 +51,14 @@ impl ExponentialBackoffRetry {
 
     /// A policy of at most `max_retries` retries (capped at 29) with sleeps
     /// based on `base_sleep`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use zk_queue::{ExponentialBackoffRetry, RetryPolicy};
+    /// let policy = ExponentialBackoffRetry::new(Duration::from_millis(100), 3);
+    /// assert!(policy.allow_retry(2, Duration::ZERO).is_some());
+    /// assert!(policy.allow_retry(3, Duration::ZERO).is_none());
+    /// ```
     pub fn new(base_sleep: Duration, max_retries: u32) -> Self {
         ExponentialBackoffRetry {
             base_sleep,
@@ -60,6 +68,13 @@ impl ExponentialBackoffRetry {
     }
 
     /// Caps each sleep. Defaults to no cap.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use zk_queue::{ExponentialBackoffRetry, RetryPolicy};
+    /// let policy = ExponentialBackoffRetry::new(Duration::from_secs(1), 10).max_sleep(Duration::from_secs(2));
+    /// assert!(policy.allow_retry(9, Duration::ZERO) <= Some(Duration::from_secs(2)));
+    /// ```
     pub fn max_sleep(mut self, max_sleep: Duration) -> Self {
         self.max_sleep = max_sleep;
         self
@@ -95,6 +110,14 @@ pub struct RetryNTimes {
 
 impl RetryNTimes {
     /// At most `n` retries, `sleep` apart.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use zk_queue::{RetryNTimes, RetryPolicy};
+    /// let policy = RetryNTimes::new(3, Duration::from_millis(50));
+    /// assert_eq!(policy.allow_retry(2, Duration::ZERO), Some(Duration::from_millis(50)));
+    /// assert_eq!(policy.allow_retry(3, Duration::ZERO), None);
+    /// ```
     pub fn new(n: u32, sleep: Duration) -> Self {
         RetryNTimes { n, sleep }
     }
@@ -120,6 +143,13 @@ pub struct RetryOneTime(RetryNTimes);
 
 impl RetryOneTime {
     /// One retry after `sleep`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use zk_queue::{RetryOneTime, RetryPolicy};
+    /// let policy = RetryOneTime::new(Duration::from_millis(50));
+    /// assert_eq!(policy.allow_retry(0, Duration::ZERO), Some(Duration::from_millis(50)));
+    /// ```
     pub fn new(sleep: Duration) -> Self {
         RetryOneTime(RetryNTimes::new(1, sleep))
     }
@@ -149,6 +179,14 @@ pub struct RetryUntilElapsed {
 
 impl RetryUntilElapsed {
     /// Retries while less than `max_elapsed` has passed.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use zk_queue::{RetryPolicy, RetryUntilElapsed};
+    /// let policy = RetryUntilElapsed::new(Duration::from_secs(10), Duration::from_millis(50));
+    /// assert_eq!(policy.allow_retry(0, Duration::from_secs(9)), Some(Duration::from_millis(50)));
+    /// assert_eq!(policy.allow_retry(0, Duration::from_secs(10)), None);
+    /// ```
     pub fn new(max_elapsed: Duration, sleep: Duration) -> Self {
         RetryUntilElapsed { max_elapsed, sleep }
     }
@@ -177,6 +215,13 @@ pub struct RetryForever {
 
 impl RetryForever {
     /// Retries forever, `sleep` apart.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use zk_queue::{RetryForever, RetryPolicy};
+    /// let policy = RetryForever::new(Duration::from_millis(50));
+    /// assert_eq!(policy.allow_retry(1_000, Duration::ZERO), Some(Duration::from_millis(50)));
+    /// ```
     pub fn new(sleep: Duration) -> Self {
         RetryForever { sleep }
     }

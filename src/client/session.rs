@@ -36,6 +36,12 @@ pub enum ConnectionState {
 
 impl ConnectionState {
     /// Whether requests can be served in this state.
+    ///
+    /// ```
+    /// use zk_queue::ConnectionState;
+    /// assert!(ConnectionState::Reconnected.is_connected());
+    /// assert!(!ConnectionState::Lost.is_connected());
+    /// ```
     pub fn is_connected(self) -> bool {
         matches!(self, ConnectionState::Connected | ConnectionState::Reconnected)
     }

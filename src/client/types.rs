@@ -75,6 +75,12 @@ pub enum CreateMode {
 
 impl CreateMode {
     /// Whether the server appends a sequence number to the name.
+    ///
+    /// ```
+    /// use zk_queue::CreateMode;
+    /// assert!(CreateMode::EphemeralSequential.is_sequential());
+    /// assert!(!CreateMode::Container.is_sequential());
+    /// ```
     pub fn is_sequential(self) -> bool {
         matches!(self, CreateMode::PersistentSequential | CreateMode::EphemeralSequential)
     }
@@ -105,19 +111,62 @@ pub struct Perms(u8);
 
 impl Perms {
     /// Read data and list children.
+    ///
+    /// ```
+    /// use zk_queue::Perms;
+    /// assert!(Perms::ALL.contains(Perms::READ));
+    /// assert!(!Perms::WRITE.contains(Perms::READ));
+    /// ```
     pub const READ: Perms = Perms(1);
     /// Set data.
+    ///
+    /// ```
+    /// use zk_queue::Perms;
+    /// assert!(Perms::ALL.contains(Perms::WRITE));
+    /// assert!(!Perms::READ.contains(Perms::WRITE));
+    /// ```
     pub const WRITE: Perms = Perms(2);
     /// Create children.
+    ///
+    /// ```
+    /// use zk_queue::Perms;
+    /// assert!(Perms::ALL.contains(Perms::CREATE));
+    /// assert!(!Perms::DELETE.contains(Perms::CREATE));
+    /// ```
     pub const CREATE: Perms = Perms(4);
     /// Delete children.
+    ///
+    /// ```
+    /// use zk_queue::Perms;
+    /// assert!(Perms::ALL.contains(Perms::DELETE));
+    /// assert!(!Perms::CREATE.contains(Perms::DELETE));
+    /// ```
     pub const DELETE: Perms = Perms(8);
     /// Set the ACL.
+    ///
+    /// ```
+    /// use zk_queue::Perms;
+    /// assert!(Perms::ALL.contains(Perms::ADMIN));
+    /// assert!(!Perms::READ.contains(Perms::ADMIN));
+    /// ```
     pub const ADMIN: Perms = Perms(16);
     /// Every permission.
+    ///
+    /// ```
+    /// use zk_queue::Perms;
+    /// let each = Perms::READ | Perms::WRITE | Perms::CREATE | Perms::DELETE | Perms::ADMIN;
+    /// assert_eq!(each, Perms::ALL);
+    /// ```
     pub const ALL: Perms = Perms(31);
 
     /// Whether every bit of `other` is set in `self`.
+    ///
+    /// ```
+    /// use zk_queue::Perms;
+    /// let rw = Perms::READ | Perms::WRITE;
+    /// assert!(rw.contains(Perms::WRITE));
+    /// assert!(!Perms::READ.contains(rw));
+    /// ```
     pub fn contains(self, other: Perms) -> bool {
         self.0 & other.0 == other.0
     }
@@ -163,6 +212,12 @@ pub struct Acl {
 impl Acl {
     /// An entry granting `perms` to `id` under `scheme` (`world`, `auth`,
     /// `digest`, `ip`, ...).
+    ///
+    /// ```
+    /// use zk_queue::{Acl, Perms};
+    /// let acl = Acl::new(Perms::READ, "ip", "10.0.0.0/8");
+    /// assert_eq!((acl.scheme(), acl.id()), ("ip", "10.0.0.0/8"));
+    /// ```
     pub fn new(perms: Perms, scheme: impl Into<String>, id: impl Into<String>) -> Acl {
         Acl {
             perms,
@@ -172,27 +227,55 @@ impl Acl {
     }
 
     /// Everything for everyone (`world:anyone`), ZooKeeper's `OPEN_ACL_UNSAFE`.
+    ///
+    /// ```
+    /// use zk_queue::{Acl, Perms};
+    /// let open = Acl::anyone_all();
+    /// assert_eq!((open.scheme(), open.id(), open.perms()), ("world", "anyone", Perms::ALL));
+    /// ```
     pub fn anyone_all() -> Acl {
         Acl::new(Perms::ALL, "world", "anyone")
     }
 
     /// Everything for the identities this client authenticated with
     /// (`auth` scheme), ZooKeeper's `CREATOR_ALL_ACL`.
+    ///
+    /// ```
+    /// use zk_queue::{Acl, Perms};
+    /// let mine = Acl::creator_all();
+    /// assert_eq!((mine.scheme(), mine.perms()), ("auth", Perms::ALL));
+    /// ```
     pub fn creator_all() -> Acl {
         Acl::new(Perms::ALL, "auth", "")
     }
 
     /// The granted permissions.
+    ///
+    /// ```
+    /// use zk_queue::{Acl, Perms};
+    /// let acl = Acl::new(Perms::READ | Perms::WRITE, "world", "anyone");
+    /// assert!(acl.perms().contains(Perms::WRITE));
+    /// ```
     pub fn perms(&self) -> Perms {
         self.perms
     }
 
     /// The scheme.
+    ///
+    /// ```
+    /// use zk_queue::{Acl, Perms};
+    /// assert_eq!(Acl::new(Perms::ALL, "digest", "alice:hash").scheme(), "digest");
+    /// ```
     pub fn scheme(&self) -> &str {
         &self.scheme
     }
 
     /// The id within the scheme.
+    ///
+    /// ```
+    /// use zk_queue::{Acl, Perms};
+    /// assert_eq!(Acl::new(Perms::ALL, "digest", "alice:hash").id(), "alice:hash");
+    /// ```
     pub fn id(&self) -> &str {
         &self.id
     }
@@ -255,6 +338,12 @@ pub enum Op {
 
 impl Op {
     /// A create operation.
+    ///
+    /// ```
+    /// use zk_queue::{CreateMode, Op};
+    /// let op = Op::create("/jobs/queue-", b"job".to_vec(), CreateMode::PersistentSequential);
+    /// assert_eq!(op.path(), "/jobs/queue-");
+    /// ```
     pub fn create(path: impl Into<String>, data: Vec<u8>, mode: CreateMode) -> Op {
         Op::Create {
             path: path.into(),
@@ -264,6 +353,12 @@ impl Op {
     }
 
     /// A delete operation.
+    ///
+    /// ```
+    /// use zk_queue::Op;
+    /// let op = Op::delete("/jobs/queue-0000000001", Some(0));
+    /// assert_eq!(op, Op::Delete { path: "/jobs/queue-0000000001".into(), version: Some(0) });
+    /// ```
     pub fn delete(path: impl Into<String>, version: Option<i32>) -> Op {
         Op::Delete {
             path: path.into(),
@@ -272,6 +367,12 @@ impl Op {
     }
 
     /// A set-data operation.
+    ///
+    /// ```
+    /// use zk_queue::Op;
+    /// let op = Op::set_data("/config", b"v2".to_vec(), None);
+    /// assert_eq!(op.path(), "/config");
+    /// ```
     pub fn set_data(path: impl Into<String>, data: Vec<u8>, version: Option<i32>) -> Op {
         Op::SetData {
             path: path.into(),
@@ -281,6 +382,12 @@ impl Op {
     }
 
     /// A version check.
+    ///
+    /// ```
+    /// use zk_queue::Op;
+    /// let op = Op::check("/jobs-locks/queue-0000000001", 0);
+    /// assert_eq!(op, Op::Check { path: "/jobs-locks/queue-0000000001".into(), version: 0 });
+    /// ```
     pub fn check(path: impl Into<String>, version: i32) -> Op {
         Op::Check {
             path: path.into(),
@@ -289,6 +396,11 @@ impl Op {
     }
 
     /// The path the operation concerns.
+    ///
+    /// ```
+    /// use zk_queue::Op;
+    /// assert_eq!(Op::delete("/jobs/a", None).path(), "/jobs/a");
+    /// ```
     pub fn path(&self) -> &str {
         match self {
             Op::Create { path, .. } | Op::Delete { path, .. } | Op::SetData { path, .. } | Op::Check { path, .. } => {

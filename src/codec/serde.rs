@@ -88,6 +88,15 @@ macro_rules! serde_serializer {
     ($name:ident, $label:literal) => {
         impl<T> $name<T> {
             /// A serializer for items of type `T`.
+            ///
+            /// ```
+            /// use zk_queue::{CompactSerializer, JsonSerializer, QueueSerializer};
+            /// const JSON: JsonSerializer<Vec<u32>> = JsonSerializer::new();
+            /// const COMPACT: CompactSerializer<Vec<u32>> = CompactSerializer::new();
+            /// assert_eq!(JSON.serialize(&vec![1, 2])?, b"[1,2]");
+            /// assert_eq!(COMPACT.deserialize(&COMPACT.serialize(&vec![1, 2])?)?, [1, 2]);
+            /// # Ok::<(), zk_queue::CodecError>(())
+            /// ```
             pub const fn new() -> Self {
                 $name { item: PhantomData }
             }

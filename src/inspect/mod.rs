@@ -249,6 +249,13 @@ pub struct ItemName {
 impl ItemName {
     /// Parses a child name as an item of `layout` (of either layout if
     /// `None`); `None` for a name that is not such an item.
+    ///
+    /// ```
+    /// use zk_queue::inspect::{ItemName, Kind, Layout};
+    /// let item = ItemName::parse("queue-0000000042", Some(Layout::Curator)).unwrap();
+    /// assert_eq!((item.kind, item.sequence), (Kind::Plain, Some(42)));
+    /// assert!(ItemName::parse("queue-0000000042", Some(Layout::Classic)).is_none());
+    /// ```
     pub fn parse(name: &str, layout: Option<Layout>) -> Option<ItemName> {
         let found = Layout::of_name(name)?;
         if layout.is_some_and(|wanted| wanted != found) {

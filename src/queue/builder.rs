@@ -49,6 +49,17 @@ pub struct QueueBuilder<T> {
 impl<T: Send + 'static> QueueBuilder<T> {
     /// A builder for a queue at `path` whose items `serializer` turns into
     /// bytes. Without a [`consumer`](Self::consumer) the queue only produces.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// let producer = QueueBuilder::new(&client, "/jobs", StringSerializer).build_queue()?;
+    /// producer.start()?;
+    /// producer.put("hello".to_string())?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn new(client: &ZkClient, path: &str, serializer: impl QueueSerializer<T>) -> QueueBuilder<T> {
         QueueBuilder {
             client: client.clone(),
@@ -73,6 +84,21 @@ impl<T: Send + 'static> QueueBuilder<T> {
     }
 
     /// The consumer of items. Defaults to none: a producer-only queue.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer)
+    ///     .consumer(|job: String| -> Result<(), zk_queue::ConsumeError> {
+    ///         println!("got {job}");
+    ///         Ok(())
+    ///     })
+    ///     .build_queue()?;
+    /// queue.start()?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn consumer(mut self, consumer: impl QueueConsumer<T>) -> Self {
         self.consumer = Some(Arc::new(consumer));
         self
@@ -80,6 +106,19 @@ impl<T: Send + 'static> QueueBuilder<T> {
 
     /// Makes the consumer an [`ItemReceiver`] that plain threads take items
     /// from, instead of a callback; replaces any [`consumer`](Self::consumer).
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).pull_consumer();
+    /// let queue = builder.build_queue()?;
+    /// queue.start()?;
+    /// let job = receiver.take()?;
+    /// println!("got {}", job.into_inner());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn pull_consumer(mut self) -> (Self, ItemReceiver<T>) {
         let (consumer, receiver) = pull::channel();
         self.consumer = Some(Arc::new(consumer));
@@ -91,6 +130,15 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// the consumer returns `Ok` (at least once, nothing lost). Compatible with
     /// Curator's `lockPath`. Defaults to none: items are deleted before the
     /// consumer sees them (at most once).
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").build_queue()?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn lock_path(mut self, lock_path: &str) -> Self {
         self.options.lock_path = Some(lock_path.to_owned());
         self
@@ -101,6 +149,15 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// item each). Also makes puts foreground unless
     /// [`put_in_background`](Self::put_in_background) is set. Defaults to
     /// unbounded.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).max_items(100).build_queue()?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn max_items(mut self, max_items: usize) -> Self {
         self.options.max_items = Some(max_items);
         self
@@ -111,6 +168,17 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// puts, failures included, reach the put listeners;
     /// [`flush_puts`](DistributedQueue::flush_puts) waits for them. Defaults to
     /// `true`, or `false` when [`max_items`](Self::max_items) is set.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer)
+    ///     .put_in_background(false) // `put` returns once the item is stored
+    ///     .build_queue()?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn put_in_background(mut self, background: bool) -> Self {
         self.options.put_in_background = background;
         self.put_in_background_set = true;
@@ -119,6 +187,16 @@ impl<T: Send + 'static> QueueBuilder<T> {
 
     /// How long `close` waits for background puts and in-flight items to
     /// finish. Defaults to 5 seconds; zero does not wait.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// use std::time::Duration;
+    /// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).final_flush(Duration::from_secs(30)).build_queue()?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn final_flush(mut self, time: Duration) -> Self {
         self.options.final_flush = time;
         self
@@ -126,6 +204,21 @@ impl<T: Send + 'static> QueueBuilder<T> {
 
     /// How many items are processed at once. 1 keeps FIFO order within this
     /// process. Defaults to 1.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer)
+    ///     .consumer(|job: String| -> Result<(), zk_queue::ConsumeError> {
+    ///         println!("{job}");
+    ///         Ok(())
+    ///     })
+    ///     .consumer_threads(8) // items processed in parallel, in no set order
+    ///     .build_queue()?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn consumer_threads(mut self, threads: usize) -> Self {
         self.options.consumer_threads = threads;
         self
@@ -137,6 +230,15 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// to this many (at most once either way). With a lock path, these are
     /// leases taken ahead: other consumers skip the items until they are
     /// acknowledged or released. 1 claims one item at a time. Defaults to 64.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").claim_window(1).build_queue()?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn claim_window(mut self, items: usize) -> Self {
         self.options.claim_window = items;
         self
@@ -144,6 +246,16 @@ impl<T: Send + 'static> QueueBuilder<T> {
 
     /// What happens to an item whose consumer returned an error; needs a
     /// [`lock_path`](Self::lock_path). Defaults to [`ErrorMode::Requeue`].
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// use zk_queue::ErrorMode;
+    /// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").error_mode(ErrorMode::Delete).build_queue()?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn error_mode(mut self, mode: ErrorMode) -> Self {
         self.options.error_mode = mode;
         self.error_mode_set = true;
@@ -153,6 +265,19 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// After this many failed deliveries a requeued item moves to the
     /// [`dead_letter_path`](Self::dead_letter_path) instead of looping. Needs
     /// a dead-letter path. Defaults to no limit (as Curator).
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer)
+    ///     .lock_path("/jobs-locks")
+    ///     .dead_letter_path("/jobs-dead")
+    ///     .max_attempts(3)
+    ///     .build_queue()?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn max_attempts(mut self, attempts: u32) -> Self {
         self.options.max_attempts = Some(attempts);
         self
@@ -162,6 +287,15 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// that failed `max_attempts` times. Items there are plain queue items
     /// (`queue-<seq>`), so a queue on that path can drain them. Defaults to
     /// none: undecodable items are left in place and logged.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").dead_letter_path("/jobs-dead").build_queue()?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn dead_letter_path(mut self, path: &str) -> Self {
         self.options.dead_letter_path = Some(path.to_owned());
         self
@@ -169,6 +303,16 @@ impl<T: Send + 'static> QueueBuilder<T> {
 
     /// The ACL of every node the queue creates (queue, items, locks, dead
     /// letters). Defaults to the client's default ACL.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// use zk_queue::Acl;
+    /// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).acl(vec![Acl::creator_all()]).build_queue()?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn acl(mut self, acl: Vec<Acl>) -> Self {
         self.options.acl = acl;
         self
@@ -179,6 +323,16 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// # Errors
     /// [`Error::InvalidPath`] or [`Error::InvalidArgument`] for inconsistent
     /// options; see the setters.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_queue()?;
+    /// assert_eq!(queue.path(), "/jobs");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn build_queue(self) -> Result<DistributedQueue<T>> {
         self.build(Kind::Plain).map(DistributedQueue::from_core)
     }
@@ -189,6 +343,17 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// if the queue changed, so a new urgent item waits for at most that many
     /// (at least one item is processed per listing, so a steady stream of
     /// puts cannot starve the consumer).
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = QueueBuilder::new(&client, "/tasks", StringSerializer).build_priority_queue(10)?;
+    /// queue.start()?;
+    /// queue.put("urgent".to_string(), -1)?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn build_priority_queue(self, min_items_before_refresh: usize) -> Result<PriorityQueue<T>> {
         self.build(Kind::Priority {
             min_items_before_refresh,
@@ -198,12 +363,36 @@ impl<T: Send + 'static> QueueBuilder<T> {
 
     /// A delay queue (Curator's `buildDelayQueue`): items are delivered once
     /// their time has come, earliest first, equal times in put order.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// use std::time::{Duration, SystemTime};
+    /// use zk_queue::DeliverAt;
+    /// let queue = QueueBuilder::new(&client, "/reminders", StringSerializer).build_delay_queue()?;
+    /// queue.start()?;
+    /// queue.put("later".to_string(), DeliverAt::from(SystemTime::now() + Duration::from_secs(60)))?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn build_delay_queue(self) -> Result<DelayQueue<T>> {
         self.build(Kind::Delay).map(DelayQueue::from_core)
     }
 
     /// A queue of items with ids (Curator's `buildIdQueue`), FIFO, whose items
     /// can be removed by id.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = QueueBuilder::new(&client, "/orders", StringSerializer).build_id_queue()?;
+    /// queue.start()?;
+    /// queue.put("ship".to_string(), "order-7")?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn build_id_queue(self) -> Result<IdQueue<T>> {
         if self.path.contains('|') {
             return Err(Error::InvalidPath {

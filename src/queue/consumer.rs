@@ -4,6 +4,19 @@ use crate::client::ConnectionState;
 use crate::error::Error;
 
 /// The error a consumer returns for an item it could not process.
+///
+/// ```
+/// use zk_queue::ConsumeError;
+/// fn handle(job: String) -> Result<(), ConsumeError> {
+///     let n: u32 = job.parse()?; // any error type converts
+///     if n == 0 {
+///         return Err("zero is not a job".into());
+///     }
+///     Ok(())
+/// }
+/// assert!(handle("7".into()).is_ok());
+/// assert!(handle("x".into()).is_err() && handle("0".into()).is_err());
+/// ```
 pub type ConsumeError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Processes the items of a queue; given to [`QueueBuilder::consumer`](crate::QueueBuilder::consumer).

@@ -215,6 +215,26 @@ macro_rules! put_methods {
         impl<T: Send + 'static> $kind<T> {
             /// Puts one item; on a full bounded queue, waits for space. See
             /// the type's docs for an example.
+            ///
+            /// ``` no_run
+            /// # fn main() -> Result<(), zk_queue::Error> {
+            /// # use std::time::{Duration, SystemTime};
+            /// # use zk_queue::{DeliverAt, QueueBuilder, StringSerializer, ZkClient};
+            /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+            /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_queue()?;
+            /// # let priority = QueueBuilder::new(&client, "/tasks", StringSerializer).build_priority_queue(0)?;
+            /// # let delay = QueueBuilder::new(&client, "/reminders", StringSerializer).build_delay_queue()?;
+            /// # let ids = QueueBuilder::new(&client, "/orders", StringSerializer).build_id_queue()?;
+            /// # let soon = DeliverAt::from(SystemTime::now() + Duration::from_secs(60));
+            /// # let job = || "job".to_string();
+            /// // Each kind takes its naming argument after the item:
+            /// queue.put(job())?;
+            /// priority.put(job(), 5)?;
+            /// delay.put(job(), soon)?;
+            /// ids.put(job(), "job-1")?;
+            /// # Ok(())
+            /// # }
+            /// ```
             pub fn put(&self, item: T $(, $arg: $ty)*) -> Result<()> {
                 self.core.put_items(&$prefix, vec![item], None).map(|_| ())
             }
@@ -222,18 +242,81 @@ macro_rules! put_methods {
             /// Puts one item, waiting at most `timeout` for space in a bounded
             /// queue (a true deadline: unrelated changes do not restart it);
             /// `false` if the queue stayed full.
+            ///
+            /// ``` no_run
+            /// # fn main() -> Result<(), zk_queue::Error> {
+            /// # use std::time::{Duration, SystemTime};
+            /// # use zk_queue::{DeliverAt, QueueBuilder, StringSerializer, ZkClient};
+            /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+            /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_queue()?;
+            /// # let priority = QueueBuilder::new(&client, "/tasks", StringSerializer).build_priority_queue(0)?;
+            /// # let delay = QueueBuilder::new(&client, "/reminders", StringSerializer).build_delay_queue()?;
+            /// # let ids = QueueBuilder::new(&client, "/orders", StringSerializer).build_id_queue()?;
+            /// # let soon = DeliverAt::from(SystemTime::now() + Duration::from_secs(60));
+            /// # let job = || "job".to_string();
+            /// let wait = Duration::from_secs(5);
+            /// if !queue.put_timeout(job(), wait)? {
+            ///     eprintln!("the queue stayed full");
+            /// }
+            /// // the other kinds take their naming argument before the timeout:
+            /// priority.put_timeout(job(), 5, wait)?;
+            /// delay.put_timeout(job(), soon, wait)?;
+            /// ids.put_timeout(job(), "job-1", wait)?;
+            /// # Ok(())
+            /// # }
+            /// ```
             pub fn put_timeout(&self, item: T $(, $arg: $ty)*, timeout: Duration) -> Result<bool> {
                 self.core.put_items(&$prefix, vec![item], Instant::now().checked_add(timeout))
             }
 
             /// Puts several items in one node; consumers get them one by one,
             /// in order. They count as one item toward `max_items`.
+            ///
+            /// ``` no_run
+            /// # fn main() -> Result<(), zk_queue::Error> {
+            /// # use std::time::{Duration, SystemTime};
+            /// # use zk_queue::{DeliverAt, QueueBuilder, StringSerializer, ZkClient};
+            /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+            /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_queue()?;
+            /// # let priority = QueueBuilder::new(&client, "/tasks", StringSerializer).build_priority_queue(0)?;
+            /// # let delay = QueueBuilder::new(&client, "/reminders", StringSerializer).build_delay_queue()?;
+            /// # let ids = QueueBuilder::new(&client, "/orders", StringSerializer).build_id_queue()?;
+            /// # let soon = DeliverAt::from(SystemTime::now() + Duration::from_secs(60));
+            /// # let job = || "job".to_string();
+            /// let jobs = || vec![job(), job()];
+            /// queue.put_multi(jobs())?;
+            /// priority.put_multi(jobs(), 5)?;
+            /// delay.put_multi(jobs(), soon)?;
+            /// ids.put_multi(jobs(), "batch-1")?;
+            /// # Ok(())
+            /// # }
+            /// ```
             pub fn put_multi(&self, items: Vec<T> $(, $arg: $ty)*) -> Result<()> {
                 self.core.put_items(&$prefix, items, None).map(|_| ())
             }
 
             /// [`put_multi`](Self::put_multi) with a deadline, as
             /// [`put_timeout`](Self::put_timeout).
+            ///
+            /// ``` no_run
+            /// # fn main() -> Result<(), zk_queue::Error> {
+            /// # use std::time::{Duration, SystemTime};
+            /// # use zk_queue::{DeliverAt, QueueBuilder, StringSerializer, ZkClient};
+            /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+            /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_queue()?;
+            /// # let priority = QueueBuilder::new(&client, "/tasks", StringSerializer).build_priority_queue(0)?;
+            /// # let delay = QueueBuilder::new(&client, "/reminders", StringSerializer).build_delay_queue()?;
+            /// # let ids = QueueBuilder::new(&client, "/orders", StringSerializer).build_id_queue()?;
+            /// # let soon = DeliverAt::from(SystemTime::now() + Duration::from_secs(60));
+            /// # let job = || "job".to_string();
+            /// let (jobs, wait) = (|| vec![job(), job()], Duration::from_secs(5));
+            /// assert!(queue.put_multi_timeout(jobs(), wait)?);
+            /// priority.put_multi_timeout(jobs(), 5, wait)?;
+            /// delay.put_multi_timeout(jobs(), soon, wait)?;
+            /// ids.put_multi_timeout(jobs(), "batch-1", wait)?;
+            /// # Ok(())
+            /// # }
+            /// ```
             pub fn put_multi_timeout(&self, items: Vec<T> $(, $arg: $ty)*, timeout: Duration) -> Result<bool> {
                 self.core.put_items(&$prefix, items, Instant::now().checked_add(timeout))
             }
@@ -323,6 +406,14 @@ pub struct DeliverAt(i64);
 
 impl DeliverAt {
     /// A due time in epoch milliseconds; it must be positive (as Curator requires).
+    ///
+    /// ```
+    /// use zk_queue::DeliverAt;
+    /// let at = DeliverAt::from_epoch_millis(1_900_000_000_000)?;
+    /// assert_eq!(at.epoch_millis(), 1_900_000_000_000);
+    /// assert!(DeliverAt::from_epoch_millis(-1).is_err());
+    /// # Ok::<(), zk_queue::Error>(())
+    /// ```
     pub fn from_epoch_millis(millis: i64) -> Result<DeliverAt> {
         if millis <= 0 {
             return Err(Error::InvalidArgument(format!(
@@ -333,6 +424,13 @@ impl DeliverAt {
     }
 
     /// The due time in epoch milliseconds.
+    ///
+    /// ```
+    /// use std::time::{Duration, UNIX_EPOCH};
+    /// use zk_queue::DeliverAt;
+    /// let at = DeliverAt::from(UNIX_EPOCH + Duration::from_secs(2));
+    /// assert_eq!(at.epoch_millis(), 2_000);
+    /// ```
     pub fn epoch_millis(self) -> i64 {
         self.0
     }
@@ -382,6 +480,19 @@ impl<T: Send + 'static> IdQueue<T> {
     /// Removes every item with this id and returns how many were removed.
     /// Items a lock-safe consumer is processing are skipped (and logged):
     /// they are not removed and not counted.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = QueueBuilder::new(&client, "/orders", StringSerializer).build_id_queue()?;
+    /// queue.start()?;
+    /// queue.put("ship".to_string(), "order-7")?;
+    /// queue.flush_puts(std::time::Duration::from_secs(5))?;
+    /// assert_eq!(queue.remove("order-7")?, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn remove(&self, id: &str) -> Result<usize> {
         let wanted = fix_id(id);
         let core = &self.core;

@@ -47,6 +47,25 @@ pub struct ItemReceiver<T> {
 /// callback consumer had failed). Dropping a delivery without either is a
 /// `nack`. Without a lock path the item was deleted before delivery, and
 /// both do nothing.
+///
+/// ``` no_run
+/// # fn main() -> Result<(), zk_queue::Error> {
+/// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+/// # let client = ZkClient::connect("127.0.0.1:2181")?;
+/// # let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").pull_consumer();
+/// # let queue = builder.build_queue()?;
+/// # queue.start()?;
+/// let delivery = receiver.take()?;
+/// match delivery.parse::<u32>() {
+///     Ok(n) => {
+///         println!("job {n}");
+///         delivery.ack();
+///     }
+///     Err(e) => delivery.nack(e),
+/// }
+/// # Ok(())
+/// # }
+/// ```
 #[must_use = "a delivery that is dropped without `ack` is requeued"]
 pub struct Delivery<T> {
     item: Option<T>,
@@ -55,22 +74,76 @@ pub struct Delivery<T> {
 
 impl<T> Delivery<T> {
     /// The item.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// # let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").pull_consumer();
+    /// # let queue = builder.build_queue()?;
+    /// # queue.start()?;
+    /// let delivery = receiver.take()?;
+    /// println!("working on {}", delivery.item());
+    /// delivery.ack();
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn item(&self) -> &T {
         self.item.as_ref().expect("a delivery holds its item until consumed")
     }
 
     /// Acknowledges the item: it was processed.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// # let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").pull_consumer();
+    /// # let queue = builder.build_queue()?;
+    /// # queue.start()?;
+    /// let delivery = receiver.take()?;
+    /// println!("done with {}", *delivery);
+    /// delivery.ack(); // the item is deleted now
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn ack(mut self) {
         self.answer(Ok(()));
     }
 
     /// Acknowledges the item and returns it.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// # let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").pull_consumer();
+    /// # let queue = builder.build_queue()?;
+    /// # queue.start()?;
+    /// let job: String = receiver.take()?.into_inner(); // acknowledged
+    /// println!("{job}");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn into_inner(mut self) -> T {
         self.answer(Ok(()));
         self.item.take().expect("a delivery holds its item until consumed")
     }
 
     /// Reports that the item could not be processed.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// # let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").pull_consumer();
+    /// # let queue = builder.build_queue()?;
+    /// # queue.start()?;
+    /// let delivery = receiver.take()?;
+    /// delivery.nack("the printer is out of paper"); // requeued (the default error mode)
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn nack(mut self, reason: impl Into<ConsumeError>) {
         self.answer(Err(reason.into()));
     }
@@ -104,11 +177,45 @@ impl<T: std::fmt::Debug> std::fmt::Debug for Delivery<T> {
 impl<T> ItemReceiver<T> {
     /// Waits for the next item. Fails with [`Error::Closed`] once the queue
     /// is closed (or dropped).
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// # let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").pull_consumer();
+    /// # let queue = builder.build_queue()?;
+    /// # queue.start()?;
+    /// loop {
+    ///     match receiver.take() {
+    ///         Ok(job) => println!("{}", job.into_inner()),
+    ///         Err(zk_queue::Error::Closed) => break,
+    ///         Err(e) => return Err(e),
+    ///     }
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn take(&self) -> Result<Delivery<T>> {
         self.take_until(None)?.ok_or(Error::Closed)
     }
 
     /// Waits at most `timeout` for the next item; `None` if none came.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// # let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").pull_consumer();
+    /// # let queue = builder.build_queue()?;
+    /// # queue.start()?;
+    /// use std::time::Duration;
+    /// match receiver.take_timeout(Duration::from_secs(1))? {
+    ///     Some(job) => job.ack(),
+    ///     None => println!("nothing within a second"),
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn take_timeout(&self, timeout: Duration) -> Result<Option<Delivery<T>>> {
         match Instant::now().checked_add(timeout) {
             Some(deadline) => self.take_until(Some(deadline)),
@@ -117,6 +224,20 @@ impl<T> ItemReceiver<T> {
     }
 
     /// The next item if one is being offered right now.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// # let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").pull_consumer();
+    /// # let queue = builder.build_queue()?;
+    /// # queue.start()?;
+    /// if let Some(job) = receiver.try_take()? {
+    ///     job.ack();
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn try_take(&self) -> Result<Option<Delivery<T>>> {
         self.take_until(Some(Instant::now()))
     }

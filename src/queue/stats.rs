@@ -11,6 +11,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// and start at zero when the handle is built. Items are counted one by one:
 /// a `put_multi` of three items counts three puts, and each of its records
 /// counts when consumed.
+///
+/// ```
+/// use zk_queue::QueueStats;
+/// let stats = QueueStats::default();
+/// assert_eq!((stats.puts, stats.consumed, stats.in_flight), (0, 0, 0));
+/// ```
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct QueueStats {

@@ -54,6 +54,13 @@ impl TestingServerBuilder {
     /// Sets the server's `tickTime`, its basic time unit (heartbeats, session expiry checks).
     ///
     /// Defaults to 200 ms.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use zk_queue::testing::TestingServer;
+    /// let builder = TestingServer::builder().tick_time(Duration::from_millis(100));
+    /// # let _ = builder;
+    /// ```
     pub fn tick_time(mut self, tick_time: Duration) -> TestingServerBuilder {
         self.tick_time = tick_time;
         self
@@ -62,6 +69,13 @@ impl TestingServerBuilder {
     /// Sets the shortest session timeout the server grants (`minSessionTimeout`).
     ///
     /// Short timeouts make session-expiry tests fast. Defaults to 400 ms.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use zk_queue::testing::TestingServer;
+    /// let builder = TestingServer::builder().tick_time(Duration::from_millis(100)).min_session_timeout(Duration::from_millis(200));
+    /// # let _ = builder;
+    /// ```
     pub fn min_session_timeout(mut self, timeout: Duration) -> TestingServerBuilder {
         self.min_session_timeout = timeout;
         self
@@ -70,6 +84,13 @@ impl TestingServerBuilder {
     /// Sets the longest session timeout the server grants (`maxSessionTimeout`).
     ///
     /// Defaults to 60 seconds.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use zk_queue::testing::TestingServer;
+    /// let builder = TestingServer::builder().max_session_timeout(Duration::from_secs(10));
+    /// # let _ = builder;
+    /// ```
     pub fn max_session_timeout(mut self, timeout: Duration) -> TestingServerBuilder {
         self.max_session_timeout = timeout;
         self
@@ -79,6 +100,13 @@ impl TestingServerBuilder {
     /// (system property `znode.container.checkIntervalMs`).
     ///
     /// Defaults to the server's default (one minute).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use zk_queue::testing::TestingServer;
+    /// let builder = TestingServer::builder().container_check_interval(Duration::from_millis(100));
+    /// # let _ = builder;
+    /// ```
     pub fn container_check_interval(mut self, interval: Duration) -> TestingServerBuilder {
         self.container_check_interval = Some(interval);
         self
@@ -87,6 +115,12 @@ impl TestingServerBuilder {
     /// Sets the largest packet the server accepts, in bytes (system property `jute.maxbuffer`).
     ///
     /// Defaults to the server's default (`0xfffff`, just under 1 MiB).
+    ///
+    /// ```
+    /// use zk_queue::testing::TestingServer;
+    /// let builder = TestingServer::builder().jute_max_buffer(64 * 1024);
+    /// # let _ = builder;
+    /// ```
     pub fn jute_max_buffer(mut self, bytes: usize) -> TestingServerBuilder {
         self.jute_max_buffer = Some(bytes);
         self
@@ -95,6 +129,12 @@ impl TestingServerBuilder {
     /// Sets the loopback port the server listens on.
     ///
     /// Defaults to a free port chosen by the operating system.
+    ///
+    /// ```
+    /// use zk_queue::testing::TestingServer;
+    /// let builder = TestingServer::builder().port(21810);
+    /// # let _ = builder;
+    /// ```
     pub fn port(mut self, port: u16) -> TestingServerBuilder {
         self.port = Some(port);
         self
@@ -104,6 +144,13 @@ impl TestingServerBuilder {
     /// [`TestingServer::restart`] wait for the server to answer `ruok`.
     ///
     /// Defaults to 30 seconds.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use zk_queue::testing::TestingServer;
+    /// let builder = TestingServer::builder().startup_timeout(Duration::from_secs(90));
+    /// # let _ = builder;
+    /// ```
     pub fn startup_timeout(mut self, timeout: Duration) -> TestingServerBuilder {
         self.startup_timeout = timeout;
         self
@@ -115,6 +162,12 @@ impl TestingServerBuilder {
     /// Turning it off makes writes much faster; data still survives
     /// [`kill`](TestingServer::kill), only an operating-system crash can lose it.
     /// Defaults to `true` (the server's default).
+    ///
+    /// ```
+    /// use zk_queue::testing::TestingServer;
+    /// let builder = TestingServer::builder().force_sync(false); // faster writes for tests
+    /// # let _ = builder;
+    /// ```
     pub fn force_sync(mut self, force_sync: bool) -> TestingServerBuilder {
         self.force_sync = force_sync;
         self

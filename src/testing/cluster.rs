@@ -53,6 +53,13 @@ impl TestingCluster {
     /// # Errors
     /// Java or ZooKeeper missing, no free ports, or the ensemble not serving
     /// within a minute (the error quotes the member's log).
+    ///
+    /// ``` no_run
+    /// use zk_queue::testing::TestingCluster;
+    /// let cluster = TestingCluster::start(3)?;
+    /// assert_eq!(cluster.size(), 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn start(size: usize) -> Result<TestingCluster, ServerError> {
         if size == 0 {
             return Err(ServerError::InvalidConfig {
@@ -126,6 +133,13 @@ impl TestingCluster {
     }
 
     /// The connect string naming every member.
+    ///
+    /// ``` no_run
+    /// use zk_queue::testing::TestingCluster;
+    /// let cluster = TestingCluster::start(3)?;
+    /// let client = zk_queue::ZkClient::connect(&cluster.connect_string())?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn connect_string(&self) -> String {
         self.members
             .iter()
@@ -135,16 +149,41 @@ impl TestingCluster {
     }
 
     /// The connect string of one member.
+    ///
+    /// ``` no_run
+    /// use zk_queue::testing::TestingCluster;
+    /// let cluster = TestingCluster::start(3)?;
+    /// // a client that can only reach member 0:
+    /// let client = zk_queue::ZkClient::connect(&cluster.member_connect_string(0))?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn member_connect_string(&self, member: usize) -> String {
         format!("127.0.0.1:{}", self.members[member].client_port)
     }
 
     /// The number of members.
+    ///
+    /// ``` no_run
+    /// use zk_queue::testing::TestingCluster;
+    /// let cluster = TestingCluster::start(3)?;
+    /// for member in 0..cluster.size() {
+    ///     assert!(cluster.is_running(member));
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn size(&self) -> usize {
         self.members.len()
     }
 
     /// The member that leads now, as its `srvr` reply says.
+    ///
+    /// ``` no_run
+    /// use zk_queue::testing::TestingCluster;
+    /// let cluster = TestingCluster::start(3)?;
+    /// let leader = cluster.leader().expect("an elected leader");
+    /// println!("member {leader} leads");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn leader(&self) -> Option<usize> {
         (0..self.members.len()).find(|&i| {
             let addr = launch::loopback(self.members[i].client_port);
@@ -156,6 +195,14 @@ impl TestingCluster {
     ///
     /// # Errors
     /// [`ServerError::NotRunning`] if it is not running.
+    ///
+    /// ``` no_run
+    /// use zk_queue::testing::TestingCluster;
+    /// let cluster = TestingCluster::start(3)?;
+    /// cluster.kill(0)?;
+    /// assert!(!cluster.is_running(0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn kill(&self, member: usize) -> Result<(), ServerError> {
         let mut jvm = self.members[member].jvm.lock().take().ok_or(ServerError::NotRunning)?;
         jvm.kill()?;
@@ -164,6 +211,15 @@ impl TestingCluster {
 
     /// Starts a killed member again on its ports and data, and waits until it
     /// serves (which needs a quorum of the others).
+    ///
+    /// ``` no_run
+    /// use zk_queue::testing::TestingCluster;
+    /// let cluster = TestingCluster::start(3)?;
+    /// cluster.kill(1)?;
+    /// cluster.restart(1)?; // back with its data
+    /// assert!(cluster.is_running(1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn restart(&self, member: usize) -> Result<(), ServerError> {
         if let Some(mut old) = self.members[member].jvm.lock().take() {
             let _ = old.kill();
@@ -176,6 +232,15 @@ impl TestingCluster {
     }
 
     /// Whether a member's JVM runs.
+    ///
+    /// ``` no_run
+    /// use zk_queue::testing::TestingCluster;
+    /// let cluster = TestingCluster::start(3)?;
+    /// assert!(cluster.is_running(2));
+    /// cluster.kill(2)?;
+    /// assert!(!cluster.is_running(2));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn is_running(&self, member: usize) -> bool {
         self.members[member]
             .jvm

@@ -64,6 +64,13 @@ impl FaultProxy {
     ///
     /// # Errors
     /// The target does not resolve, or no port could be bound.
+    ///
+    /// ```
+    /// use zk_queue::testing::FaultProxy;
+    /// let proxy = FaultProxy::start("127.0.0.1:2181")?;
+    /// assert!(proxy.connect_string().starts_with("127.0.0.1:"));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn start(target: &str) -> io::Result<FaultProxy> {
         let target = target
             .to_socket_addrs()?
@@ -88,11 +95,26 @@ impl FaultProxy {
     }
 
     /// The connect string of the proxy: `127.0.0.1:<port>`.
+    ///
+    /// ```
+    /// use zk_queue::testing::FaultProxy;
+    /// let proxy = FaultProxy::start("127.0.0.1:2181")?;
+    /// let addr: std::net::SocketAddr = proxy.connect_string().parse().unwrap();
+    /// assert!(addr.ip().is_loopback());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn connect_string(&self) -> String {
         format!("127.0.0.1:{}", self.port)
     }
 
     /// Closes every open connection (new ones are accepted as usual).
+    ///
+    /// ```
+    /// use zk_queue::testing::FaultProxy;
+    /// let proxy = FaultProxy::start("127.0.0.1:2181")?;
+    /// proxy.cut(); // clients see their connections drop and reconnect
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn cut(&self) {
         let connections = std::mem::take(&mut *self.shared.connections.lock());
         log::debug!("fault proxy: cutting {} connection(s)", connections.len());
@@ -104,6 +126,14 @@ impl FaultProxy {
 
     /// Swallows all traffic both ways, on open and new connections: nothing
     /// is answered and nothing is closed, like a partition.
+    ///
+    /// ```
+    /// use zk_queue::testing::FaultProxy;
+    /// let proxy = FaultProxy::start("127.0.0.1:2181")?;
+    /// proxy.blackhole(); // requests now time out
+    /// proxy.heal();
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn blackhole(&self) {
         *self.shared.fault.lock() = Fault::Blackhole;
     }
@@ -111,17 +141,41 @@ impl FaultProxy {
     /// Lets the next request through and drops the reply that follows it,
     /// then cuts that connection, so the client sees the connection drop
     /// without an answer while the server has applied the request.
+    ///
+    /// ```
+    /// use zk_queue::testing::FaultProxy;
+    /// let proxy = FaultProxy::start("127.0.0.1:2181")?;
+    /// proxy.drop_next_reply(); // the next request is applied, its reply lost
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn drop_next_reply(&self) {
         *self.shared.fault.lock() = Fault::DropNextReply { request_seen: false };
     }
 
     /// Delays every forwarded chunk by `delay` (zero for none).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use zk_queue::testing::FaultProxy;
+    /// let proxy = FaultProxy::start("127.0.0.1:2181")?;
+    /// proxy.set_delay(Duration::from_millis(300)); // a slow network
+    /// proxy.set_delay(Duration::ZERO);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn set_delay(&self, delay: Duration) {
         *self.shared.delay.lock() = delay;
     }
 
     /// Ends any fault. Connections that were blackholed lost bytes, so they
     /// are cut; clients reconnect.
+    ///
+    /// ```
+    /// use zk_queue::testing::FaultProxy;
+    /// let proxy = FaultProxy::start("127.0.0.1:2181")?;
+    /// proxy.blackhole();
+    /// proxy.heal(); // blackholed connections are cut; new ones work
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn heal(&self) {
         let was = std::mem::take(&mut *self.shared.fault.lock());
         *self.shared.delay.lock() = Duration::ZERO;

@@ -40,6 +40,15 @@ impl SimpleQueueBuilder {
 
     /// The ACL of the queue node and of every item node this handle creates.
     /// Defaults to the client's default ACL.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{Acl, SimpleQueue, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = SimpleQueue::builder(&client, "/jobs").acl(vec![Acl::creator_all()]).build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn acl(mut self, acl: Vec<Acl>) -> Self {
         self.acl = Some(acl);
         self
@@ -49,6 +58,15 @@ impl SimpleQueueBuilder {
     /// Curator's `SimpleDistributedQueue` does), which the server deletes some
     /// time after it empties; the queue recreates it when needed. Defaults to
     /// `false`: a persistent node, as the classic Java recipe creates.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{Acl, SimpleQueue, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = SimpleQueue::builder(&client, "/jobs").container(true).build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn container(mut self, container: bool) -> Self {
         self.container = container;
         self
@@ -59,6 +77,16 @@ impl SimpleQueueBuilder {
     /// # Errors
     /// [`Error::InvalidPath`] for an invalid or reserved path;
     /// [`Error::InvalidArgument`] for an empty ACL.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{Acl, SimpleQueue, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = SimpleQueue::builder(&client, "/jobs").build()?;
+    /// assert!(SimpleQueue::builder(&client, "jobs").build().is_err()); // not absolute
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn build(self) -> Result<SimpleQueue> {
         path::validate_queue_path(&self.path)?;
         let acl = match self.acl {
