@@ -81,7 +81,7 @@ impl ZkClient {
             path::validate(&node.0)?;
             self.check_create_size(&node.0, node.1.len(), acl)
         };
-        self.batch("create", nodes, check, |client, node| async move {
+        self.batch("create", None, nodes, check, |client, node| async move {
             let (path, data) = (node.0.as_str(), node.1.as_slice());
             let options = mode.to_zk().with_acls(Acls::new(zk_acl));
             let (stat, sequence) = client
@@ -101,6 +101,7 @@ impl ZkClient {
     pub(crate) fn exists_many(&self, paths: &[String]) -> Result<BatchResults<Option<Stat>>> {
         self.batch(
             "exists",
+            None,
             paths,
             |p| path::validate(p),
             |client, p| async move {
@@ -116,7 +117,7 @@ impl ZkClient {
         let acl: Vec<_> = self.default_acl().iter().map(Acl::to_zk).collect();
         let acl = &acl;
         let check = |ops: &Vec<Op>| ops.iter().try_for_each(|op| path::validate(op.path()));
-        self.batch_in("multi", Some(generation), multis, check, |client, ops| async move {
+        self.batch("multi", Some(generation), multis, check, |client, ops| async move {
             let first = ops.first().map_or("/", Op::path);
             let mut writer = client.new_multi_writer();
             let added: std::result::Result<(), zookeeper_client::Error> = ops.iter().try_for_each(|op| match op {
@@ -158,6 +159,7 @@ impl ZkClient {
     pub fn delete_many(&self, nodes: &[(String, Option<i32>)]) -> Result<BatchResults<()>> {
         self.batch(
             "delete",
+            None,
             nodes,
             |node| path::validate(&node.0),
             |client, node| async move {
@@ -185,6 +187,7 @@ impl ZkClient {
     pub fn get_data_many(&self, paths: &[String]) -> Result<BatchResults<(Vec<u8>, Stat)>> {
         self.batch(
             "get_data",
+            None,
             paths,
             |p| path::validate(p),
             |client, p| async move {
@@ -196,23 +199,10 @@ impl ZkClient {
 
     /// Runs one request per entry, a window at a time: each request is sent
     /// when its future is made, then the window's answers are awaited together,
-    /// all within one request timeout.
+    /// all within one request timeout. With a `fence`, the batch is sent only
+    /// in that session; in any other session every entry fails with
+    /// [`Error::SessionExpired`].
     fn batch<'a, I, T: 'a, Fut>(
-        &self,
-        operation: &'static str,
-        entries: &'a [I],
-        check: impl Fn(&'a I) -> Result<()>,
-        send: impl Fn(zookeeper_client::Client, &'a I) -> Fut,
-    ) -> Result<BatchResults<T>>
-    where
-        Fut: Future<Output = Result<T>> + 'a,
-    {
-        self.batch_in(operation, None, entries, check, send)
-    }
-
-    /// [`batch`](Self::batch), sent only in the session of `fence` if given:
-    /// in any other session every entry fails with [`Error::SessionExpired`].
-    fn batch_in<'a, I, T: 'a, Fut>(
         &self,
         operation: &'static str,
         fence: Option<u64>,
