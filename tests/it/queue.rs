@@ -59,16 +59,21 @@ impl PutListener<String> for CountingListener {
     }
 }
 
+/// A started queue with background puts and a listener counting
+/// (stored, failed) items.
+fn counted(client: &ZkClient, path: &str) -> (zk_queue::DistributedQueue<String>, Arc<AtomicUsize>, Arc<AtomicUsize>) {
+    let queue = QueueBuilder::new(client, path, StringSerializer).build_queue().unwrap();
+    let (done, failed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    queue.add_put_listener(CountingListener(done.clone(), failed.clone()));
+    queue.start().unwrap();
+    (queue, done, failed)
+}
+
 #[test]
 fn put_listener_hears_of_every_background_put_and_flush_waits_for_them() {
     let path = unique_path("q-listener");
     let client = client();
-    let queue = QueueBuilder::new(&client, &path, StringSerializer)
-        .build_queue()
-        .unwrap();
-    let (done, failed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    queue.add_put_listener(CountingListener(done.clone(), failed.clone()));
-    queue.start().unwrap();
+    let (queue, done, failed) = counted(&client, &path);
     for item in items("", 50) {
         queue.put(item).unwrap();
     }
@@ -81,13 +86,8 @@ fn put_listener_hears_of_every_background_put_and_flush_waits_for_them() {
 fn a_failed_background_put_reaches_the_listener() {
     let path = unique_path("q-put-fails");
     let client = client();
-    let queue = QueueBuilder::new(&client, &path, StringSerializer)
-        .build_queue()
-        .unwrap();
-    let (done, failed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    queue.add_put_listener(CountingListener(done.clone(), failed.clone()));
-    queue.start().unwrap();
-    // Make the queue node an ephemeral-children-free zone: replace it by an ephemeral node.
+    let (queue, done, failed) = counted(&client, &path);
+    // An ephemeral node cannot have children: replacing the queue node by one makes the put fail.
     client.delete(&path, None).unwrap();
     client.create(&path, b"", CreateMode::Ephemeral).unwrap();
     queue.put("x".into()).unwrap();
