@@ -296,12 +296,7 @@ impl ZkClient {
     /// Registers a latch to be opened on every connection-state change and on
     /// close, for as long as the guard lives.
     pub(crate) fn wake_on_state_change(&self, latch: &Latch) -> WakerGuard<'_> {
-        let id = self.shared.next_waker.fetch_add(1, Ordering::Relaxed);
-        self.shared.wakers.lock().push((id, latch.clone()));
-        WakerGuard {
-            shared: &self.shared,
-            id,
-        }
+        self.shared.wake_on_state_change(latch)
     }
 
     /// The generation of the current session: 0 for the first, one more for
@@ -379,18 +374,23 @@ impl Shared {
         }
     }
 
+    /// Registers a latch to be opened on every connection-state change and on
+    /// close, for as long as the guard lives.
+    fn wake_on_state_change(&self, latch: &Latch) -> WakerGuard<'_> {
+        let id = self.next_waker.fetch_add(1, Ordering::Relaxed);
+        self.wakers.lock().push((id, latch.clone()));
+        WakerGuard { shared: self, id }
+    }
+
     /// Blocks until a session newer than `generation` is installed, the client
     /// closes, or the deadline passes.
     pub(crate) fn wait_for_new_session(&self, generation: u64, deadline: Instant) {
         while self.generation.load(Ordering::Acquire) == generation && !self.closed.load(Ordering::Acquire) {
             let latch = Latch::new();
-            let id = self.next_waker.fetch_add(1, Ordering::Relaxed);
-            self.wakers.lock().push((id, latch.clone()));
+            let _guard = self.wake_on_state_change(&latch);
             // Re-check after registering so a replacement in between is not missed.
             let replaced = self.generation.load(Ordering::Acquire) != generation;
-            let woken = replaced || latch.wait_until(Some(deadline));
-            self.wakers.lock().retain(|(i, _)| *i != id);
-            if !woken {
+            if !replaced && !latch.wait_until(Some(deadline)) {
                 return;
             }
         }
