@@ -5,7 +5,10 @@ use std::time::{Duration, Instant};
 use zk_queue::testing::{FaultProxy, TestingServer};
 use zk_queue::{ConnectionState, CreateMode, Error, RetryNTimes, ZkClient};
 
-use crate::support::{client_of, server::unique_path};
+use crate::support::{client_of, server::unique_path, wait_for_state};
+
+/// The longest wait for a connection state.
+const WAIT: Duration = Duration::from_secs(30);
 
 fn proxied(proxy: &FaultProxy) -> ZkClient {
     ZkClient::builder(&proxy.connect_string())
@@ -17,18 +20,6 @@ fn proxied(proxy: &FaultProxy) -> ZkClient {
         .unwrap()
 }
 
-fn wait_for(states: &crossbeam_channel::Receiver<ConnectionState>, wanted: ConnectionState) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match states.recv_timeout(left) {
-            Ok(state) if state == wanted => return,
-            Ok(_) => {}
-            Err(e) => panic!("no {wanted:?}: {e}"),
-        }
-    }
-}
-
 #[test]
 fn a_cut_connection_reconnects_to_the_same_session() {
     let server = TestingServer::start().unwrap();
@@ -38,8 +29,8 @@ fn a_cut_connection_reconnects_to_the_same_session() {
     let session = client.session_id().unwrap();
     client.ensure_path("/cut").unwrap();
     proxy.cut();
-    wait_for(&states, ConnectionState::Suspended);
-    wait_for(&states, ConnectionState::Reconnected);
+    wait_for_state(&states, ConnectionState::Suspended, WAIT);
+    wait_for_state(&states, ConnectionState::Reconnected, WAIT);
     assert_eq!(client.session_id().unwrap(), session);
     assert!(client.exists("/cut").unwrap().is_some());
 }
@@ -60,9 +51,9 @@ fn a_blackhole_times_requests_out_and_healing_brings_a_new_session() {
     );
     assert!(started.elapsed() < Duration::from_secs(5));
     // Longer than the session timeout: the session expires.
-    wait_for(&states, ConnectionState::Lost);
+    wait_for_state(&states, ConnectionState::Lost, WAIT);
     proxy.heal();
-    wait_for(&states, ConnectionState::Reconnected);
+    wait_for_state(&states, ConnectionState::Reconnected, WAIT);
     assert_ne!(client.session_id().unwrap(), session);
     assert!(client.exists("/").unwrap().is_some());
 }

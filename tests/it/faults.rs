@@ -10,6 +10,7 @@ use zk_queue::testing::TestingServer;
 use zk_queue::{ConnectionState, Error, RetryNTimes, SimpleQueue, ZkClient};
 
 use crate::support::server::unique_path;
+use crate::support::wait_for_state;
 
 fn fault_client(connect: &str) -> ZkClient {
     ZkClient::builder(connect)
@@ -19,19 +20,6 @@ fn fault_client(connect: &str) -> ZkClient {
         .retry_policy(RetryNTimes::new(1, Duration::from_millis(100)))
         .connect()
         .unwrap()
-}
-
-/// Waits until `states` delivers `wanted`, failing after `within`.
-fn wait_for_state(states: &crossbeam_channel::Receiver<ConnectionState>, wanted: ConnectionState, within: Duration) {
-    let deadline = Instant::now() + within;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match states.recv_timeout(left) {
-            Ok(state) if state == wanted => return,
-            Ok(_) => {}
-            Err(e) => panic!("no {wanted:?} within {within:?}: {e}"),
-        }
-    }
 }
 
 #[test]

@@ -6,9 +6,9 @@ pub mod queues;
 pub mod recorder;
 pub mod server;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use zk_queue::ZkClient;
+use zk_queue::{ConnectionState, ZkClient};
 
 /// A new client (its own session) of the shared server.
 pub fn client() -> ZkClient {
@@ -23,4 +23,21 @@ pub fn client_of(connect: &str) -> ZkClient {
         .request_timeout(Duration::from_secs(10))
         .connect()
         .unwrap_or_else(|e| panic!("connecting to {connect}: {e}"))
+}
+
+/// Waits until `states` delivers `wanted`, failing after `within`.
+pub fn wait_for_state(
+    states: &crossbeam_channel::Receiver<ConnectionState>,
+    wanted: ConnectionState,
+    within: Duration,
+) {
+    let deadline = Instant::now() + within;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match states.recv_timeout(left) {
+            Ok(state) if state == wanted => return,
+            Ok(_) => {}
+            Err(e) => panic!("no {wanted:?} within {within:?}: {e}"),
+        }
+    }
 }
