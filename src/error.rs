@@ -167,6 +167,48 @@ impl Error {
         }
     }
 
+    /// A copy of this error, for a failure shared by several requests (a
+    /// batch, say). Variants holding a cause that cannot be copied become
+    /// [`Error::InvalidArgument`] with the same message.
+    pub(crate) fn duplicate(&self) -> Error {
+        match self {
+            Error::InvalidPath { path, reason } => Error::InvalidPath {
+                path: path.clone(),
+                reason,
+            },
+            Error::InvalidArgument(message) => Error::InvalidArgument(message.clone()),
+            Error::ItemTooLarge { size, limit } => Error::ItemTooLarge {
+                size: *size,
+                limit: *limit,
+            },
+            Error::NoSuchElement => Error::NoSuchElement,
+            Error::NoNode { path } => Error::NoNode { path: path.clone() },
+            Error::NodeExists { path } => Error::NodeExists { path: path.clone() },
+            Error::BadVersion { path } => Error::BadVersion { path: path.clone() },
+            Error::NotEmpty { path } => Error::NotEmpty { path: path.clone() },
+            Error::NotAuthorized { path } => Error::NotAuthorized { path: path.clone() },
+            Error::MultiFailed { index, source } => Error::MultiFailed {
+                index: *index,
+                source: Box::new(source.duplicate()),
+            },
+            Error::ConnectionLoss { source } => Error::ConnectionLoss { source: source.clone() },
+            Error::Timeout { operation, after } => Error::Timeout {
+                operation,
+                after: *after,
+            },
+            Error::SessionExpired => Error::SessionExpired,
+            Error::AuthFailed => Error::AuthFailed,
+            Error::Closed => Error::Closed,
+            Error::LeaseLost { path } => Error::LeaseLost { path: path.clone() },
+            Error::InvalidState(what) => Error::InvalidState(what),
+            Error::ZooKeeper { path, source } => Error::ZooKeeper {
+                path: path.clone(),
+                source: source.clone(),
+            },
+            Error::Serialization { .. } | Error::CorruptItem { .. } => Error::InvalidArgument(self.to_string()),
+        }
+    }
+
     /// Whether a retry policy may try the request again: the connection was
     /// lost, no answer came in time, or the session was replaced.
     ///

@@ -131,7 +131,8 @@
 //! | lock-safe consumer ([`QueueBuilder::lock_path`]) | at least once, nothing lost: the item is deleted only after the consumer returns `Ok` (or acks a [`Delivery`]); a consumer locks up to `claim_window` items ahead (other consumers skip those), and acknowledges in pipelined batches; a crashed or expired consumer's item goes to another consumer as soon as its lock vanishes (the lock directory is watched); the acknowledge is one multi fenced on the lock, so a consumer that lost its lock gets [`Error::LeaseLost`] and deletes nothing |
 //! | consumer error, [`ErrorMode::Requeue`] | the item is requeued atomically, keeping its priority, delay or id; records of a multi-item node already consumed are not delivered again; failures are counted, and after `max_attempts` the item moves to the dead-letter path |
 //! | corrupt or foreign item | never deleted: foreign names are skipped, undecodable `queue-` items move to the dead-letter path (or stay in place without one) |
-//! | `offer` / `put` | stored once `Ok` is returned; a write whose reply was lost to a dropped connection is retried, so it may be stored twice then |
+//! | `put` | stored once `Ok` is returned; each put carries a token, so a create whose reply a dropped connection lost is read back and stored once (unless a consumer took it before the read-back: then it is stored again, never lost) |
+//! | [`SimpleQueue::offer`] | stored once `Ok` is returned; raw bytes carry no token, so a create whose reply was lost is retried and may be stored twice then |
 //!
 //! # Errors
 //! Every fallible call returns [`Error`], a non-exhaustive enum whose messages

@@ -59,6 +59,11 @@ pub(crate) fn validate_queue_path(path: &str) -> Result<()> {
     Ok(())
 }
 
+/// The last segment of a path: the node's own name.
+pub(crate) fn name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
 /// Joins a parent path and a child name.
 pub(crate) fn join(parent: &str, child: &str) -> String {
     if parent == "/" {

@@ -429,21 +429,37 @@ impl ZkClient {
             if !err.is_retryable() {
                 return Err(err);
             }
-            if self.shared.is_closed() {
-                return Err(Error::Closed);
-            }
             *ambiguous |= matches!(err, Error::ConnectionLoss { .. } | Error::Timeout { .. });
-            let Some(sleep) = self.shared.config.retry.allow_retry(retries, started.elapsed()) else {
-                return Err(err);
-            };
-            retries += 1;
-            log::debug!("{operation} failed: {err}; retry {retries} in {sleep:?}");
-            if matches!(err, Error::SessionExpired) {
-                let wait = self.shared.config.connection_timeout;
-                self.shared.wait_for_new_session(generation, Instant::now() + wait);
-            }
-            std::thread::sleep(sleep);
+            self.pause_before_retry(operation, err, generation, &mut retries, started)?;
         }
+    }
+
+    /// Decides by the retry policy whether a retryable `err` may be retried:
+    /// if so, waits as the policy says (and for a new session after an expiry
+    /// of session `generation`) and counts the retry; if not, returns the
+    /// error to give up with.
+    pub(crate) fn pause_before_retry(
+        &self,
+        operation: &'static str,
+        err: Error,
+        generation: u64,
+        retries: &mut u32,
+        started: Instant,
+    ) -> Result<()> {
+        if self.shared.is_closed() {
+            return Err(Error::Closed);
+        }
+        let Some(sleep) = self.shared.config.retry.allow_retry(*retries, started.elapsed()) else {
+            return Err(err);
+        };
+        *retries += 1;
+        log::debug!("{operation} failed: {err}; retry {retries} in {sleep:?}");
+        if matches!(err, Error::SessionExpired) {
+            let wait = self.shared.config.connection_timeout;
+            self.shared.wait_for_new_session(generation, Instant::now() + wait);
+        }
+        std::thread::sleep(sleep);
+        Ok(())
     }
 }
 

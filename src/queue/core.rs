@@ -8,6 +8,7 @@ use parking_lot::{Condvar, Mutex, RwLock};
 use super::engine::Engine;
 use super::put::Putter;
 use super::stats::QueueCounters;
+use super::store::{Floor, Put};
 use super::{ErrorMode, PutListener, QueueConsumer};
 use crate::client::{Acl, CreateMode, ZkClient};
 use crate::codec::{encode_frame, QueueSerializer};
@@ -73,6 +74,8 @@ pub(crate) struct Core<T> {
     putter: Mutex<Option<Putter<T>>>,
     engine: Mutex<Option<Engine>>,
     pub(crate) counters: QueueCounters,
+    /// A lower bound for the sequence of this producer's next item.
+    pub(crate) floor: Floor,
 }
 
 impl<T> Core<T> {
@@ -150,6 +153,7 @@ impl<T: Send + 'static> Core<T> {
             putter: Mutex::new(None),
             engine: Mutex::new(None),
             counters: QueueCounters::default(),
+            floor: Floor::default(),
         }
     }
 
@@ -162,6 +166,9 @@ impl<T: Send + 'static> Core<T> {
             Life::Stopped => return Err(Error::InvalidState("the queue is closed and cannot restart")),
         }
         self.ensure_nodes()?;
+        // Known before the first put, so that a first put whose reply is lost
+        // can be read back (see `store`).
+        self.read_floor();
         if self.options.put_in_background {
             *self.putter.lock() = Some(Putter::start(Arc::clone(self))?);
         }
@@ -212,11 +219,12 @@ impl<T: Send + 'static> Core<T> {
                 .map_err(|e| Error::Serialization { source: Box::new(e) })?;
             records.push(bytes);
         }
-        let data =
+        let frame =
             encode_frame(records.iter().map(Vec::as_slice)).map_err(|e| Error::InvalidArgument(e.to_string()))?;
         let node_prefix = path::join(&self.path, prefix);
+        let put = Put::new(node_prefix, frame);
         self.client
-            .check_create_size(&node_prefix, data.len(), &self.options.acl)?;
+            .check_create_size(&put.node_prefix, put.data.len(), &self.options.acl)?;
         if let Some(max) = self.options.max_items {
             if !self.wait_for_space(max, deadline)? {
                 return Ok(false);
@@ -226,32 +234,19 @@ impl<T: Send + 'static> Core<T> {
         match putter.as_ref() {
             Some(putter) => {
                 *self.pending.lock() += 1;
-                putter.submit(node_prefix, data, items);
+                putter.submit(put, items);
             }
             None => {
                 drop(putter);
-                let result = self.create_item(&node_prefix, &data);
+                let result = self
+                    .store(std::slice::from_ref(&put))
+                    .pop()
+                    .unwrap_or(Err(Error::Closed));
                 self.report(&items, result.as_ref().map(|_| ()));
                 result?;
             }
         }
         Ok(true)
-    }
-
-    /// Creates an item node, creating the queue node again if it vanished.
-    pub(crate) fn create_item(&self, node_prefix: &str, data: &[u8]) -> Result<String> {
-        let create = || {
-            self.client
-                .create_with_acl(node_prefix, data, CreateMode::PersistentSequential, &self.options.acl)
-        };
-        match create() {
-            Err(Error::NoNode { .. }) => {
-                self.client
-                    .ensure_path_with(&self.path, CreateMode::Persistent, &self.options.acl)?;
-                create().map(|(p, _)| p)
-            }
-            other => other.map(|(p, _)| p),
-        }
     }
 
     /// Tells the put listeners how a put ended.

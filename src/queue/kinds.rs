@@ -216,6 +216,14 @@ macro_rules! put_methods {
             /// Puts one item; on a full bounded queue, waits for space. See
             /// the type's docs for an example.
             ///
+            /// The item's node carries a random token after its frame, which
+            /// Curator peers ignore. If a dropped connection loses the reply
+            /// to the create, the queue's newest items are read back: a put
+            /// found there is reported stored, one not found is sent again.
+            /// So a lost reply neither stores the item twice nor reports it
+            /// failed, unless a consumer took it before the read-back (then
+            /// it is stored again: a duplicate, never a loss).
+            ///
             /// ``` no_run
             /// # fn main() -> Result<(), zk_queue::Error> {
             /// # use std::time::{Duration, SystemTime};

@@ -14,6 +14,7 @@ mod kinds;
 mod pull;
 mod put;
 mod stats;
+mod store;
 
 pub use builder::QueueBuilder;
 pub use consumer::{ConsumeError, ErrorMode, PutListener, QueueConsumer};

@@ -6,7 +6,7 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{Receiver, Sender};
 
 use super::core::Core;
-use crate::client::CreateMode;
+use super::store::Put;
 use crate::error::{Error, Result};
 
 /// How many background puts may wait for the put thread before `put` blocks.
@@ -16,8 +16,7 @@ const WINDOW: usize = 1024;
 const BATCH: usize = 256;
 
 struct Job<T> {
-    node_prefix: String,
-    data: Vec<u8>,
+    put: Put,
     items: Vec<T>,
 }
 
@@ -38,13 +37,9 @@ impl<T: Send + 'static> Putter<T> {
         Ok(Putter { jobs, thread })
     }
 
-    pub(crate) fn submit(&self, node_prefix: String, data: Vec<u8>, items: Vec<T>) {
+    pub(crate) fn submit(&self, put: Put, items: Vec<T>) {
         // The thread lives as long as the sender; a send cannot fail before `stop`.
-        let _ = self.jobs.send(Job {
-            node_prefix,
-            data,
-            items,
-        });
+        let _ = self.jobs.send(Job { put, items });
     }
 }
 
@@ -69,33 +64,13 @@ fn run<T: Send + 'static>(core: &Core<T>, jobs: &Receiver<Job<T>>) {
 
 /// Creates the batch's nodes with pipelined requests and reports each result.
 fn store<T: Send + 'static>(core: &Core<T>, batch: Vec<Job<T>>) {
-    let nodes: Vec<(String, Vec<u8>)> = batch.iter().map(|j| (j.node_prefix.clone(), j.data.clone())).collect();
-    let mut results = match core.client.create_many(&nodes, CreateMode::PersistentSequential) {
-        Ok(results) => results,
-        Err(e) => nodes.iter().map(|_| Err(clone_error(&e))).collect(),
-    };
-    // A queue node that vanished (a reaped container, say) is created again,
-    // and the creates it refused are made once more, one by one.
-    if results.iter().any(|r| matches!(r, Err(Error::NoNode { .. }))) {
-        for (job, result) in batch.iter().zip(results.iter_mut()) {
-            if matches!(result, Err(Error::NoNode { .. })) {
-                *result = core.create_item(&job.node_prefix, &job.data);
-            }
-        }
-    }
-    for (job, result) in batch.into_iter().zip(results) {
+    let (puts, items): (Vec<Put>, Vec<Vec<T>>) = batch.into_iter().map(|job| (job.put, job.items)).unzip();
+    let results = core.store(&puts);
+    for (items, result) in items.into_iter().zip(results) {
         if let Err(e) = &result {
             log::warn!("background put under {} failed: {e}", core.path);
         }
-        core.report(&job.items, result.as_ref().map(|_| ()));
+        core.report(&items, result.as_ref().map(|_| ()));
         core.put_finished();
-    }
-}
-
-/// A copy of a batch-wide error for each of its requests.
-fn clone_error(e: &Error) -> Error {
-    match e {
-        Error::Closed => Error::Closed,
-        other => Error::InvalidArgument(format!("the batch could not be sent: {other}")),
     }
 }

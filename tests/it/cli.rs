@@ -88,7 +88,11 @@ fn cli_plain_put_ls_peek_take_round_trip() {
     assert_eq!(peeked[0]["preview"], "a");
     assert_eq!(peeked[0]["kind"], "plain");
     assert_eq!(peeked[0]["attempts"], 0);
-    assert_eq!(peeked[0]["size"], 11, "a one-byte item's frame");
+    assert_eq!(
+        peeked[0]["size"],
+        11 + 24,
+        "a one-byte item's frame and the put's trailer"
+    );
     assert_eq!(peeked[1]["preview"], "b");
 
     let out = zkq(&["take", &path, "-n", "2", "--timeout", "1s"]);

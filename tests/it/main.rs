@@ -13,6 +13,7 @@ mod faults;
 mod interop;
 mod java_peer;
 mod pull;
+mod put_replies;
 mod queue;
 mod queue_kinds;
 mod queue_stats;

@@ -1,0 +1,302 @@
+//! Storing item nodes so that a lost create reply never stores an item twice.
+//!
+//! A create whose reply a dropped connection swallowed may or may not have
+//! been applied. Retrying it blindly can store the item twice; giving up can
+//! report a stored item as failed. So every put carries a random token in its
+//! trailer (see `codec::trailer`), and an unknown outcome is resolved by
+//! reading back: ZooKeeper names a sequential node after its parent's
+//! `cversion` at the time of the create, so a create sent when the parent's
+//! `cversion` was `c` can only have produced a node whose sequence is at least
+//! `c`. The resolver lists the queue, reads the items of the put's prefix from
+//! that floor on, and looks for the token. Found: the put succeeded there.
+//! Not found: it was not applied, or a consumer already took it; it is sent
+//! again. Only in that second case, a consumer taking the item within the few
+//! milliseconds between the lost reply and the read-back, is it stored twice.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use parking_lot::Mutex;
+
+use super::core::Core;
+use crate::client::CreateMode;
+use crate::codec::trailer;
+use crate::error::{Error, Result};
+use crate::naming::{parse_sequence, SequenceKey};
+use crate::path;
+
+/// One item node to create: its path prefix and its data, which ends with a
+/// trailer holding `token`.
+pub(crate) struct Put {
+    pub(crate) node_prefix: String,
+    pub(crate) data: Vec<u8>,
+    pub(crate) token: u128,
+}
+
+impl Put {
+    /// A put of an encoded `frame`; appends a fresh token.
+    pub(crate) fn new(node_prefix: String, mut frame: Vec<u8>) -> Put {
+        let token = fastrand::u128(..);
+        trailer::append_token(&mut frame, token);
+        Put {
+            node_prefix,
+            data: frame,
+            token,
+        }
+    }
+}
+
+/// A lower bound for the sequence of the queue's next item: the highest
+/// sequence this producer has seen created, or the queue's `cversion`.
+#[derive(Default)]
+pub(crate) struct Floor(Mutex<Option<SequenceKey>>);
+
+impl Floor {
+    fn raise(&self, key: SequenceKey) {
+        let mut floor = self.0.lock();
+        if floor.is_none_or(|f| f < key) {
+            *floor = Some(key);
+        }
+    }
+
+    fn forget(&self) {
+        *self.0.lock() = None;
+    }
+}
+
+/// Whether an error leaves a write's outcome unknown: the request may have
+/// been applied without the client hearing of it.
+fn outcome_unknown(err: &Error) -> bool {
+    matches!(
+        err,
+        Error::ConnectionLoss { .. } | Error::Timeout { .. } | Error::SessionExpired
+    )
+}
+
+/// How one put stands while [`store`] runs.
+enum State {
+    /// To be sent (again).
+    Send,
+    /// Sent with the floor read before; no reply.
+    Unknown(Option<SequenceKey>),
+    /// Finished.
+    Done(Result<String>),
+}
+
+impl<T: Send + 'static> Core<T> {
+    /// Creates the item nodes of `puts`, pipelined, with the queue's ACL, and
+    /// returns each one's path or error, in order. Connection errors are
+    /// retried by the client's retry policy; a create whose reply was lost is
+    /// resolved by reading back its token, so it is not stored twice.
+    pub(crate) fn store(&self, puts: &[Put]) -> Vec<Result<String>> {
+        let started = Instant::now();
+        let mut states: Vec<State> = puts.iter().map(|_| State::Send).collect();
+        let mut retries = 0;
+        let mut recreated = false;
+        // Why the puts not done yet are waiting for a retry.
+        let mut cause: Option<Error> = None;
+        loop {
+            let generation = self.client.generation();
+            if states.iter().any(|s| matches!(s, State::Send)) {
+                let missing_queue = self.send(puts, &mut states, recreated, &mut cause);
+                // The queue node vanished (a reaped container, say): create
+                // it again, once, and resend what it refused.
+                if missing_queue {
+                    recreated = true;
+                    self.floor.forget();
+                    let acl = &self.options.acl;
+                    if let Err(e) = self.client.ensure_path_with(&self.path, CreateMode::Persistent, acl) {
+                        fail_all(&mut states, |s| matches!(s, State::Send), &e);
+                    }
+                    continue;
+                }
+            }
+            if states.iter().all(|s| matches!(s, State::Done(_))) {
+                break;
+            }
+            let err = cause.take().unwrap_or(Error::InvalidState("a put was left unfinished"));
+            if let Err(e) = self
+                .client
+                .pause_before_retry("create", err, generation, &mut retries, started)
+            {
+                log::warn!("puts under {} failed: {e}", self.path);
+                fail_all(&mut states, |s| !matches!(s, State::Done(_)), &e);
+                break;
+            }
+            if let Err(e) = self.resolve(puts, &mut states) {
+                cause = Some(e);
+            }
+        }
+        states
+            .into_iter()
+            .map(|s| match s {
+                State::Done(result) => result,
+                // The loop ends only when every put is done.
+                State::Send | State::Unknown(_) => Err(Error::InvalidState("a put was left unfinished")),
+            })
+            .collect()
+    }
+
+    /// Sends the puts in `State::Send`, pipelined, and records each outcome.
+    /// Returns whether the queue node is missing (and `recreated` is false).
+    fn send(&self, puts: &[Put], states: &mut [State], recreated: bool, cause: &mut Option<Error>) -> bool {
+        let sending: Vec<usize> = (0..puts.len()).filter(|&i| matches!(states[i], State::Send)).collect();
+        let floor = self.read_floor();
+        let nodes: Vec<(String, Vec<u8>)> = sending
+            .iter()
+            .map(|&i| (puts[i].node_prefix.clone(), puts[i].data.clone()))
+            .collect();
+        let results =
+            match self
+                .client
+                .create_many_with_acl(&nodes, CreateMode::PersistentSequential, &self.options.acl)
+            {
+                Ok(results) => results,
+                // Nothing was sent.
+                Err(e) if e.is_retryable() => {
+                    *cause = Some(e);
+                    return false;
+                }
+                Err(e) => {
+                    fail_all(states, |s| matches!(s, State::Send), &e);
+                    return false;
+                }
+            };
+        let mut missing_queue = false;
+        for (&i, result) in sending.iter().zip(results) {
+            states[i] = match result {
+                Ok((created, _)) => {
+                    self.note_created(&created);
+                    State::Done(Ok(created))
+                }
+                Err(Error::NoNode { .. }) if !recreated => {
+                    missing_queue = true;
+                    State::Send
+                }
+                Err(e) if outcome_unknown(&e) => {
+                    *cause = Some(e);
+                    State::Unknown(floor)
+                }
+                Err(e) => State::Done(Err(e)),
+            };
+        }
+        missing_queue
+    }
+
+    /// The floor for a create sent now; `None` if it cannot be read, which
+    /// makes a read-back look at every item.
+    pub(crate) fn read_floor(&self) -> Option<SequenceKey> {
+        if let Some(floor) = *self.floor.0.lock() {
+            return Some(floor);
+        }
+        match self.client.exists(&self.path) {
+            Ok(Some(stat)) => {
+                let key = SequenceKey::new(i64::from(stat.cversion));
+                if let Some(key) = key {
+                    self.floor.raise(key);
+                }
+                key
+            }
+            _ => None,
+        }
+    }
+
+    fn note_created(&self, created: &str) {
+        let name = path::name(created);
+        let digits = name.len().saturating_sub(10);
+        let key = name
+            .get(digits..)
+            .and_then(|_| parse_sequence(name, &name[..digits]))
+            .and_then(SequenceKey::new);
+        if let Some(key) = key {
+            self.floor.raise(key);
+        }
+    }
+
+    /// Looks for the tokens of puts in `State::Unknown` among the queue's
+    /// newest items: found ones are done, the others are sent again. If the
+    /// queue cannot be read now, they stay unknown and the error is returned.
+    fn resolve(&self, puts: &[Put], states: &mut [State]) -> Result<()> {
+        let unknown: Vec<(usize, Option<SequenceKey>)> = states
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| match s {
+                State::Unknown(floor) => Some((i, *floor)),
+                _ => None,
+            })
+            .collect();
+        if unknown.is_empty() {
+            return Ok(());
+        }
+        match self.find_tokens(puts, &unknown) {
+            Ok(found) => {
+                for (i, _) in unknown {
+                    states[i] = match found.get(&puts[i].token) {
+                        Some(created) => {
+                            log::debug!("a put whose reply was lost was applied: {created}");
+                            State::Done(Ok(created.clone()))
+                        }
+                        None => State::Send,
+                    };
+                }
+            }
+            Err(e) if e.is_retryable() => {
+                log::debug!("reading back puts under {}: {e}", self.path);
+                return Err(e);
+            }
+            Err(e) => fail_all(states, |s| matches!(s, State::Unknown(_)), &e),
+        }
+        Ok(())
+    }
+
+    /// The paths of the items holding any of the `unknown` puts' tokens.
+    fn find_tokens(&self, puts: &[Put], unknown: &[(usize, Option<SequenceKey>)]) -> Result<HashMap<u128, String>> {
+        let names = match self.client.get_children(&self.path) {
+            Ok((names, _)) => names,
+            Err(Error::NoNode { .. }) => return Ok(HashMap::new()),
+            Err(e) => return Err(e),
+        };
+        // The lowest floor of each prefix; `None` means no floor is known.
+        let mut floors: HashMap<&str, Option<SequenceKey>> = HashMap::new();
+        for &(i, floor) in unknown {
+            let prefix = path::name(&puts[i].node_prefix);
+            let entry = floors.entry(prefix).or_insert(floor);
+            *entry = match (*entry, floor) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                _ => None,
+            };
+        }
+        let candidates: Vec<String> = names
+            .iter()
+            .filter(|name| {
+                floors.iter().any(|(prefix, floor)| {
+                    parse_sequence(name, prefix)
+                        .and_then(SequenceKey::new)
+                        .is_some_and(|key| floor.is_none_or(|f| key >= f))
+                })
+            })
+            .map(|name| path::join(&self.path, name))
+            .collect();
+        let mut found = HashMap::new();
+        for (candidate, result) in candidates.iter().zip(self.client.get_data_many(&candidates)?) {
+            match result {
+                Ok((data, _)) => {
+                    if let Some(token) = trailer::token_of(&data) {
+                        found.insert(token, candidate.clone());
+                    }
+                }
+                // Consumed since the listing.
+                Err(Error::NoNode { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// Finishes every put whose state matches with a copy of `err`.
+fn fail_all(states: &mut [State], which: impl Fn(&State) -> bool, err: &Error) {
+    for state in states.iter_mut().filter(|s| which(s)) {
+        *state = State::Done(Err(err.duplicate()));
+    }
+}

@@ -1,0 +1,150 @@
+//! Puts whose create reply is lost are resolved by reading back their token:
+//! the item is stored once and the put reports success.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use zk_queue::testing::FaultProxy;
+use zk_queue::{inspect, ConnectionState, Error, PutListener, QueueBuilder, RetryNTimes, StringSerializer, ZkClient};
+
+use crate::support::queues::{producer, started};
+use crate::support::server::{shared_connect_string, unique_path};
+use crate::support::{self, wait_for_state};
+
+/// A client through `proxy` whose retries come quickly.
+fn proxied(proxy: &FaultProxy) -> ZkClient {
+    ZkClient::builder(&proxy.connect_string())
+        .session_timeout(Duration::from_secs(10))
+        .connection_timeout(Duration::from_secs(5))
+        .request_timeout(Duration::from_secs(5))
+        .retry_policy(RetryNTimes::new(20, Duration::from_millis(100)))
+        .connect()
+        .unwrap()
+}
+
+/// The decoded items stored under `path`, in queue order.
+fn stored(direct: &ZkClient, path: &str) -> Vec<String> {
+    let (names, _) = direct.get_children(path).unwrap();
+    let kind = inspect::Kind::detect(&names);
+    inspect::order(&names, inspect::Layout::Curator, kind)
+        .iter()
+        .map(|item| {
+            let name = &item.name;
+            let (data, _) = direct.get_data(&format!("{path}/{name}")).unwrap();
+            let records = inspect::decode_item(inspect::Layout::Curator, &data).unwrap().records;
+            assert_eq!(records.len(), 1, "{name}");
+            String::from_utf8(records[0].clone()).unwrap()
+        })
+        .collect()
+}
+
+/// Children listings the client has sent: the read-back is one of them.
+fn listings(client: &ZkClient) -> u64 {
+    client.stats().get_children
+}
+
+#[test]
+fn a_put_whose_reply_is_dropped_is_stored_once_and_reported_stored() {
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let client = proxied(&proxy);
+    let direct = support::client();
+    let path = unique_path("put-dropped-reply");
+    let queue = started(producer(&client, &path).build_queue());
+    queue.put("before".into()).unwrap();
+    let states = client.state_listener();
+    let listed = listings(&client);
+
+    proxy.drop_next_reply();
+    queue.put("lost reply".into()).unwrap();
+
+    wait_for_state(&states, ConnectionState::Suspended, Duration::from_secs(10));
+    assert!(listings(&client) > listed, "the put's outcome was read back");
+    assert_eq!(stored(&direct, &path), ["before", "lost reply"]);
+}
+
+#[test]
+fn a_first_put_whose_reply_is_dropped_is_found_among_other_producers_items() {
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let client = proxied(&proxy);
+    let direct = support::client();
+    let path = unique_path("put-dropped-first");
+    let other = started(producer(&direct, &path).build_queue());
+    for i in 0..3 {
+        other.put(format!("other {i}")).unwrap();
+    }
+    // This producer has put nothing yet: its floor is the queue's cversion.
+    let queue = started(producer(&client, &path).build_queue());
+    proxy.drop_next_reply();
+    queue.put("mine".into()).unwrap();
+    other.put("other 3".into()).unwrap();
+    assert_eq!(
+        stored(&direct, &path),
+        ["other 0", "other 1", "other 2", "mine", "other 3"]
+    );
+}
+
+#[test]
+fn a_priority_put_whose_reply_is_dropped_is_stored_once() {
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let client = proxied(&proxy);
+    let direct = support::client();
+    let path = unique_path("put-dropped-priority");
+    let queue = started(producer(&client, &path).build_priority_queue(1));
+    queue.put("low".into(), 5).unwrap();
+    proxy.drop_next_reply();
+    queue.put("urgent".into(), -5).unwrap();
+    assert_eq!(stored(&direct, &path), ["urgent", "low"]);
+}
+
+/// Counts what the put listener hears.
+#[derive(Default)]
+struct Outcomes {
+    stored: Mutex<Vec<String>>,
+    failed: Mutex<Vec<String>>,
+}
+
+struct Listen(Arc<Outcomes>);
+
+impl PutListener<String> for Listen {
+    fn put_completed(&self, items: &[String]) {
+        self.0.stored.lock().extend_from_slice(items);
+    }
+
+    fn put_failed(&self, items: &[String], _error: &Error) {
+        self.0.failed.lock().extend_from_slice(items);
+    }
+}
+
+#[test]
+fn background_puts_whose_replies_are_lost_mid_batch_are_each_stored_exactly_once() {
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let client = proxied(&proxy);
+    let direct = support::client();
+    let path = unique_path("put-cut-batch");
+    let queue = started(QueueBuilder::new(&client, &path, StringSerializer).build_queue());
+    let outcomes = Arc::new(Outcomes::default());
+    queue.add_put_listener(Listen(Arc::clone(&outcomes)));
+    const ITEMS: usize = 2_000;
+    let states = client.state_listener();
+    let listed = listings(&client);
+    for i in 0..ITEMS {
+        queue.put(format!("item {i:05}")).unwrap();
+        if i % 500 == 250 {
+            // The put thread has batches in flight: the server applies the
+            // next one, and its replies are lost with the connection.
+            proxy.drop_next_reply();
+        }
+    }
+    assert!(queue.flush_puts(Duration::from_secs(60)).unwrap(), "every put finished");
+    wait_for_state(&states, ConnectionState::Suspended, Duration::from_secs(10));
+    assert!(listings(&client) > listed, "outcomes were read back");
+    assert!(outcomes.failed.lock().is_empty(), "no put failed");
+    assert_eq!(outcomes.stored.lock().len(), ITEMS, "every put reported stored");
+
+    let mut items = stored(&direct, &path);
+    assert_eq!(items.len(), ITEMS, "no item stored twice");
+    items.sort();
+    items.dedup();
+    assert_eq!(items.len(), ITEMS, "every item stored");
+}
