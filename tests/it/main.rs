@@ -16,6 +16,7 @@ mod pull;
 mod queue;
 mod queue_kinds;
 mod queue_stats;
+mod security;
 mod simple_queue;
 mod support;
 mod testing_cluster;
