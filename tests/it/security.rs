@@ -316,7 +316,7 @@ fn every_node_the_queue_creates_carries_its_acl() {
     // Held: its lock node exists.
     let delivery = receiver.take_timeout(WAIT).unwrap().expect("an item");
     let (locks, _) = owner.get_children(&protected.locks).unwrap();
-    assert_eq!(locks, [first.clone()]);
+    assert_eq!(locks, std::slice::from_ref(first));
     assert_eq!(acl_of(&format!("{}/{first}", protected.locks)), acl, "a lock node");
 
     // Requeued, in a multi, under a new name.
