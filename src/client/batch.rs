@@ -13,6 +13,7 @@ use std::time::Instant;
 use futures::future::{join_all, ready, select, Either};
 use zookeeper_client::{Acls, MultiWriteError};
 
+use super::ops::{check_op, create_acls};
 use super::{Acl, CreateMode, Op, Stat, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
@@ -114,20 +115,21 @@ impl ZkClient {
     /// Many multis, pipelined, each in the session of `generation` only (see
     /// [`ZkClient::multi_fenced`]); per-multi results, in order.
     pub(crate) fn multi_many_fenced(&self, multis: &[Vec<Op>], generation: u64) -> Result<BatchResults<()>> {
-        let acl: Vec<_> = self.default_acl().iter().map(Acl::to_zk).collect();
-        let acl = &acl;
-        let check = |ops: &Vec<Op>| ops.iter().try_for_each(|op| path::validate(op.path()));
+        let default_acl = self.default_acl();
+        let check = |ops: &Vec<Op>| ops.iter().try_for_each(check_op);
         self.batch("multi", Some(generation), multis, check, |client, ops| async move {
             let first = ops.first().map_or("/", Op::path);
+            let acls = create_acls(ops, default_acl);
             let mut writer = client.new_multi_writer();
-            let added: std::result::Result<(), zookeeper_client::Error> = ops.iter().try_for_each(|op| match op {
-                Op::Create { path, data, mode } => {
-                    writer.add_create(path, data, &mode.to_zk().with_acls(Acls::new(acl)))
-                }
-                Op::Delete { path, version } => writer.add_delete(path, *version),
-                Op::SetData { path, data, version } => writer.add_set_data(path, data, *version),
-                Op::Check { path, version } => writer.add_check_version(path, *version),
-            });
+            let added: std::result::Result<(), zookeeper_client::Error> =
+                ops.iter().zip(&acls).try_for_each(|(op, acl)| match op {
+                    Op::Create { path, data, mode, .. } => {
+                        writer.add_create(path, data, &mode.to_zk().with_acls(Acls::new(acl)))
+                    }
+                    Op::Delete { path, version } => writer.add_delete(path, *version),
+                    Op::SetData { path, data, version } => writer.add_set_data(path, data, *version),
+                    Op::Check { path, version } => writer.add_check_version(path, *version),
+                });
             added.map_err(|e| Error::from_zk(e, first))?;
             match writer.commit().await {
                 Ok(_) => Ok(()),

@@ -113,8 +113,19 @@ impl ZkClientBuilder {
         self
     }
 
-    /// Authenticates every session with `scheme` and `auth` (for `digest`,
-    /// `user:password`). May be called several times. Defaults to none.
+    /// Authenticates every session, including those opened after an expiry,
+    /// with `scheme` and `auth`. May be called several times (a client may
+    /// hold several identities). Defaults to none.
+    ///
+    /// For `digest`, `auth` is `user:password`; the client then passes ACL
+    /// entries made by [`Acl::digest`] with the same user and password.
+    /// Authenticating protects nothing by itself: nodes are protected by
+    /// their ACLs ([`default_acl`](Self::default_acl),
+    /// [`QueueBuilder::acl`](crate::QueueBuilder::acl),
+    /// [`SimpleQueueBuilder::acl`](crate::SimpleQueueBuilder::acl)). ZooKeeper
+    /// accepts any digest credentials: a wrong password is not refused when
+    /// connecting, it only gives an identity that no entry matches, so
+    /// requests on protected nodes fail with [`Error::NotAuthorized`].
     ///
     /// ```
     /// use zk_queue::ZkClient;

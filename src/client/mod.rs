@@ -230,7 +230,7 @@ impl ZkClient {
 
     /// Adds authentication to the session, and to every session the client
     /// opens after an expiry. For the `digest` scheme `auth` is
-    /// `user:password`.
+    /// `user:password`; see [`ZkClientBuilder::add_auth`] for what it grants.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {

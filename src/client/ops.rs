@@ -166,6 +166,35 @@ impl ZkClient {
         Ok((data, stat.into()))
     }
 
+    /// The node's ACL and stat.
+    ///
+    /// ZooKeeper answers only a client with `READ` or `ADMIN` on the node;
+    /// digest entries show the stored hash, never the password.
+    ///
+    /// # Errors
+    /// [`Error::NoNode`], [`Error::NotAuthorized`], or a connection error once
+    /// the retry policy gives up.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// use zk_queue::{Acl, ZkClient};
+    /// let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// let (acl, _stat) = client.get_acl("/jobs")?;
+    /// for entry in &acl {
+    ///     println!("{}:{} {:?}", entry.scheme(), entry.id(), entry.perms());
+    /// }
+    /// if acl.contains(&Acl::anyone_all()) {
+    ///     println!("/jobs is open to every client");
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn get_acl(&self, path: &str) -> Result<(Vec<Acl>, Stat)> {
+        path::validate(path)?;
+        let (acl, stat) = self.call("get_acl", path, |c| async move { c.get_acl(path).await })?;
+        Ok((acl.iter().map(Acl::from_zk).collect(), stat.into()))
+    }
+
     /// Replaces the node's data, only at `version` if one is given, and
     /// returns the new stat.
     ///
@@ -273,14 +302,16 @@ impl ZkClient {
     }
 
     fn multi_in(&self, ops: &[Op], fence: Option<u64>) -> Result<Vec<OpResult>> {
-        let acl = &self.shared.config.default_acl;
+        let default_acl = self.default_acl();
         let mut overhead = REQUEST_HEADER + MULTI_HEADER;
         let mut data = 0;
         for op in ops {
-            path::validate(op.path())?;
+            check_op(op)?;
             overhead += MULTI_HEADER
                 + match op {
-                    Op::Create { path, .. } => create_size(path, 0, acl) - REQUEST_HEADER,
+                    Op::Create { path, acl, .. } => {
+                        create_size(path, 0, acl.as_deref().unwrap_or(default_acl)) - REQUEST_HEADER
+                    }
                     Op::Delete { path, .. } | Op::Check { path, .. } => string_size(path) + 4,
                     Op::SetData { path, .. } => string_size(path) + 4 + 4,
                 };
@@ -289,17 +320,17 @@ impl ZkClient {
             }
         }
         self.check_packet(overhead, data)?;
-        let zk_acl: Vec<_> = acl.iter().map(Acl::to_zk).collect();
+        let acls = create_acls(ops, default_acl);
         let first = ops.first().map_or("/", Op::path);
         let timeout = self.shared.config.request_timeout;
         let mut ambiguous = false;
         let results = self.retrying("multi", fence, &mut ambiguous, |c| {
             let commit = async {
                 let mut writer = c.new_multi_writer();
-                for op in ops {
+                for (op, acl) in ops.iter().zip(&acls) {
                     match op {
-                        Op::Create { path, data, mode } => {
-                            writer.add_create(path, data, &mode.to_zk().with_acls(Acls::new(&zk_acl)))?
+                        Op::Create { path, data, mode, .. } => {
+                            writer.add_create(path, data, &mode.to_zk().with_acls(Acls::new(acl)))?
                         }
                         Op::Delete { path, version } => writer.add_delete(path, *version)?,
                         Op::SetData { path, data, version } => writer.add_set_data(path, data, *version)?,
@@ -492,6 +523,29 @@ fn op_result(r: MultiWriteResult) -> OpResult {
     }
 }
 
+/// Refuses, before sending, an operation with an invalid path or a create
+/// with an empty ACL.
+pub(super) fn check_op(op: &Op) -> Result<()> {
+    path::validate(op.path())?;
+    match op {
+        Op::Create { acl: Some(acl), .. } if acl.is_empty() => {
+            Err(Error::InvalidArgument("ACL must not be empty".into()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The ACL of each create of `ops` (its own, or `default`), in the client
+/// library's form; an empty list for every other operation.
+pub(super) fn create_acls(ops: &[Op], default: &[Acl]) -> Vec<Vec<zookeeper_client::Acl>> {
+    ops.iter()
+        .map(|op| match op {
+            Op::Create { acl, .. } => acl.as_deref().unwrap_or(default).iter().map(Acl::to_zk).collect(),
+            _ => Vec::new(),
+        })
+        .collect()
+}
+
 /// Serialized size of a jute string.
 fn string_size(s: &str) -> usize {
     4 + s.len()
@@ -508,7 +562,36 @@ fn create_size(path: &str, data: usize, acl: &[Acl]) -> usize {
 
 #[cfg(test)]
 mod tests {
+    use super::super::Perms;
     use super::*;
+
+    #[test]
+    fn creates_get_their_own_acl_or_the_default() {
+        let mine = Acl::digest("alice", "secret", Perms::ALL);
+        let ops = [
+            Op::check("/q/lock", 0),
+            Op::create("/q/a-", Vec::new(), CreateMode::PersistentSequential),
+            Op::create_with_acl(
+                "/q/b-",
+                Vec::new(),
+                CreateMode::PersistentSequential,
+                vec![mine.clone()],
+            ),
+        ];
+        let acls = create_acls(&ops, &[Acl::anyone_all()]);
+        assert_eq!(acls, [vec![], vec![Acl::anyone_all().to_zk()], vec![mine.to_zk()]]);
+    }
+
+    #[test]
+    fn a_create_with_an_empty_acl_is_refused_before_sending() {
+        let empty = Op::create_with_acl("/q/a-", Vec::new(), CreateMode::PersistentSequential, Vec::new());
+        assert!(matches!(check_op(&empty), Err(Error::InvalidArgument(m)) if m == "ACL must not be empty"));
+        assert!(check_op(&Op::create("/q/a-", Vec::new(), CreateMode::Persistent)).is_ok());
+        assert!(matches!(
+            check_op(&Op::delete("q", None)),
+            Err(Error::InvalidPath { .. })
+        ));
+    }
 
     #[test]
     fn create_size_counts_every_field() {

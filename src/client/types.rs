@@ -171,7 +171,22 @@ impl Perms {
         self.0 & other.0 == other.0
     }
 
+    fn from_zk(permission: zookeeper_client::Permission) -> Perms {
+        Perms::BITS
+            .into_iter()
+            .filter(|(_, theirs)| permission.has(*theirs))
+            .fold(Perms(0), |acc, (ours, _)| acc | ours)
+    }
+
     fn to_zk(self) -> zookeeper_client::Permission {
+        Perms::BITS
+            .into_iter()
+            .filter(|(ours, _)| self.contains(*ours))
+            .fold(zookeeper_client::Permission::NONE, |acc, (_, theirs)| acc | theirs)
+    }
+
+    /// Each of our bits and the client library's.
+    const BITS: [(Perms, zookeeper_client::Permission); 5] = {
         use zookeeper_client::Permission as P;
         [
             (Perms::READ, P::READ),
@@ -180,10 +195,7 @@ impl Perms {
             (Perms::DELETE, P::DELETE),
             (Perms::ADMIN, P::ADMIN),
         ]
-        .into_iter()
-        .filter(|(ours, _)| self.contains(*ours))
-        .fold(P::NONE, |acc, (_, theirs)| acc | theirs)
-    }
+    };
 }
 
 impl std::ops::BitOr for Perms {
@@ -195,12 +207,22 @@ impl std::ops::BitOr for Perms {
 
 /// One entry of a node's access-control list: who (`scheme` and `id`) may do what.
 ///
+/// A node's ACL is a list of entries; a client may do what any entry that
+/// matches one of its identities allows. The schemes ZooKeeper ships:
+/// - `world:anyone`: every client ([`Acl::anyone_all`]);
+/// - `digest:<user>:<hash>`: clients that authenticated as that user and
+///   password ([`Acl::digest`], with [`ZkClientBuilder::add_auth`](crate::ZkClientBuilder::add_auth));
+/// - `ip:<address>[/<bits>]`: clients connecting from that address or network
+///   ([`Acl::ip`]);
+/// - `auth`: on create, the identities the creating client authenticated with
+///   ([`Acl::creator_all`]); the server stores those instead.
+///
 /// ```
 /// use zk_queue::{Acl, Perms};
 /// let open = Acl::anyone_all();
 /// assert_eq!(open.scheme(), "world");
-/// let mine = Acl::new(Perms::ALL, "digest", "alice:base64-of-sha1");
-/// assert_eq!(mine.id(), "alice:base64-of-sha1");
+/// let mine = Acl::digest("alice", "secret", Perms::ALL);
+/// assert_eq!(mine.id(), "alice:aYXlLOpEooaV1cRAvUL1fp9Qt7E=");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Acl {
@@ -249,6 +271,47 @@ impl Acl {
         Acl::new(Perms::ALL, "auth", "")
     }
 
+    /// `perms` for clients that authenticated as `user` with `password`
+    /// (ZooKeeper's `digest` scheme): the entry stores
+    /// `user:base64(sha1("user:password"))`, exactly as ZooKeeper's
+    /// `DigestAuthenticationProvider.generateDigest` does, so the password
+    /// itself is never sent in the ACL. A client proves the identity with
+    /// `add_auth("digest", b"user:password")`
+    /// ([`ZkClientBuilder::add_auth`](crate::ZkClientBuilder::add_auth)).
+    ///
+    /// ZooKeeper splits the credentials at the first `:`, so a user name
+    /// containing `:` can never authenticate.
+    ///
+    /// ```
+    /// use zk_queue::{Acl, Perms};
+    /// let acl = Acl::digest("user", "password", Perms::READ | Perms::WRITE);
+    /// assert_eq!(acl.scheme(), "digest");
+    /// assert_eq!(acl.id(), "user:tpUq/4Pn5A64fVZyQ0gOJ8ZWqkY=");
+    /// ```
+    pub fn digest(user: &str, password: &str, perms: Perms) -> Acl {
+        use base64::Engine as _;
+        use sha1::Digest as _;
+        let hash = sha1::Sha1::digest(format!("{user}:{password}").as_bytes());
+        let hash = base64::engine::general_purpose::STANDARD.encode(hash);
+        Acl::new(perms, "digest", format!("{user}:{hash}"))
+    }
+
+    /// `perms` for clients connecting from `address`: one IPv4 or IPv6
+    /// address, or a network in CIDR notation (`10.0.0.0/8`). ZooKeeper
+    /// matches the address the server sees, so clients behind a proxy or NAT
+    /// count as the proxy's address.
+    ///
+    /// ```
+    /// use zk_queue::{Acl, Perms};
+    /// let local = Acl::ip("127.0.0.1", Perms::ALL);
+    /// assert_eq!((local.scheme(), local.id()), ("ip", "127.0.0.1"));
+    /// let office = Acl::ip("10.1.0.0/16", Perms::READ);
+    /// assert_eq!(office.id(), "10.1.0.0/16");
+    /// ```
+    pub fn ip(address: &str, perms: Perms) -> Acl {
+        Acl::new(perms, "ip", address)
+    }
+
     /// The granted permissions.
     ///
     /// ```
@@ -280,6 +343,10 @@ impl Acl {
         &self.id
     }
 
+    pub(crate) fn from_zk(acl: &zookeeper_client::Acl) -> Acl {
+        Acl::new(Perms::from_zk(acl.permission()), acl.scheme(), acl.id())
+    }
+
     pub(crate) fn to_zk(&self) -> zookeeper_client::Acl {
         zookeeper_client::Acl::new(
             self.perms.to_zk(),
@@ -291,18 +358,24 @@ impl Acl {
 /// One operation of a [`multi`](crate::ZkClient::multi) transaction.
 ///
 /// ```
-/// use zk_queue::{CreateMode, Op};
+/// use zk_queue::{Acl, CreateMode, Op, Perms};
 /// let ops = vec![
 ///     Op::check("/q/lock", 0),
 ///     Op::delete("/q/item", None),
 ///     Op::create("/q/next-", b"x".to_vec(), CreateMode::PersistentSequential),
+///     Op::create_with_acl(
+///         "/q/private-",
+///         b"y".to_vec(),
+///         CreateMode::PersistentSequential,
+///         vec![Acl::digest("alice", "secret", Perms::ALL)],
+///     ),
 /// ];
-/// assert_eq!(ops.len(), 3);
+/// assert_eq!(ops.len(), 4);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Op {
-    /// Create a node with the client's default ACL.
+    /// Create a node.
     Create {
         /// Path (a prefix for sequential modes).
         path: String,
@@ -310,6 +383,9 @@ pub enum Op {
         data: Vec<u8>,
         /// Kind of node.
         mode: CreateMode,
+        /// The new node's ACL; `None` for the client's default ACL
+        /// ([`ZkClientBuilder::default_acl`](crate::ZkClientBuilder::default_acl)).
+        acl: Option<Vec<Acl>>,
     },
     /// Delete a node, optionally only at a given version.
     Delete {
@@ -337,7 +413,7 @@ pub enum Op {
 }
 
 impl Op {
-    /// A create operation.
+    /// A create operation; the node gets the client's default ACL.
     ///
     /// ```
     /// use zk_queue::{CreateMode, Op};
@@ -349,6 +425,26 @@ impl Op {
             path: path.into(),
             data,
             mode,
+            acl: None,
+        }
+    }
+
+    /// A create operation whose node gets `acl` (which must not be empty: the
+    /// multi fails with [`Error::InvalidArgument`](crate::Error::InvalidArgument)
+    /// before sending otherwise).
+    ///
+    /// ```
+    /// use zk_queue::{Acl, CreateMode, Op, Perms};
+    /// let acl = vec![Acl::digest("alice", "secret", Perms::ALL)];
+    /// let op = Op::create_with_acl("/jobs/queue-", b"job".to_vec(), CreateMode::PersistentSequential, acl.clone());
+    /// assert!(matches!(op, Op::Create { acl: Some(a), .. } if a == acl));
+    /// ```
+    pub fn create_with_acl(path: impl Into<String>, data: Vec<u8>, mode: CreateMode, acl: Vec<Acl>) -> Op {
+        Op::Create {
+            path: path.into(),
+            data,
+            mode,
+            acl: Some(acl),
         }
     }
 
@@ -434,4 +530,51 @@ pub enum OpResult {
     },
     /// The check passed.
     Check,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digest_ids_match_zookeepers_digest_provider() {
+        // Printed by ZooKeeper 3.8's own tool:
+        // java -cp '/usr/share/java/*' org.apache.zookeeper.server.auth.DigestAuthenticationProvider <user:password>
+        for (user, password, id) in [
+            ("user", "password", "user:tpUq/4Pn5A64fVZyQ0gOJ8ZWqkY="),
+            ("alice", "secret", "alice:aYXlLOpEooaV1cRAvUL1fp9Qt7E="),
+            ("user", "pw", "user:2Om+GBbT2q/tS6pdvACZbbm7/1A="),
+            // The password may contain ':'; only the user name may not.
+            ("bob", "p@ss:w0rd", "bob:0B04r32294cSxxTz+GYobgbsaHI="),
+        ] {
+            let acl = Acl::digest(user, password, Perms::READ);
+            assert_eq!((acl.scheme(), acl.id(), acl.perms()), ("digest", id, Perms::READ));
+        }
+    }
+
+    #[test]
+    fn ip_entries_keep_the_address_or_network() {
+        assert_eq!(
+            Acl::ip("127.0.0.1", Perms::ALL),
+            Acl::new(Perms::ALL, "ip", "127.0.0.1")
+        );
+        assert_eq!(Acl::ip("10.0.0.0/8", Perms::READ).id(), "10.0.0.0/8");
+        assert_eq!(Acl::ip("::1", Perms::ALL).id(), "::1");
+    }
+
+    #[test]
+    fn acl_entries_survive_the_client_librarys_form() {
+        let perms = [
+            Perms::READ,
+            Perms::WRITE | Perms::DELETE,
+            Perms::CREATE | Perms::ADMIN,
+            Perms::ALL,
+            Perms(0),
+        ];
+        for perms in perms {
+            let acl = Acl::digest("alice", "secret", perms);
+            assert_eq!(Acl::from_zk(&acl.to_zk()), acl);
+        }
+        assert_eq!(Acl::from_zk(&Acl::anyone_all().to_zk()), Acl::anyone_all());
+    }
 }

@@ -301,15 +301,38 @@ impl<T: Send + 'static> QueueBuilder<T> {
         self
     }
 
-    /// The ACL of every node the queue creates (queue, items, locks, dead
-    /// letters). Defaults to the client's default ACL.
+    /// The ACL of every node the queue creates: the queue node and any
+    /// missing ancestors, the lock and dead-letter directories, item nodes,
+    /// lock nodes, requeued items and items moved to the dead-letter path.
+    /// Defaults to the client's default ACL
+    /// ([`ZkClientBuilder::default_acl`](crate::ZkClientBuilder::default_acl)).
+    ///
+    /// ZooKeeper checks each node's own ACL (nothing is inherited), and a
+    /// node that already exists keeps the ACL it has. A client whose
+    /// identities the ACL does not allow can neither read, take, delete nor
+    /// put items: each such call fails with [`Error::NotAuthorized`], and a
+    /// consumer is told through [`QueueConsumer::error`] (or its
+    /// [`ItemReceiver`]'s takes return the error) while the queue retries with
+    /// back-off; nothing is deleted or left locked. Whether a node exists, and
+    /// its [`Stat`](crate::Stat), stay visible to every client.
+    ///
+    /// Give the queue's own clients every permission: consuming lists and
+    /// deletes items and creates and deletes lock nodes, and requeueing
+    /// creates items. [`Acl::creator_all`] stands for the creating client's
+    /// identities, so that client must have authenticated
+    /// ([`ZkClientBuilder::add_auth`](crate::ZkClientBuilder::add_auth)).
+    ///
+    /// # Errors
+    /// The `build_*` methods fail with [`Error::InvalidArgument`] for an empty
+    /// ACL.
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
-    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
-    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
-    /// use zk_queue::Acl;
-    /// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).acl(vec![Acl::creator_all()]).build_queue()?;
+    /// use zk_queue::{Acl, Perms, QueueBuilder, StringSerializer, ZkClient};
+    /// let client = ZkClient::builder("127.0.0.1:2181").add_auth("digest", b"worker:secret").connect()?;
+    /// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer)
+    ///     .acl(vec![Acl::digest("worker", "secret", Perms::ALL)])
+    ///     .build_queue()?;
     /// # Ok(())
     /// # }
     /// ```

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender};
+use parking_lot::Mutex;
 
 use super::{ConsumeError, QueueConsumer};
 use crate::error::{Error, Result};
@@ -18,6 +19,13 @@ const POLL: Duration = Duration::from_millis(100);
 ///
 /// Nothing is buffered: an item is claimed from ZooKeeper for a taker, and
 /// the queue claims at most `consumer_threads` items ahead of acknowledgement.
+///
+/// Passing faults (a lost connection, an expired session) are ridden out:
+/// takers just wait. When the queue is denied access to its nodes
+/// ([`Error::NotAuthorized`]: the nodes' ACL does not allow this client's
+/// identities; or [`Error::AuthFailed`]), the next take returns that error;
+/// the queue keeps trying with back-off, so taking again waits for the next
+/// item or the next such report.
 ///
 /// ```no_run
 /// # fn main() -> Result<(), zk_queue::Error> {
@@ -39,6 +47,7 @@ const POLL: Duration = Duration::from_millis(100);
 pub struct ItemReceiver<T> {
     deliveries: Receiver<Delivery<T>>,
     closing: Arc<AtomicBool>,
+    denied: Arc<Mutex<Option<Error>>>,
 }
 
 /// One item taken from an [`ItemReceiver`]. With a lock path, the item stays
@@ -175,8 +184,13 @@ impl<T: std::fmt::Debug> std::fmt::Debug for Delivery<T> {
 }
 
 impl<T> ItemReceiver<T> {
-    /// Waits for the next item. Fails with [`Error::Closed`] once the queue
-    /// is closed (or dropped).
+    /// Waits for the next item.
+    ///
+    /// # Errors
+    /// [`Error::Closed`] once the queue is closed (or dropped);
+    /// [`Error::NotAuthorized`] or [`Error::AuthFailed`] once for each time the
+    /// queue was denied access since the previous take returned (see
+    /// [`ItemReceiver`]).
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -200,6 +214,7 @@ impl<T> ItemReceiver<T> {
     }
 
     /// Waits at most `timeout` for the next item; `None` if none came.
+    /// Errors as for [`take`](Self::take).
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -223,7 +238,8 @@ impl<T> ItemReceiver<T> {
         }
     }
 
-    /// The next item if one is being offered right now.
+    /// The next item if one is being offered right now. Errors as for
+    /// [`take`](Self::take).
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -246,6 +262,9 @@ impl<T> ItemReceiver<T> {
         loop {
             if self.closing.load(Ordering::Acquire) {
                 return Err(Error::Closed);
+            }
+            if let Some(denied) = self.denied.lock().take() {
+                return Err(denied);
             }
             let wait = match deadline {
                 Some(d) => d.saturating_duration_since(Instant::now()).min(POLL),
@@ -275,22 +294,38 @@ impl<T> std::fmt::Debug for ItemReceiver<T> {
 pub(crate) struct PullConsumer<T> {
     deliveries: Sender<Delivery<T>>,
     closing: Arc<AtomicBool>,
+    /// The latest denial not yet returned to a taker.
+    denied: Arc<Mutex<Option<Error>>>,
 }
 
 /// A connected consumer and receiver.
 pub(crate) fn channel<T>() -> (PullConsumer<T>, ItemReceiver<T>) {
     let (tx, rx) = crossbeam_channel::bounded(0);
     let closing = Arc::new(AtomicBool::new(false));
+    let denied = Arc::new(Mutex::new(None));
     (
         PullConsumer {
             deliveries: tx,
             closing: Arc::clone(&closing),
+            denied: Arc::clone(&denied),
         },
         ItemReceiver {
             deliveries: rx,
             closing,
+            denied,
         },
     )
+}
+
+/// A copy, for a taker, of an error that retrying cannot cure: this client
+/// may not use the queue's nodes.
+fn denial(error: &Error) -> Option<Error> {
+    match error {
+        Error::NotAuthorized { path } => Some(Error::NotAuthorized { path: path.clone() }),
+        Error::AuthFailed => Some(Error::AuthFailed),
+        Error::MultiFailed { source, .. } => denial(source),
+        _ => None,
+    }
 }
 
 impl<T: Send + 'static> QueueConsumer<T> for PullConsumer<T> {
@@ -319,7 +354,37 @@ impl<T: Send + 'static> QueueConsumer<T> for PullConsumer<T> {
             .unwrap_or_else(|_| Err("the delivery vanished without an answer".into()))
     }
 
+    fn error(&self, error: &Error) {
+        if let Some(denied) = denial(error) {
+            *self.denied.lock() = Some(denied);
+        }
+    }
+
     fn closing(&self) {
         self.closing.store(true, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_denial_is_returned_by_one_take_and_passing_faults_are_not() {
+        let (consumer, receiver) = channel::<String>();
+        QueueConsumer::error(&consumer, &Error::SessionExpired);
+        assert!(matches!(receiver.try_take(), Ok(None)));
+        QueueConsumer::error(&consumer, &Error::NotAuthorized { path: "/q".into() });
+        assert!(matches!(receiver.try_take(), Err(Error::NotAuthorized { path }) if path == "/q"));
+        assert!(matches!(receiver.try_take(), Ok(None)));
+        let denied_ack = Error::MultiFailed {
+            index: 1,
+            source: Box::new(Error::NotAuthorized {
+                path: "/q/queue-1".into(),
+            }),
+        };
+        QueueConsumer::error(&consumer, &denied_ack);
+        let waited = receiver.take_timeout(Duration::from_secs(5));
+        assert!(matches!(waited, Err(Error::NotAuthorized { path }) if path == "/q/queue-1"));
     }
 }

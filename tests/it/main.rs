@@ -17,6 +17,7 @@ mod put_replies;
 mod queue;
 mod queue_kinds;
 mod queue_stats;
+mod security;
 mod simple_queue;
 mod support;
 mod testing_cluster;

@@ -131,7 +131,12 @@ pub(super) fn requeue<T: Send + 'static>(
     let ops = [
         lock.check(),
         Op::delete(&item_path, Some(item_version)),
-        Op::create(path::join(&core.path, prefix), data, CreateMode::PersistentSequential),
+        Op::create_with_acl(
+            path::join(&core.path, prefix),
+            data,
+            CreateMode::PersistentSequential,
+            core.options.acl.clone(),
+        ),
         lock.delete(),
     ];
     settle(core, &item_path, lock, &ops)?;
@@ -164,10 +169,11 @@ pub(super) fn dead_letter<T: Send + 'static>(
     };
     let mut ops = Vec::with_capacity(4);
     ops.extend(lock.map(Lock::check));
-    ops.push(Op::create(
+    ops.push(Op::create_with_acl(
         path::join(dead_letters, QUEUE_PREFIX),
         data.to_vec(),
         CreateMode::PersistentSequential,
+        core.options.acl.clone(),
     ));
     ops.push(Op::delete(&item_path, Some(item_version)));
     ops.extend(lock.map(Lock::delete));

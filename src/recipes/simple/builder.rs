@@ -38,8 +38,12 @@ impl SimpleQueueBuilder {
         }
     }
 
-    /// The ACL of the queue node and of every item node this handle creates.
-    /// Defaults to the client's default ACL.
+    /// The ACL of the queue node (and any missing ancestors) and of every
+    /// item node this handle creates. Defaults to the client's default ACL.
+    /// A node that already exists keeps the ACL it has. Calls of a client
+    /// the ACL does not allow fail with
+    /// [`Error::NotAuthorized`](crate::Error::NotAuthorized); nothing is
+    /// removed then.
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
