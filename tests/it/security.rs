@@ -337,7 +337,6 @@ fn every_node_the_queue_creates_carries_its_acl() {
 }
 
 #[test]
-#[ignore = "background puts create their nodes with the client's default ACL (src/queue/put.rs)"]
 fn a_background_put_node_carries_the_queues_acl() {
     let owner = owner();
     let path = format!("{}/queue", open_base("acl-background-put"));

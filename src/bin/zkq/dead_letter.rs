@@ -69,10 +69,12 @@ pub fn run(ctx: &Context, command: DeadLetterCommand) -> anyhow::Result<()> {
 }
 
 /// Moves each item with one multi: create `<to>/queue-` (sequential) with the
-/// item's frame, and delete the dead letter at the version read.
+/// item's frame and the queue node's ACL, and delete the dead letter at the version read.
 fn requeue(ctx: &Context, args: &RequeueArgs) -> anyhow::Result<()> {
     let listing = Listing::read(ctx, &args.path, Some(Layout::Curator))?;
     ctx.client.ensure_path(&args.to)?;
+    // Requeued items get the queue node's ACL, as the queue's own puts do.
+    let (acl, _) = ctx.client.get_acl(&args.to)?;
     let target = child(&args.to, "queue-");
     let (mut requeued, mut skipped) = (0, 0);
     for item in &listing.items {
@@ -92,7 +94,7 @@ fn requeue(ctx: &Context, args: &RequeueArgs) -> anyhow::Result<()> {
             }
         };
         let ops = [
-            Op::create(target.clone(), frame, CreateMode::PersistentSequential),
+            Op::create_with_acl(target.clone(), frame, CreateMode::PersistentSequential, acl.clone()),
             Op::delete(path.clone(), Some(stat.version)),
         ];
         match ctx.client.multi(&ops) {
