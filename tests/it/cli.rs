@@ -7,7 +7,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use zk_queue::{CreateMode, SimpleQueue, ZkClient};
+use zk_queue::{Acl, CreateMode, Perms, SimpleQueue, ZkClient};
 
 use crate::support::client;
 use crate::support::server::{shared_connect_string, unique_path};
@@ -321,6 +321,29 @@ fn cli_dead_letter_list_requeue_and_purge() {
         serde_json::json!({"deleted": 1})
     );
     assert!(children(&zk, &dead).is_empty());
+}
+
+#[test]
+fn cli_dead_letter_requeue_gives_items_the_queue_nodes_acl() {
+    let dead = unique_path("cli-dlq-acl");
+    let queue = format!("{dead}-queue");
+    let zk = client();
+    zk.ensure_path(&dead).unwrap();
+    ok(&["put", &dead, "again"]);
+    // Anyone may use the queue's items, but not change their ACL.
+    let acl = vec![Acl::new(
+        Perms::READ | Perms::WRITE | Perms::CREATE | Perms::DELETE,
+        "world",
+        "anyone",
+    )];
+    zk.create_with_acl(&queue, b"", CreateMode::Persistent, &acl).unwrap();
+
+    let moved = json(&["dead-letter", "requeue", &dead, "--to", &queue]);
+    assert_eq!(moved, serde_json::json!({"requeued": 1, "skipped": 0}));
+    let items = children(&zk, &queue);
+    assert_eq!(items.len(), 1);
+    let (item_acl, _) = zk.get_acl(&format!("{queue}/{}", items[0])).unwrap();
+    assert_eq!(item_acl, acl);
 }
 
 #[test]
