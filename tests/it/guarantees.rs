@@ -396,6 +396,46 @@ fn a_lost_acknowledge_reply_neither_loses_the_item_nor_orphans_the_lock() {
 }
 
 #[test]
+fn an_acknowledge_cut_off_by_a_short_partition_settles_once_it_heals() {
+    let server = TestingServer::start().unwrap();
+    let proxy = FaultProxy::start(&server.connect_string()).unwrap();
+    let direct = client_of(&server.connect_string());
+    let (queue, locks) = (unique_path("ack-partition"), unique_path("ack-partition-locks"));
+    // Requests fail fast, the session outlives the partition.
+    let client = ZkClient::builder(&proxy.connect_string())
+        .session_timeout(Duration::from_secs(20))
+        .connection_timeout(Duration::from_secs(10))
+        .request_timeout(Duration::from_millis(500))
+        .retry_policy(RetryNTimes::new(1, Duration::from_millis(100)))
+        .connect()
+        .unwrap();
+    let session = client.session_id().unwrap();
+    let (builder, receiver) = QueueBuilder::new(&client, &queue, StringSerializer)
+        .lock_path(&locks)
+        .pull_consumer();
+    let pulled = started(builder.build_queue());
+    started(producer(&direct, &queue).build_queue())
+        .put("job".into())
+        .unwrap();
+    let delivery = receiver.take_timeout(WAIT).unwrap().expect("job");
+
+    proxy.blackhole();
+    delivery.ack();
+    // Long enough for the acknowledge's requests to fail, shorter than the session.
+    thread::sleep(Duration::from_secs(3));
+    proxy.heal();
+    wait_until("the item acknowledged and its lock gone", || {
+        children(&direct, &queue).is_empty() && children(&direct, &locks).is_empty()
+    });
+    assert_eq!(client.session_id().unwrap(), session, "the same session throughout");
+    assert!(
+        receiver.take_timeout(Duration::from_millis(500)).unwrap().is_none(),
+        "nothing delivered again"
+    );
+    assert_eq!(pulled.stats().lease_lost, 0);
+}
+
+#[test]
 fn consumers_keep_working_on_the_new_session_after_an_expiry() {
     let server = TestingServer::start().unwrap();
     let proxy = FaultProxy::start(&server.connect_string()).unwrap();
