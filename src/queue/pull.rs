@@ -17,8 +17,9 @@ const POLL: Duration = Duration::from_millis(100);
 /// Where a queue built with [`QueueBuilder::pull_consumer`](crate::QueueBuilder::pull_consumer)
 /// delivers its items. Any number of threads may take from it.
 ///
-/// Nothing is buffered: an item is claimed from ZooKeeper for a taker, and
-/// the queue claims at most `consumer_threads` items ahead of acknowledgement.
+/// Nothing is buffered in the receiver: an item is handed to a taker as it
+/// is claimed. With a lock path, the queue holds at most `claim_window` leases
+/// (items locked and not yet acknowledged) at once.
 ///
 /// Passing faults (a lost connection, an expired session) are ridden out:
 /// takers just wait. When the queue is denied access to its nodes

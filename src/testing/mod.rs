@@ -51,7 +51,7 @@ mod server;
 pub use builder::TestingServerBuilder;
 pub use cluster::TestingCluster;
 pub use error::ServerError;
-pub use proxy::FaultProxy;
+pub use proxy::{FaultProxy, Request};
 pub use server::TestingServer;
 
 /// The environment variable naming an existing server for tests.

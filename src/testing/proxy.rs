@@ -3,7 +3,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -31,6 +31,7 @@ const POLL: Duration = Duration::from_millis(50);
 /// proxy.blackhole(); // requests now go unanswered
 /// proxy.heal(); // back to normal (blackholed connections are cut)
 /// proxy.drop_next_reply(); // the next reply is lost and its connection cut
+/// proxy.drop_reply_to(zk_queue::testing::Request::Multi); // only the next multi's reply
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct FaultProxy {
@@ -46,6 +47,8 @@ struct Shared {
     delay: Mutex<Duration>,
     /// Both ends of every live connection, to cut them.
     connections: Mutex<Vec<(TcpStream, TcpStream)>>,
+    /// Numbers the connections, for [`Fault::DropReplyTo`].
+    next_connection: AtomicU64,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -57,6 +60,49 @@ enum Fault {
     DropNextReply {
         request_seen: bool,
     },
+    /// Drop the reply to the next request of this kind, then cut; once the
+    /// request is seen, `target` holds its connection and xid.
+    DropReplyTo {
+        request: Request,
+        target: Option<(u64, i32)>,
+    },
+}
+
+/// A kind of ZooKeeper request, for [`FaultProxy::drop_reply_to`].
+///
+/// ```
+/// use zk_queue::testing::Request;
+/// assert_ne!(Request::Create, Request::Multi);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Request {
+    /// Any create (plain, `create2`, container or TTL).
+    Create,
+    /// A delete.
+    Delete,
+    /// An `exists`.
+    Exists,
+    /// A `getData`.
+    GetData,
+    /// A `getChildren` (either version).
+    GetChildren,
+    /// A multi (transaction).
+    Multi,
+}
+
+impl Request {
+    /// Whether a request with ZooKeeper op code `op` is of this kind.
+    fn matches(self, op: i32) -> bool {
+        match self {
+            Request::Create => matches!(op, 1 | 15 | 19 | 21),
+            Request::Delete => op == 2,
+            Request::Exists => op == 3,
+            Request::GetData => op == 4,
+            Request::GetChildren => matches!(op, 8 | 12),
+            Request::Multi => op == 14,
+        }
+    }
 }
 
 impl FaultProxy {
@@ -152,6 +198,43 @@ impl FaultProxy {
         *self.shared.fault.lock() = Fault::DropNextReply { request_seen: false };
     }
 
+    /// Lets the next request of kind `request` through (on any connection)
+    /// and drops its reply, then cuts that connection: the server applied the
+    /// request, and the client never hears of it. Other requests and replies,
+    /// before and after it on that connection, pass as usual. Unlike
+    /// [`drop_next_reply`](Self::drop_next_reply), other traffic (pings,
+    /// reads) does not take the fault.
+    ///
+    /// ```
+    /// use zk_queue::testing::{FaultProxy, Request};
+    /// let proxy = FaultProxy::start("127.0.0.1:2181")?;
+    /// proxy.drop_reply_to(Request::Create); // the next create is applied, its reply lost
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn drop_reply_to(&self, request: Request) {
+        *self.shared.fault.lock() = Fault::DropReplyTo { request, target: None };
+    }
+
+    /// Whether a fault set by [`drop_next_reply`](Self::drop_next_reply) or
+    /// [`drop_reply_to`](Self::drop_reply_to) is still waiting for its reply.
+    ///
+    /// ```
+    /// use zk_queue::testing::{FaultProxy, Request};
+    /// let proxy = FaultProxy::start("127.0.0.1:2181")?;
+    /// assert!(!proxy.dropping_reply());
+    /// proxy.drop_reply_to(Request::Multi);
+    /// assert!(proxy.dropping_reply());
+    /// proxy.heal();
+    /// assert!(!proxy.dropping_reply());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn dropping_reply(&self) -> bool {
+        matches!(
+            *self.shared.fault.lock(),
+            Fault::DropNextReply { .. } | Fault::DropReplyTo { .. }
+        )
+    }
+
     /// Delays every forwarded chunk by `delay` (zero for none).
     ///
     /// ```
@@ -233,6 +316,7 @@ fn connect(client: TcpStream, target: SocketAddr, shared: &Arc<Shared>) -> io::R
         .connections
         .lock()
         .push((client.try_clone()?, server.try_clone()?));
+    let connection = shared.next_connection.fetch_add(1, Ordering::Relaxed);
     for (from, to, replies) in [
         (client.try_clone()?, server.try_clone()?, false),
         (server, client, true),
@@ -240,14 +324,18 @@ fn connect(client: TcpStream, target: SocketAddr, shared: &Arc<Shared>) -> io::R
         let shared = Arc::clone(shared);
         std::thread::Builder::new()
             .name("zk-fault-proxy-pump".into())
-            .spawn(move || pump(from, to, replies, &shared))?;
+            .spawn(move || pump(from, to, replies, connection, &shared))?;
     }
     Ok(())
 }
 
 /// Copies bytes one way until either side closes, applying the fault.
-fn pump(mut from: TcpStream, mut to: TcpStream, replies: bool, shared: &Shared) {
+///
+/// Requests pass as they come; replies pass in whole frames, so the reply to
+/// one request can be dropped without the others.
+fn pump(mut from: TcpStream, mut to: TcpStream, replies: bool, connection: u64, shared: &Shared) {
     let mut buf = vec![0u8; 64 * 1024];
+    let mut frames = Frames::default();
     loop {
         if shared.stopping.load(Ordering::Acquire) {
             break;
@@ -258,6 +346,30 @@ fn pump(mut from: TcpStream, mut to: TcpStream, replies: bool, shared: &Shared) 
             Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => continue,
             Err(_) => break,
         };
+        frames.push(&buf[..n]);
+        let mut out: Vec<u8> = if replies { Vec::new() } else { buf[..n].to_vec() };
+        let mut cut = false;
+        {
+            let mut fault = shared.fault.lock();
+            while let Some(frame) = frames.next_frame() {
+                match (&mut *fault, replies, frame.header) {
+                    (Fault::DropReplyTo { request, target }, false, Some((xid, op)))
+                        if target.is_none() && request.matches(op) =>
+                    {
+                        *target = Some((connection, xid));
+                    }
+                    (Fault::DropReplyTo { target: Some(t), .. }, true, Some((xid, _))) if *t == (connection, xid) => {
+                        *fault = Fault::None;
+                        cut = true;
+                        break;
+                    }
+                    _ => {}
+                }
+                if replies {
+                    out.extend_from_slice(&frame.bytes);
+                }
+            }
+        }
         let forward = {
             let mut fault = shared.fault.lock();
             match (*fault, replies) {
@@ -268,26 +380,69 @@ fn pump(mut from: TcpStream, mut to: TcpStream, replies: bool, shared: &Shared) 
                 }
                 (Fault::DropNextReply { request_seen: true }, true) => {
                     *fault = Fault::None;
-                    drop(fault);
-                    // The reply is lost and the connection with it.
-                    let _ = from.shutdown(Shutdown::Both);
-                    let _ = to.shutdown(Shutdown::Both);
-                    break;
+                    cut = true;
+                    false
                 }
                 _ => true,
             }
         };
-        if !forward {
-            continue;
+        if forward && !out.is_empty() {
+            let delay = *shared.delay.lock();
+            if !delay.is_zero() {
+                std::thread::sleep(delay);
+            }
+            if to.write_all(&out).is_err() {
+                break;
+            }
         }
-        let delay = *shared.delay.lock();
-        if !delay.is_zero() {
-            std::thread::sleep(delay);
-        }
-        if to.write_all(&buf[..n]).is_err() {
+        if cut {
+            // The reply is lost and the connection with it.
             break;
         }
     }
     let _ = from.shutdown(Shutdown::Both);
     let _ = to.shutdown(Shutdown::Both);
+}
+
+/// Splits one direction of a ZooKeeper connection into frames: a 4-byte
+/// big-endian length, then the body. The first frame is the session
+/// handshake; every later one starts with its xid (and, for a request, its
+/// op code).
+#[derive(Default)]
+struct Frames {
+    buf: Vec<u8>,
+    handshake_seen: bool,
+}
+
+struct Frame {
+    bytes: Vec<u8>,
+    /// The xid and op code (the op code is meaningless in a reply).
+    header: Option<(i32, i32)>,
+}
+
+impl Frames {
+    fn push(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    fn next_frame(&mut self) -> Option<Frame> {
+        let len = self.buf.get(..4)?;
+        let len = usize::try_from(i32::from_be_bytes(len.try_into().ok()?)).unwrap_or(0);
+        if self.buf.len() < 4 + len {
+            return None;
+        }
+        let bytes: Vec<u8> = self.buf.drain(..4 + len).collect();
+        let read = |at: usize| {
+            bytes
+                .get(at..at + 4)
+                .map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+        };
+        let header = if self.handshake_seen {
+            read(4).map(|xid| (xid, read(8).unwrap_or(0)))
+        } else {
+            self.handshake_seen = true;
+            None
+        };
+        Some(Frame { bytes, header })
+    }
 }

@@ -2,8 +2,8 @@
 
 use std::time::{Duration, Instant};
 
-use zk_queue::testing::{FaultProxy, TestingServer};
-use zk_queue::{ConnectionState, CreateMode, Error, RetryNTimes, ZkClient};
+use zk_queue::testing::{FaultProxy, Request, TestingServer};
+use zk_queue::{ConnectionState, CreateMode, Error, Op, RetryNTimes, ZkClient};
 
 use crate::support::{client_of, server::unique_path, wait_for_state};
 
@@ -74,6 +74,37 @@ fn a_dropped_reply_leaves_the_write_applied_and_the_client_uninformed() {
     );
     assert!(
         direct.exists(&format!("{path}/written")).unwrap().is_some(),
+        "the server applied it"
+    );
+}
+
+#[test]
+fn a_dropped_reply_to_one_kind_of_request_spares_the_others() {
+    let server = TestingServer::start().unwrap();
+    let proxy = FaultProxy::start(&server.connect_string()).unwrap();
+    let client = proxied(&proxy);
+    let direct = client_of(&server.connect_string());
+    let path = unique_path("dropped-multi-reply");
+    direct.ensure_path(&path).unwrap();
+    proxy.drop_reply_to(Request::Multi);
+    // Other requests pass, before and after their replies.
+    client.exists("/").unwrap();
+    client
+        .create(&format!("{path}/plain"), b"", CreateMode::Persistent)
+        .unwrap();
+    assert!(proxy.dropping_reply());
+    let result = client.multi(&[Op::create(
+        format!("{path}/in-multi"),
+        Vec::new(),
+        CreateMode::Persistent,
+    )]);
+    assert!(
+        matches!(result, Err(Error::ConnectionLoss { .. } | Error::Timeout { .. })),
+        "{result:?}"
+    );
+    assert!(!proxy.dropping_reply());
+    assert!(
+        direct.exists(&format!("{path}/in-multi")).unwrap().is_some(),
         "the server applied it"
     );
 }

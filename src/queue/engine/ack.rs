@@ -1,21 +1,30 @@
 //! The acknowledger of a lock-safe queue: settles consumed items in batches
 //! of pipelined multis, each fenced like a single acknowledge, so a worker
 //! moves on to its next item without waiting for a disk sync.
+//!
+//! A multi whose reply was lost is neither forgotten nor released (either
+//! would deliver the item again): it is sent again in the same session until
+//! it settles. A retry that finds the lock gone and the item gone knows the
+//! first attempt went through.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
 use super::finish::Lock;
-use super::Control;
+use super::{let_go, Control};
 use crate::error::{Error, Result};
 use crate::queue::core::Core;
 use crate::queue::stats::QueueCounters;
 
 /// Acknowledges sent in one pipelined batch at most.
 const BATCH: usize = 128;
+
+/// How soon an acknowledgement whose outcome is unknown is sent again.
+const RETRY: Duration = Duration::from_millis(200);
 
 /// An item consumed and waiting to be acknowledged.
 pub(super) struct Ack {
@@ -55,37 +64,84 @@ impl Acker {
 }
 
 fn run<T: Send + 'static>(core: &Core<T>, control: &Control, acks: &Receiver<Ack>) {
-    while let Ok(first) = acks.recv() {
-        let mut batch = vec![first];
-        batch.extend(acks.try_iter().take(BATCH - 1));
-        let names: Vec<String> = batch.iter().map(|a| a.name.clone()).collect();
-        if let Err(e) = settle(core, batch) {
-            log::error!("queue {}: acknowledging failed: {e}", core.path);
-            core.tell_error(&e);
+    // Acknowledgements whose outcome a lost reply left unknown: kept, with
+    // their leases, and sent again (in the same session only) until settled.
+    let mut unknown: Vec<Ack> = Vec::new();
+    let mut closed_at: Option<Instant> = None;
+    loop {
+        let mut batch = std::mem::take(&mut unknown);
+        if batch.is_empty() {
+            match acks.recv() {
+                Ok(ack) => batch.push(ack),
+                Err(_) => return,
+            }
+        } else {
+            match acks.recv_timeout(RETRY) {
+                Ok(ack) => batch.push(ack),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    // Closing: keep trying for the final flush, then leave the
+                    // locks to the session.
+                    let since = *closed_at.get_or_insert_with(Instant::now);
+                    if since.elapsed() >= core.options.final_flush {
+                        for ack in &batch {
+                            log::error!(
+                                "queue {}: the acknowledgement of {} stays unknown at close; its lock goes with the session",
+                                core.path,
+                                ack.item_path
+                            );
+                        }
+                        finish(core, control, batch.iter().map(|a| a.name.as_str()));
+                        return;
+                    }
+                    std::thread::sleep(RETRY);
+                }
+            }
         }
-        let mut in_flight = control.in_flight.lock();
-        for name in &names {
-            in_flight.remove(name);
-        }
-        QueueCounters::add(&core.counters.settled, names.len());
+        let room = BATCH.saturating_sub(batch.len());
+        batch.extend(acks.try_iter().take(room));
+        let (done, left) = settle(core, control, batch);
+        finish(core, control, done.iter().map(String::as_str));
+        unknown = left;
     }
 }
 
+/// The items named are settled: their leases are free.
+fn finish<'a, T: Send + 'static>(core: &Core<T>, control: &Control, names: impl Iterator<Item = &'a str>) {
+    let mut count = 0;
+    control.finished(names.inspect(|_| count += 1));
+    QueueCounters::add(&core.counters.settled, count);
+}
+
 /// Acknowledges a batch: the locks are checked to still be ours (pipelined
-/// reads), then every item's fenced multi is sent at once.
-fn settle<T: Send + 'static>(core: &Core<T>, batch: Vec<Ack>) -> Result<()> {
+/// reads), then every item's fenced multi is sent at once. Returns the names
+/// of the items settled (acknowledged, or lost to another holder) and the
+/// acknowledgements whose outcome is still unknown.
+fn settle<T: Send + 'static>(core: &Core<T>, control: &Control, batch: Vec<Ack>) -> (Vec<String>, Vec<Ack>) {
+    let mut done = Vec::with_capacity(batch.len());
+    let mut unknown = Vec::new();
     let lock_paths: Vec<String> = batch.iter().map(|a| a.lock.path().to_owned()).collect();
-    let stats = core.client.exists_many(&lock_paths)?;
+    let stats = match core.client.exists_many(&lock_paths) {
+        Ok(stats) => stats,
+        Err(e) => {
+            // The client is closed: the locks go with its session.
+            report(core, e);
+            return (batch.into_iter().map(|a| a.name).collect(), unknown);
+        }
+    };
     let mut by_session: HashMap<u64, Vec<Ack>> = HashMap::new();
     for (ack, stat) in batch.into_iter().zip(stats) {
         match stat {
             Ok(Some(stat)) if stat.czxid != ack.lock.czxid() => {
                 report(core, Error::LeaseLost { path: ack.item_path });
+                done.push(ack.name);
             }
             Ok(_) => by_session.entry(ack.lock.generation()).or_default().push(ack),
+            Err(e) if e.is_retryable() => unknown.push(ack),
             Err(e) => {
-                ack.lock.release(core);
+                let_go(core, control, &ack.name, &ack.lock);
                 report(core, e);
+                done.push(ack.name);
             }
         }
     }
@@ -94,24 +150,51 @@ fn settle<T: Send + 'static>(core: &Core<T>, batch: Vec<Ack>) -> Result<()> {
             .iter()
             .map(|a| a.lock.acknowledge_ops(&a.item_path, a.item_version))
             .collect();
-        let results = core.client.multi_many_fenced(&multis, generation)?;
+        let results = match core.client.multi_many_fenced(&multis, generation) {
+            Ok(results) => results,
+            Err(e) => {
+                report(core, e);
+                done.extend(acks.into_iter().map(|a| a.name));
+                continue;
+            }
+        };
         for (ack, result) in acks.into_iter().zip(results) {
             match result {
-                Ok(()) => log::debug!("acknowledged {}", ack.item_path),
+                Ok(()) => {
+                    log::debug!("acknowledged {}", ack.item_path);
+                    done.push(ack.name);
+                }
+                // The lock is gone or changed, or the session expired: unless
+                // an earlier attempt went through, the lease was lost.
                 Err(Error::MultiFailed { index: 0, .. } | Error::SessionExpired) => {
-                    // Unless an earlier attempt went through, the lease was lost.
-                    if core.client.exists(&ack.item_path)?.is_some() {
-                        report(core, Error::LeaseLost { path: ack.item_path });
+                    match core.client.exists(&ack.item_path) {
+                        Ok(None) => done.push(ack.name),
+                        Ok(Some(_)) => {
+                            report(core, Error::LeaseLost { path: ack.item_path });
+                            done.push(ack.name);
+                        }
+                        Err(e) if e.is_retryable() => unknown.push(ack),
+                        Err(e) => {
+                            report(core, e);
+                            done.push(ack.name);
+                        }
                     }
                 }
+                // The reply was lost: the multi may or may not have been
+                // applied. Sent again, it settles either way.
+                Err(e) if e.is_retryable() => {
+                    log::debug!("{}: acknowledge outcome unknown ({e}); trying again", ack.item_path);
+                    unknown.push(ack);
+                }
                 Err(e) => {
-                    ack.lock.release(core);
+                    let_go(core, control, &ack.name, &ack.lock);
                     report(core, e);
+                    done.push(ack.name);
                 }
             }
         }
     }
-    Ok(())
+    (done, unknown)
 }
 
 fn report<T: Send + 'static>(core: &Core<T>, error: Error) {

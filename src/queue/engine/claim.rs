@@ -7,7 +7,7 @@ use crossbeam_channel::{SendTimeoutError, Sender};
 
 use super::finish::Lock;
 use super::process::decode;
-use super::{finish, Control, Locked, Work, POLL};
+use super::{finish, let_go, orphan_created, Control, Locked, Work, POLL};
 use crate::client::CreateMode;
 use crate::error::{Error, Result};
 use crate::path;
@@ -92,17 +92,33 @@ pub(super) fn locked_window<T: Send + 'static>(
         .client
         .create_many_with_acl(&nodes, CreateMode::Ephemeral, &core.options.acl)?;
     let mut locked = Vec::with_capacity(names.len());
+    // A failure ends nothing early: every lock created is either handed over
+    // or released, and every unknown outcome is kept as an orphan.
+    let mut failure = None;
     for ((name, (lock_path, _)), result) in names.into_iter().zip(nodes).zip(created) {
         let lock = match result {
             Ok((_, stat)) => Some(Lock::created(lock_path, &stat, generation)),
             // Held by another consumer.
             Err(Error::NodeExists { .. }) => None,
             Err(Error::NoNode { .. }) => {
-                core.ensure_nodes()?;
+                if let Err(e) = core.ensure_nodes() {
+                    failure.get_or_insert(e);
+                }
                 None
             }
-            Err(e) if e.is_retryable() => Lock::recover(core, lock_path, &token, generation)?,
-            Err(e) => return Err(e),
+            // The reply was lost: the lock is ours if it holds our token.
+            Err(e) if e.is_retryable() => match Lock::recover(core, lock_path.clone(), &token, generation) {
+                Ok(lock) => lock,
+                Err(e) => {
+                    orphan_created(control, lock_path, &token, generation);
+                    failure.get_or_insert(e);
+                    None
+                }
+            },
+            Err(e) => {
+                failure.get_or_insert(e);
+                None
+            }
         };
         if let Some(lock) = lock {
             control.in_flight.lock().insert(name.clone());
@@ -114,7 +130,7 @@ pub(super) fn locked_window<T: Send + 'static>(
         Ok(reads) => reads,
         Err(e) => {
             for (name, lock) in locked {
-                release(core, control, &name, &lock);
+                let_go(core, control, &name, &lock);
             }
             return Err(e);
         }
@@ -124,7 +140,7 @@ pub(super) fn locked_window<T: Send + 'static>(
         let (data, stat) = match read {
             Ok(found) => found,
             Err(e) => {
-                release(core, control, &name, &lock);
+                let_go(core, control, &name, &lock);
                 if !matches!(e, Error::NoNode { .. }) {
                     core.tell_error(&e);
                 }
@@ -133,7 +149,7 @@ pub(super) fn locked_window<T: Send + 'static>(
         };
         if control.stopping() {
             // Closing: keep order by handing over nothing more.
-            release(core, control, &name, &lock);
+            let_go(core, control, &name, &lock);
             continue;
         }
         log::debug!("claimed {item_path} (locked)");
@@ -154,7 +170,7 @@ pub(super) fn locked_window<T: Send + 'static>(
                 Err(SendTimeoutError::Timeout(back)) if !control.stopping() => work = back,
                 Err(SendTimeoutError::Timeout(back) | SendTimeoutError::Disconnected(back)) => {
                     if let Work::Locked(claim) = back {
-                        release(core, control, &claim.name, &claim.lock);
+                        let_go(core, control, &claim.name, &claim.lock);
                     }
                     QueueCounters::bump(&core.counters.settled);
                     break;
@@ -162,10 +178,8 @@ pub(super) fn locked_window<T: Send + 'static>(
             }
         }
     }
-    Ok(handed)
-}
-
-fn release<T: Send + 'static>(core: &Core<T>, control: &Control, name: &str, lock: &Lock) {
-    lock.release(core);
-    control.in_flight.lock().remove(name);
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(handed),
+    }
 }

@@ -7,6 +7,12 @@
 //! order, and lists again only when a watch fired, the connection changed, or
 //! a delayed item came due: one listing per pass over the queue, not one per
 //! item.
+//!
+//! In lock-safe mode a consumer holds at most `claim_window` leases at once
+//! (locked items not yet acknowledged, released or requeued), so a consumer
+//! that dies or loses its session leaves at most that many items to be
+//! delivered again. A lock whose fate a lost reply left unknown is never
+//! forgotten: it is kept as an orphan and settled on a later pass.
 
 mod ack;
 mod claim;
@@ -34,14 +40,22 @@ const MAX_BACKOFF: Duration = Duration::from_secs(5);
 /// How often a blocked hand-off or state wait checks for shutdown.
 pub(super) const POLL: Duration = Duration::from_millis(100);
 
+/// How soon orphaned locks that could not be deleted are tried again.
+const ORPHAN_RETRY: Duration = Duration::from_millis(500);
+
 /// What the threads of one engine share.
 pub(crate) struct Control {
     stopping: AtomicBool,
     /// The latch the scanner currently waits on; opened to stop it.
     wake: Mutex<Latch>,
     /// Items handed to a worker and not finished, so no item is processed
-    /// twice at once by this queue.
+    /// twice at once by this queue; in lock-safe mode, the leases held.
     in_flight: Mutex<HashSet<String>>,
+    /// Signalled whenever items leave `in_flight`.
+    leases_freed: Condvar,
+    /// Locks of ours that could not be released, or whose creation's outcome
+    /// is unknown: deleted on a later pass, so none outlives its use.
+    orphans: Mutex<Vec<Orphan>>,
     /// Undecodable items left in place (no dead-letter path), not read again.
     skipped: Mutex<HashSet<String>>,
     /// Workers still running.
@@ -57,6 +71,118 @@ impl Control {
     pub(crate) fn skip(&self, name: &str) {
         self.skipped.lock().insert(name.to_owned());
     }
+
+    /// The items named are finished: their leases are free.
+    fn finished<'a>(&self, names: impl IntoIterator<Item = &'a str>) {
+        let mut in_flight = self.in_flight.lock();
+        for name in names {
+            in_flight.remove(name);
+        }
+        self.leases_freed.notify_all();
+    }
+
+    /// Waits until fewer than `window` leases are held (or the queue stops)
+    /// and returns how many more may be taken.
+    fn lease_room(&self, window: usize) -> usize {
+        let mut in_flight = self.in_flight.lock();
+        while in_flight.len() >= window && !self.stopping() {
+            self.leases_freed.wait_for(&mut in_flight, POLL);
+        }
+        window.saturating_sub(in_flight.len())
+    }
+}
+
+/// A lock of ours at `path` that must still be deleted: known by its creation
+/// zxid, or (when its creation's reply was lost) by the token it holds.
+struct Orphan {
+    path: String,
+    czxid: Option<i64>,
+    token: Option<Vec<u8>>,
+    generation: u64,
+}
+
+impl Orphan {
+    /// Whether the node read at `path` is this orphan.
+    fn is(&self, data: &[u8], stat: &crate::client::Stat) -> bool {
+        match (self.czxid, &self.token) {
+            (Some(czxid), _) => stat.czxid == czxid,
+            (None, Some(token)) => data == token.as_slice(),
+            (None, None) => false,
+        }
+    }
+}
+
+/// Releases a lease: deletes the lock if it is still ours, and forgets the
+/// item. A lock that could not be deleted (its fate unknown) becomes an
+/// orphan, deleted on a later pass.
+fn let_go<T: Send + 'static>(core: &Core<T>, control: &Control, name: &str, lock: &finish::Lock) {
+    lock.release(core);
+    let still_ours = match core.client.exists(lock.path()) {
+        Ok(Some(stat)) => stat.czxid == lock.czxid(),
+        Ok(None) => false,
+        Err(_) => true,
+    };
+    // A newer session means the lock went with the old one.
+    if still_ours && core.client.generation() == lock.generation() {
+        log::warn!("lock {} could not be released; it is retried", lock.path());
+        control.orphans.lock().push(Orphan {
+            path: lock.path().to_owned(),
+            czxid: Some(lock.czxid()),
+            token: None,
+            generation: lock.generation(),
+        });
+    }
+    control.finished([name]);
+}
+
+/// Keeps the lock at `path`, created with `token` in session `generation`
+/// with an unknown outcome, for deletion on a later pass.
+fn orphan_created(control: &Control, path: String, token: &[u8], generation: u64) {
+    log::warn!("the creation of lock {path} has an unknown outcome; it is checked again");
+    control.orphans.lock().push(Orphan {
+        path,
+        czxid: None,
+        token: Some(token.to_vec()),
+        generation,
+    });
+}
+
+/// Deletes the orphaned locks that can be settled now; returns whether some
+/// remain.
+fn settle_orphans<T: Send + 'static>(core: &Core<T>, control: &Control) -> bool {
+    let orphans = std::mem::take(&mut *control.orphans.lock());
+    if orphans.is_empty() {
+        return false;
+    }
+    let mut left = Vec::new();
+    for orphan in orphans {
+        if core.client.generation() != orphan.generation {
+            // Its session expired, and its ephemeral locks with it.
+            continue;
+        }
+        let settled = match core.client.get_data(&orphan.path) {
+            Ok((data, stat)) if orphan.is(&data, &stat) => {
+                match core
+                    .client
+                    .delete_fenced(&orphan.path, Some(stat.version), orphan.generation)
+                {
+                    Ok(()) | Err(Error::NoNode { .. } | Error::BadVersion { .. } | Error::SessionExpired) => true,
+                    Err(_) => false,
+                }
+            }
+            // Not ours, or gone.
+            Ok(_) | Err(Error::NoNode { .. }) => true,
+            Err(_) => false,
+        };
+        if settled {
+            log::info!("orphaned lock {} settled", orphan.path);
+        } else {
+            left.push(orphan);
+        }
+    }
+    let mut orphans = control.orphans.lock();
+    orphans.extend(left);
+    !orphans.is_empty()
 }
 
 /// What the scanner hands to a worker.
@@ -94,6 +220,8 @@ impl Engine {
             stopping: AtomicBool::new(false),
             wake: Mutex::new(Latch::new()),
             in_flight: Mutex::new(HashSet::new()),
+            leases_freed: Condvar::new(),
+            orphans: Mutex::new(Vec::new()),
             skipped: Mutex::new(HashSet::new()),
             workers: Mutex::new(threads),
             workers_done: Condvar::new(),
@@ -263,6 +391,8 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
     };
     let mut watches = vec![queue_watch];
     let mut locked = HashSet::new();
+    // Orphans left are tried again soon; deleting one fires the lock watch.
+    let mut wake_at = settle_orphans(core, control).then(|| Instant::now() + ORPHAN_RETRY);
     if let Some(lock_path) = &core.options.lock_path {
         // Watching the locks picks up an item the moment its holder dies.
         let (locks, _, lock_watch) = core.client.watch_children(lock_path, latch)?;
@@ -285,7 +415,16 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
     // where it may have to look again.
     let window = refresh_after.map_or(core.options.claim_window, |n| n.min(core.options.claim_window));
     let now_ms = epoch_millis();
-    let mut wake_at = None;
+    let lock_safe = core.options.lock_path.is_some();
+    // Lock-safe: never more leases than the claim window.
+    let room = || {
+        if lock_safe {
+            control.lease_room(core.options.claim_window).max(1)
+        } else {
+            window
+        }
+    };
+    let mut limit = window.min(room());
     let mut handed = 0;
     let mut batch = Vec::with_capacity(window);
     for name in items {
@@ -296,7 +435,8 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
             let due = delay_epoch(&name);
             if due > now_ms {
                 // Sorted by due time: nothing after this is due either.
-                wake_at = Some(Instant::now() + Duration::from_millis((due - now_ms).unsigned_abs()));
+                let due_at = Instant::now() + Duration::from_millis((due - now_ms).unsigned_abs());
+                wake_at = Some(wake_at.map_or(due_at, |w| w.min(due_at)));
                 break;
             }
         }
@@ -312,8 +452,9 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
             continue;
         }
         batch.push(name);
-        if batch.len() >= window {
+        if batch.len() >= limit {
             handed += claim_window(core, control, tx, std::mem::take(&mut batch))?;
+            limit = window.min(room());
         }
     }
     if !batch.is_empty() && !control.stopping() {

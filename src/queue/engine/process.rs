@@ -5,7 +5,7 @@ use crossbeam_channel::Sender;
 
 use super::ack::Ack;
 use super::finish;
-use super::{Control, Locked};
+use super::{let_go, Control, Locked};
 use crate::codec::{decode_frame, trailer};
 use crate::error::{Error, Result};
 use crate::queue::core::Core;
@@ -106,8 +106,7 @@ pub(super) fn consume_locked<T: Send + 'static>(core: &Core<T>, control: &Contro
                     "{}: consumed, but the acknowledger is gone; it will be delivered again",
                     ack.item_path
                 );
-                ack.lock.release(core);
-                control.in_flight.lock().remove(&ack.name);
+                let_go(core, control, &ack.name, &ack.lock);
                 QueueCounters::bump(&core.counters.settled);
             }
             return;
@@ -117,7 +116,7 @@ pub(super) fn consume_locked<T: Send + 'static>(core: &Core<T>, control: &Contro
         log::warn!("queue {}: item {name}: {e}", core.path);
         core.tell_error(&e);
     }
-    control.in_flight.lock().remove(&name);
+    control.finished([name.as_str()]);
     QueueCounters::bump(&core.counters.settled);
 }
 

@@ -5,6 +5,8 @@ pub mod java;
 pub mod queues;
 pub mod recorder;
 pub mod server;
+pub mod worker;
+pub mod workload;
 
 use std::time::{Duration, Instant};
 

@@ -1,0 +1,508 @@
+//! The lock-safe delivery guarantees under real faults: consumer processes
+//! killed with `kill -9`, server restarts, an ensemble losing its leader, cut
+//! and blackholed connections, lost replies and expired sessions.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+use parking_lot::Mutex;
+use zk_queue::testing::{FaultProxy, Request, TestingCluster, TestingServer};
+use zk_queue::{
+    ConnectionState, ConsumeError, DistributedQueue, Error, QueueBuilder, QueueConsumer, RetryNTimes, StringSerializer,
+    ZkClient,
+};
+
+use crate::support::queues::{consumer, producer, started};
+use crate::support::recorder::Recorder;
+use crate::support::server::unique_path;
+use crate::support::worker::{self, Tally, Worker, WorkerConfig};
+use crate::support::workload::{drain, duplicate_bound, Producer};
+use crate::support::{client_of, wait_for_state};
+
+/// The longest wait for anything a test waits on.
+const WAIT: Duration = Duration::from_secs(60);
+
+/// The claim window of the worker processes: the leases each holds at most.
+const WINDOW: usize = 4;
+
+/// Not a test of its own: the worker process that the fault tests start and
+/// kill. Without its environment it does nothing, so `cargo test -- --ignored`
+/// stays harmless.
+#[test]
+#[ignore = "run in a child process by the fault tests"]
+fn worker_process() {
+    worker::run_from_env();
+}
+
+/// A fresh directory for the workers' output files.
+pub fn work_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(unique_path(name).trim_start_matches('/').replace('/', "-"));
+    std::fs::create_dir_all(&dir).expect("a directory for the workers");
+    dir
+}
+
+/// Waits until the workers writing to `dir` finished `n` distinct items.
+pub fn wait_finished(dir: &std::path::Path, n: usize) {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let finished = Tally::read(dir).finished.len();
+        if finished >= n {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{finished} of {n} items finished within {WAIT:?}"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn worker_config(connect: &str, queue: &str, locks: &str, session_timeout: Duration) -> WorkerConfig {
+    WorkerConfig {
+        connect: connect.to_owned(),
+        queue: queue.to_owned(),
+        locks: locks.to_owned(),
+        delay: Duration::from_millis(15),
+        claim_window: WINDOW,
+        session_timeout,
+    }
+}
+
+fn start_workers(config: &WorkerConfig, dir: &std::path::Path, count: usize) -> Vec<Worker> {
+    let workers: Vec<Worker> = (0..count).map(|n| Worker::spawn(config, dir, n)).collect();
+    for worker in &workers {
+        worker.wait_ready(WAIT);
+    }
+    workers
+}
+
+#[test]
+fn lock_safe_consumers_lose_nothing_across_kills_restarts_and_cuts() {
+    let mut server = TestingServer::start().unwrap();
+    let proxy = FaultProxy::start(&server.connect_string()).unwrap();
+    let (queue, locks) = (unique_path("lose-nothing"), unique_path("lose-nothing-locks"));
+    let dir = work_dir("lose-nothing");
+    let config = worker_config(&proxy.connect_string(), &queue, &locks, Duration::from_secs(3));
+    let mut workers = start_workers(&config, &dir, 3);
+    let producer = Producer::start(&server.connect_string(), &queue, 300, Duration::from_millis(10));
+    let mut kills = 0;
+
+    wait_finished(&dir, 40);
+    workers[0].kill();
+    kills += 1;
+    workers[0] = Worker::spawn(&config, &dir, 3);
+    wait_finished(&dir, 90);
+    server.restart().unwrap();
+    wait_finished(&dir, 140);
+    proxy.cut();
+    wait_finished(&dir, 190);
+    workers[1].kill();
+    kills += 1;
+    workers[1] = Worker::spawn(&config, &dir, 4);
+
+    let produced = producer.join();
+    let verify = client_of(&server.connect_string());
+    let tally = drain(&verify, &queue, &locks, &dir, &produced.items, WAIT);
+    let bound = duplicate_bound(WINDOW, kills, tally.sessions_lost, produced.ambiguous);
+    println!(
+        "{} items, {} duplicates (bound {bound}), {} sessions lost, {} puts tried again",
+        produced.items.len(),
+        tally.duplicates(),
+        tally.sessions_lost,
+        produced.ambiguous
+    );
+    assert!(
+        tally.duplicates() <= bound,
+        "{} duplicates, more than {bound}: {tally:?}",
+        tally.duplicates()
+    );
+    drop(workers);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn lock_safe_consumers_lose_nothing_when_the_ensemble_loses_its_leader() {
+    let cluster = TestingCluster::start(3).unwrap();
+    let (queue, locks) = (unique_path("ensemble"), unique_path("ensemble-locks"));
+    let dir = work_dir("ensemble");
+    let config = worker_config(&cluster.connect_string(), &queue, &locks, Duration::from_secs(6));
+    let mut workers = start_workers(&config, &dir, 2);
+    let producer = Producer::start(&cluster.connect_string(), &queue, 200, Duration::from_millis(10));
+
+    wait_finished(&dir, 40);
+    let leader = cluster.leader().expect("a leader");
+    cluster.kill(leader).unwrap();
+    wait_finished(&dir, 90);
+    workers[0].kill();
+    workers[0] = Worker::spawn(&config, &dir, 2);
+    wait_finished(&dir, 140);
+    cluster.restart(leader).unwrap();
+
+    let produced = producer.join();
+    let verify = client_of(&cluster.connect_string());
+    let tally = drain(&verify, &queue, &locks, &dir, &produced.items, WAIT);
+    let bound = duplicate_bound(WINDOW, 1, tally.sessions_lost, produced.ambiguous);
+    println!(
+        "{} items, {} duplicates (bound {bound}), {} sessions lost, {} puts tried again",
+        produced.items.len(),
+        tally.duplicates(),
+        tally.sessions_lost,
+        produced.ambiguous
+    );
+    assert!(
+        tally.duplicates() <= bound,
+        "{} duplicates, more than {bound}: {tally:?}",
+        tally.duplicates()
+    );
+    drop(workers);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A consumer that reports each item it starts, and finishes it only when
+/// told to.
+struct Gate {
+    started: Sender<String>,
+    release: Receiver<()>,
+    finished: Arc<Mutex<Vec<String>>>,
+    leases_lost: Arc<Mutex<Vec<String>>>,
+}
+
+/// The test's side of a [`Gate`].
+struct GateControl {
+    started: Receiver<String>,
+    release: Sender<()>,
+    finished: Arc<Mutex<Vec<String>>>,
+    leases_lost: Arc<Mutex<Vec<String>>>,
+}
+
+fn gate() -> (Gate, GateControl) {
+    let (started_tx, started_rx) = crossbeam_channel::unbounded();
+    let (release_tx, release_rx) = crossbeam_channel::unbounded();
+    let finished = Arc::new(Mutex::new(Vec::new()));
+    let leases_lost = Arc::new(Mutex::new(Vec::new()));
+    (
+        Gate {
+            started: started_tx,
+            release: release_rx,
+            finished: Arc::clone(&finished),
+            leases_lost: Arc::clone(&leases_lost),
+        },
+        GateControl {
+            started: started_rx,
+            release: release_tx,
+            finished,
+            leases_lost,
+        },
+    )
+}
+
+impl QueueConsumer<String> for Gate {
+    fn consume(&self, item: String) -> Result<(), ConsumeError> {
+        let _ = self.started.send(item.clone());
+        self.release.recv().map_err(|_| "the test ended")?;
+        self.finished.lock().push(item);
+        Ok(())
+    }
+
+    fn error(&self, error: &Error) {
+        if let Error::LeaseLost { path } = error {
+            self.leases_lost.lock().push(path.clone());
+        }
+    }
+}
+
+/// A client through `proxy` whose session expires 2 s into a blackhole.
+fn expiring_client(proxy: &FaultProxy) -> ZkClient {
+    ZkClient::builder(&proxy.connect_string())
+        .session_timeout(Duration::from_secs(2))
+        .connection_timeout(Duration::from_secs(2))
+        .request_timeout(Duration::from_secs(1))
+        .retry_policy(RetryNTimes::new(1, Duration::from_millis(100)))
+        .connect()
+        .unwrap()
+}
+
+/// Waits until `condition` holds; panics with `what` after [`WAIT`].
+fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + WAIT;
+    while !condition() {
+        assert!(Instant::now() < deadline, "not within {WAIT:?}: {what}");
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn children(client: &ZkClient, path: &str) -> Vec<String> {
+    client.get_children(path).map(|(c, _)| c).unwrap_or_default()
+}
+
+fn gated_queue(client: &ZkClient, queue: &str, locks: &str, gate: Gate) -> DistributedQueue<String> {
+    started(
+        QueueBuilder::new(client, queue, StringSerializer)
+            .consumer(gate)
+            .lock_path(locks)
+            .claim_window(1)
+            .build_queue(),
+    )
+}
+
+#[test]
+fn an_expired_consumer_cannot_acknowledge_and_spares_the_new_holders_lock() {
+    let server = TestingServer::start().unwrap();
+    let proxy = FaultProxy::start(&server.connect_string()).unwrap();
+    let direct = client_of(&server.connect_string());
+    let (queue, locks) = (unique_path("fenced"), unique_path("fenced-locks"));
+    let client_a = expiring_client(&proxy);
+    let (gate_a, a) = gate();
+    let queue_a = gated_queue(&client_a, &queue, &locks, gate_a);
+    started(producer(&direct, &queue).build_queue())
+        .put("job".into())
+        .unwrap();
+    assert_eq!(a.started.recv_timeout(WAIT).unwrap(), "job");
+    let name = children(&direct, &queue).pop().expect("the item");
+    let (item_path, lock_path) = (format!("{queue}/{name}"), format!("{locks}/{name}"));
+    let a_lock = direct.exists(&lock_path).unwrap().expect("A's lock").czxid;
+
+    // A's session expires while A is still processing: the server deletes its lock.
+    let a_states = client_a.state_listener();
+    proxy.blackhole();
+    wait_until("A's lock goes with its session", || {
+        direct.exists(&lock_path).unwrap().is_none()
+    });
+    let client_b = client_of(&server.connect_string());
+    let (gate_b, b) = gate();
+    let queue_b = gated_queue(&client_b, &queue, &locks, gate_b);
+    assert_eq!(b.started.recv_timeout(WAIT).unwrap(), "job");
+    let b_lock = direct.exists(&lock_path).unwrap().expect("B's lock").czxid;
+    assert_ne!(a_lock, b_lock);
+
+    proxy.heal();
+    wait_for_state(&a_states, ConnectionState::Reconnected, WAIT);
+    a.release.send(()).unwrap();
+    wait_until("A hears that its lease was lost", || !a.leases_lost.lock().is_empty());
+    assert_eq!(*a.leases_lost.lock(), vec![item_path.clone()]);
+    assert_eq!(queue_a.stats().lease_lost, 1);
+    // A deleted neither the item nor B's lock.
+    assert!(direct.exists(&item_path).unwrap().is_some(), "A deleted the item");
+    assert_eq!(direct.exists(&lock_path).unwrap().map(|s| s.czxid), Some(b_lock));
+
+    b.release.send(()).unwrap();
+    wait_until("B's acknowledge deletes the item and its lock", || {
+        direct.exists(&item_path).unwrap().is_none() && direct.exists(&lock_path).unwrap().is_none()
+    });
+    assert_eq!(*b.finished.lock(), vec!["job".to_string()]);
+    assert!(b.leases_lost.lock().is_empty());
+    assert_eq!(queue_b.stats().lease_lost, 0);
+    // Deleted exactly once: nothing was requeued, and nothing is delivered again.
+    assert!(children(&direct, &queue).is_empty());
+    assert!(b.started.recv_timeout(Duration::from_millis(500)).is_err());
+    assert!(a.started.try_recv().is_err());
+    drop((a, b));
+}
+
+/// A client through `proxy` whose session outlives the faults of a test.
+fn lasting_client(proxy: &FaultProxy) -> ZkClient {
+    ZkClient::builder(&proxy.connect_string())
+        .session_timeout(Duration::from_secs(20))
+        .connection_timeout(Duration::from_secs(10))
+        .request_timeout(Duration::from_secs(5))
+        .connect()
+        .unwrap()
+}
+
+#[test]
+fn a_lost_lock_create_reply_neither_loses_the_item_nor_orphans_the_lock() {
+    let server = TestingServer::start().unwrap();
+    let proxy = FaultProxy::start(&server.connect_string()).unwrap();
+    let direct = client_of(&server.connect_string());
+    let (queue, locks) = (unique_path("lost-claim"), unique_path("lost-claim-locks"));
+    let client = lasting_client(&proxy);
+    let session = client.session_id().unwrap();
+    let recorder = Recorder::new();
+    let _consumer = started(
+        consumer(&client, &queue, &recorder)
+            .lock_path(&locks)
+            .claim_window(4)
+            .build_queue(),
+    );
+    let producer = started(producer(&direct, &queue).build_queue());
+    // Once the first item is consumed and acknowledged, the consumer is idle.
+    producer.put("warm-up".into()).unwrap();
+    recorder.wait_for(1, WAIT);
+    wait_until("the warm-up item is acknowledged", || {
+        children(&direct, &queue).is_empty() && children(&direct, &locks).is_empty()
+    });
+
+    proxy.drop_reply_to(Request::Create);
+    let jobs: Vec<String> = (0..5).map(|i| format!("job-{i}")).collect();
+    for job in &jobs {
+        producer.put(job.clone()).unwrap();
+    }
+    let items = recorder.wait_for(6, WAIT);
+    wait_until("every item acknowledged and no lock left", || {
+        children(&direct, &queue).is_empty() && children(&direct, &locks).is_empty()
+    });
+    assert!(!proxy.dropping_reply(), "a lock create's reply was dropped");
+    assert_eq!(client.session_id().unwrap(), session, "the same session throughout");
+    let sorted = |mut items: Vec<String>| {
+        items.sort();
+        items
+    };
+    let mut expected = vec!["warm-up".to_string()];
+    expected.extend(jobs);
+    let expected = sorted(expected);
+    assert_eq!(sorted(items), expected, "each item once");
+    thread::sleep(Duration::from_millis(300));
+    assert_eq!(sorted(recorder.items()), expected, "nothing delivered again");
+}
+
+#[test]
+fn a_lost_acknowledge_reply_neither_loses_the_item_nor_orphans_the_lock() {
+    let server = TestingServer::start().unwrap();
+    let proxy = FaultProxy::start(&server.connect_string()).unwrap();
+    let direct = client_of(&server.connect_string());
+    let (queue, locks) = (unique_path("lost-ack"), unique_path("lost-ack-locks"));
+    let client = lasting_client(&proxy);
+    let session = client.session_id().unwrap();
+    let (builder, receiver) = QueueBuilder::new(&client, &queue, StringSerializer)
+        .lock_path(&locks)
+        .pull_consumer();
+    let pulled = started(builder.build_queue());
+    let producer = started(producer(&direct, &queue).build_queue());
+    producer.put("job-1".into()).unwrap();
+    producer.put("job-2".into()).unwrap();
+
+    let first = receiver.take_timeout(WAIT).unwrap().expect("job-1");
+    assert_eq!(*first, "job-1");
+    // The acknowledge multi is applied, and its reply lost.
+    proxy.drop_reply_to(Request::Multi);
+    first.ack();
+    let second = receiver.take_timeout(WAIT).unwrap().expect("job-2");
+    assert_eq!(*second, "job-2");
+    second.ack();
+    wait_until("both items acknowledged and no lock left", || {
+        children(&direct, &queue).is_empty() && children(&direct, &locks).is_empty()
+    });
+    assert!(!proxy.dropping_reply(), "the acknowledge's reply was dropped");
+    assert_eq!(client.session_id().unwrap(), session, "the same session throughout");
+    assert!(
+        receiver.take_timeout(Duration::from_millis(500)).unwrap().is_none(),
+        "nothing delivered again"
+    );
+    let stats = pulled.stats();
+    assert_eq!((stats.lease_lost, stats.in_flight), (0, 0));
+}
+
+#[test]
+fn an_acknowledge_cut_off_by_a_short_partition_settles_once_it_heals() {
+    let server = TestingServer::start().unwrap();
+    let proxy = FaultProxy::start(&server.connect_string()).unwrap();
+    let direct = client_of(&server.connect_string());
+    let (queue, locks) = (unique_path("ack-partition"), unique_path("ack-partition-locks"));
+    // Requests fail fast, the session outlives the partition.
+    let client = ZkClient::builder(&proxy.connect_string())
+        .session_timeout(Duration::from_secs(20))
+        .connection_timeout(Duration::from_secs(10))
+        .request_timeout(Duration::from_millis(500))
+        .retry_policy(RetryNTimes::new(1, Duration::from_millis(100)))
+        .connect()
+        .unwrap();
+    let session = client.session_id().unwrap();
+    let (builder, receiver) = QueueBuilder::new(&client, &queue, StringSerializer)
+        .lock_path(&locks)
+        .pull_consumer();
+    let pulled = started(builder.build_queue());
+    started(producer(&direct, &queue).build_queue())
+        .put("job".into())
+        .unwrap();
+    let delivery = receiver.take_timeout(WAIT).unwrap().expect("job");
+
+    proxy.blackhole();
+    delivery.ack();
+    // Long enough for the acknowledge's requests to fail, shorter than the session.
+    thread::sleep(Duration::from_secs(3));
+    proxy.heal();
+    wait_until("the item acknowledged and its lock gone", || {
+        children(&direct, &queue).is_empty() && children(&direct, &locks).is_empty()
+    });
+    assert_eq!(client.session_id().unwrap(), session, "the same session throughout");
+    assert!(
+        receiver.take_timeout(Duration::from_millis(500)).unwrap().is_none(),
+        "nothing delivered again"
+    );
+    assert_eq!(pulled.stats().lease_lost, 0);
+}
+
+#[test]
+fn consumers_keep_working_on_the_new_session_after_an_expiry() {
+    let server = TestingServer::start().unwrap();
+    let proxy = FaultProxy::start(&server.connect_string()).unwrap();
+    let direct = client_of(&server.connect_string());
+    let (pushed, pulled) = (unique_path("expiry-push"), unique_path("expiry-pull"));
+    let client = expiring_client(&proxy);
+    let recorder = Recorder::new();
+    let _push = started(
+        consumer(&client, &pushed, &recorder)
+            .lock_path(&unique_path("expiry-push-locks"))
+            .build_queue(),
+    );
+    let (builder, receiver) = QueueBuilder::new(&client, &pulled, StringSerializer)
+        .lock_path(&unique_path("expiry-pull-locks"))
+        .pull_consumer();
+    let _pull = started(builder.build_queue());
+    let push_producer = started(producer(&direct, &pushed).build_queue());
+    let pull_producer = started(producer(&direct, &pulled).build_queue());
+    push_producer.put("before".into()).unwrap();
+    pull_producer.put("before".into()).unwrap();
+    recorder.wait_for(1, WAIT);
+    receiver.take_timeout(WAIT).unwrap().expect("before").ack();
+    // Acknowledged before the fault, so neither is delivered again.
+    wait_until("both items acknowledged", || {
+        children(&direct, &pushed).is_empty() && children(&direct, &pulled).is_empty()
+    });
+
+    let states = client.state_listener();
+    let session = client.session_id().unwrap();
+    const LONG_TAKE: Duration = Duration::from_secs(30);
+    const SHORT_TAKE: Duration = Duration::from_secs(3);
+    let (after, empty) = thread::scope(|s| {
+        let long = s.spawn(|| {
+            let started = Instant::now();
+            (receiver.take_timeout(LONG_TAKE), started.elapsed())
+        });
+        let short = s.spawn(|| {
+            let started = Instant::now();
+            (receiver.take_timeout(SHORT_TAKE), started.elapsed())
+        });
+        proxy.blackhole();
+        wait_for_state(&states, ConnectionState::Lost, WAIT);
+        proxy.heal();
+        wait_for_state(&states, ConnectionState::Reconnected, WAIT);
+        let empty = short.join().unwrap();
+        // Nothing else happens on the new session before these puts: only
+        // re-armed watches deliver them.
+        push_producer.put("after".into()).unwrap();
+        pull_producer.put("after".into()).unwrap();
+        (long.join().unwrap(), empty)
+    });
+    assert_ne!(client.session_id().unwrap(), session, "a new session");
+
+    assert_eq!(recorder.wait_for(2, WAIT), vec!["before", "after"]);
+    let (taken, waited) = after;
+    let delivery = taken.unwrap().expect("the item put after the expiry");
+    assert_eq!(*delivery, "after");
+    delivery.ack();
+    assert!(waited < LONG_TAKE + Duration::from_secs(1), "took {waited:?}");
+    // A take that spans the expiry and finds nothing ends at its deadline.
+    let (nothing, waited) = empty;
+    assert!(matches!(nothing, Ok(None)), "{nothing:?}");
+    assert!(
+        waited >= SHORT_TAKE && waited < SHORT_TAKE + Duration::from_secs(1),
+        "took {waited:?}"
+    );
+    wait_until("the pulled item is acknowledged on the new session", || {
+        children(&direct, &pulled).is_empty()
+    });
+}

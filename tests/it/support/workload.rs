@@ -1,0 +1,123 @@
+//! A produce/consume workload of unique items under faults, and the checks
+//! that follow it: nothing lost, duplicates within the bound, no lock left.
+
+use std::path::Path;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+
+use super::worker::Tally;
+
+/// A thread putting unique items `item-<i>` into a queue, each retried until
+/// stored.
+pub struct Producer {
+    handle: JoinHandle<Produced>,
+}
+
+/// What a producer stored.
+#[derive(Debug)]
+pub struct Produced {
+    pub items: Vec<String>,
+    /// Puts that failed and were tried again: each may have stored its item
+    /// twice (the put guarantee), so each may add a duplicate.
+    pub ambiguous: usize,
+}
+
+impl Producer {
+    /// Puts `count` items, one every `pace`, through its own client of `connect`.
+    pub fn start(connect: &str, queue: &str, count: usize, pace: Duration) -> Producer {
+        let (connect, queue) = (connect.to_owned(), queue.to_owned());
+        let handle = std::thread::spawn(move || {
+            let client = ZkClient::builder(&connect)
+                .session_timeout(Duration::from_secs(20))
+                .connection_timeout(Duration::from_secs(20))
+                .request_timeout(Duration::from_secs(5))
+                .connect()
+                .expect("the producer connects");
+            let producer = QueueBuilder::new(&client, &queue, StringSerializer)
+                .put_in_background(false)
+                .build_queue()
+                .expect("the producer's queue");
+            producer.start().expect("the producer starts");
+            let mut produced = Produced {
+                items: Vec::with_capacity(count),
+                ambiguous: 0,
+            };
+            for i in 0..count {
+                let item = format!("item-{i}");
+                let deadline = Instant::now() + Duration::from_secs(120);
+                while let Err(e) = producer.put(item.clone()) {
+                    assert!(Instant::now() < deadline, "{item} could not be stored: {e}");
+                    produced.ambiguous += 1;
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                produced.items.push(item);
+                std::thread::sleep(pace);
+            }
+            produced
+        });
+        Producer { handle }
+    }
+
+    /// Waits for every item to be stored.
+    pub fn join(self) -> Produced {
+        self.handle.join().expect("the producer")
+    }
+}
+
+/// Waits until every produced item was finished, the queue is empty and no
+/// lock is left (an orphaned lock would keep its item or lock node there);
+/// panics after `within`. Returns the workers' tally.
+pub fn drain(client: &ZkClient, queue: &str, locks: &str, dir: &Path, produced: &[String], within: Duration) -> Tally {
+    let deadline = Instant::now() + within;
+    loop {
+        let tally = Tally::read(dir);
+        let finished = tally.distinct_of(produced);
+        let items = client.get_children(queue).map(|(c, _)| c).unwrap_or_default();
+        let held = client.get_children(locks).map(|(c, _)| c).unwrap_or_default();
+        if finished == produced.len() && items.is_empty() && held.is_empty() {
+            return tally;
+        }
+        if Instant::now() >= deadline {
+            let lost: Vec<&String> = produced.iter().filter(|p| !tally.finished.contains_key(*p)).collect();
+            panic!(
+                "after {within:?}: {finished} of {} items finished; never finished: {lost:?}; \
+                 left in the queue: {items:?}; locks left: {held:?}",
+                produced.len()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The most duplicates lock-safe consumers may deliver: each killed process
+/// and each expired session gives up at most `claim_window` leases, whose
+/// items may have been finished but not acknowledged; each put tried again
+/// may have stored its item twice.
+pub fn duplicate_bound(claim_window: usize, kills: usize, sessions_lost: usize, ambiguous_puts: usize) -> usize {
+    claim_window * (kills + sessions_lost) + ambiguous_puts
+}
+
+/// A small, seeded, repeatable random number generator (splitmix64).
+#[derive(Clone, Debug)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> SplitMix64 {
+        SplitMix64(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n
+    }
+}
