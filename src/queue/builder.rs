@@ -229,7 +229,10 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// claimed items are already deleted, so a consumer that crashes loses up
     /// to this many (at most once either way). With a lock path, these are
     /// leases taken ahead: other consumers skip the items until they are
-    /// acknowledged or released. 1 claims one item at a time. Defaults to 64.
+    /// acknowledged or released, and a consumer never holds more than this
+    /// many leases at once (so a consumer that crashes or whose session
+    /// expires redelivers at most this many items). 1 claims one item at a
+    /// time. Defaults to 64.
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {

@@ -161,7 +161,8 @@ pub(super) fn dead_letter<T: Send + 'static>(
     let Some(dead_letters) = &core.options.dead_letter_path else {
         control.skip(name);
         if let Some(lock) = lock {
-            lock.release(core);
+            // Kept for a later pass if it cannot be deleted now.
+            super::let_go(core, control, name, lock);
         }
         log::error!("{item_path} cannot be consumed and is left in place (no dead-letter path): {reason}");
         core.tell_error(&reason);
@@ -211,11 +212,8 @@ fn settle<T: Send + 'static>(core: &Core<T>, item_path: &str, lock: &Lock, ops: 
             None => Ok(()),
             Some(_) => Err(lease_lost()),
         },
-        Err(e) => {
-            // The item changed or vanished under us (removed by id, say), or the
-            // request failed: free the item for another try.
-            lock.release(core);
-            Err(e)
-        }
+        // The item changed or vanished under us (removed by id, say), or the
+        // request failed: the caller lets the lease go for another try.
+        Err(e) => Err(e),
     }
 }
