@@ -2,21 +2,22 @@
 //! workload of unique items, consumed by lock-safe consumer processes.
 //!
 //! Each round waits for some progress, then injects one fault: `kill -9` a
-//! consumer process (and start a new one), restart the server, cut the
-//! consumers' connections, blackhole them for less or more than the session
-//! timeout, or drop the reply to the next request, lock create or
-//! acknowledge multi. Then everything is healed, the queue drained, and the
-//! invariants checked: no item lost, duplicates within the documented bound,
-//! no lock left.
+//! consumer process (and start a new one), restart a server, kill the
+//! ensemble's leader (and restart it once another leads), cut the consumers'
+//! connections, blackhole them for less or more than the session timeout,
+//! drop the reply to the next request, lock create or acknowledge multi, or
+//! drop the reply to a put's create. Then everything is healed, the queue
+//! drained, and the invariants checked: no item lost, duplicates within the
+//! documented bound, no lock left.
 //!
 //! The long version is ignored; run it with
-//! `ZKQ_FAULT_SEED=<seed> ZKQ_FAULT_ROUNDS=<rounds> cargo test --all-features --test it
-//! random_faults::long -- --ignored --nocapture`.
+//! `ZKQ_FAULT_SEED=<seed> ZKQ_FAULT_ROUNDS=<rounds> [ZKQ_FAULT_ENSEMBLE=1] cargo test
+//! --all-features --test it random_faults::long -- --ignored --nocapture`.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use zk_queue::testing::{FaultProxy, Request, TestingServer};
+use zk_queue::testing::{FaultProxy, Request, TestingCluster, TestingServer};
 
 use crate::guarantees::{wait_finished, work_dir};
 use crate::support::client_of;
@@ -37,24 +38,127 @@ const PER_ROUND: usize = 30;
 enum Fault {
     KillConsumer,
     RestartServer,
+    KillLeader,
     Cut,
     ShortBlackhole,
     LongBlackhole,
     DropNextReply,
     DropCreateReply,
     DropMultiReply,
+    DropPutReply,
 }
 
-const FAULTS: [Fault; 8] = [
+const FAULTS: [Fault; 10] = [
     Fault::KillConsumer,
     Fault::RestartServer,
+    Fault::KillLeader,
     Fault::Cut,
     Fault::ShortBlackhole,
     Fault::LongBlackhole,
     Fault::DropNextReply,
     Fault::DropCreateReply,
     Fault::DropMultiReply,
+    Fault::DropPutReply,
 ];
+
+/// The servers of a run: one, or a 3-member ensemble.
+enum Servers {
+    One(TestingServer),
+    Ensemble(TestingCluster),
+}
+
+impl Servers {
+    fn start(ensemble: bool) -> Servers {
+        if ensemble {
+            Servers::Ensemble(TestingCluster::start(3).unwrap())
+        } else {
+            Servers::One(TestingServer::start().unwrap())
+        }
+    }
+
+    /// Each member's address.
+    fn members(&self) -> Vec<String> {
+        match self {
+            Servers::One(server) => vec![server.connect_string()],
+            Servers::Ensemble(cluster) => (0..cluster.size()).map(|m| cluster.member_connect_string(m)).collect(),
+        }
+    }
+
+    fn connect_string(&self) -> String {
+        self.members().join(",")
+    }
+
+    /// Restarts one server (a random member of an ensemble).
+    fn restart_one(&mut self, rng: &mut SplitMix64) {
+        match self {
+            Servers::One(server) => server.restart().unwrap(),
+            Servers::Ensemble(cluster) => {
+                let member = usize::try_from(rng.below(cluster.size() as u64)).unwrap();
+                cluster.kill(member).unwrap();
+                cluster.restart(member).unwrap();
+            }
+        }
+    }
+
+    /// Kills the leader and restarts it once another member leads; false
+    /// without an ensemble.
+    fn kill_leader(&mut self) -> bool {
+        let Servers::Ensemble(cluster) = self else {
+            return false;
+        };
+        let leader = cluster.leader().expect("a leader");
+        cluster.kill(leader).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !cluster.leader().is_some_and(|l| l != leader) {
+            assert!(Instant::now() < deadline, "no new leader after member {leader} died");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        cluster.restart(leader).unwrap();
+        true
+    }
+}
+
+/// A fault proxy in front of each member.
+struct Proxies(Vec<FaultProxy>);
+
+impl Proxies {
+    fn start(servers: &Servers) -> Proxies {
+        Proxies(
+            servers
+                .members()
+                .iter()
+                .map(|m| FaultProxy::start(m).unwrap())
+                .collect(),
+        )
+    }
+
+    fn connect_string(&self) -> String {
+        self.0
+            .iter()
+            .map(FaultProxy::connect_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    fn each(&self, f: impl Fn(&FaultProxy)) {
+        self.0.iter().for_each(f);
+    }
+
+    /// Arms a reply-dropping fault on every proxy, waits until one fired (the
+    /// client talks to one member at a time), then heals all. Returns whether
+    /// it fired within a few seconds.
+    fn drop_reply(&self, arm: impl Fn(&FaultProxy)) -> bool {
+        self.each(arm);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let fired = || self.0.iter().any(|p| !p.dropping_reply());
+        while !fired() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let fired = fired();
+        self.each(FaultProxy::heal);
+        fired
+    }
+}
 
 /// What a run did; printed through `Debug`.
 #[derive(Debug)]
@@ -62,25 +166,28 @@ const FAULTS: [Fault; 8] = [
 struct Report {
     seed: u64,
     rounds: usize,
+    ensemble: bool,
     injected: BTreeMap<String, usize>,
     items: usize,
     lost: usize,
     duplicates: usize,
     bound: usize,
     sessions_lost: usize,
+    puts_tried_again: usize,
     elapsed: Duration,
 }
 
-fn run(seed: u64, rounds: usize) -> Report {
-    println!("random faults: seed {seed}, {rounds} rounds");
+fn run(seed: u64, rounds: usize, ensemble: bool) -> Report {
+    println!("random faults: seed {seed}, {rounds} rounds, ensemble {ensemble}");
     let started = Instant::now();
     let mut rng = SplitMix64::new(seed);
-    let mut server = TestingServer::start().unwrap();
-    let proxy = FaultProxy::start(&server.connect_string()).unwrap();
+    let mut servers = Servers::start(ensemble);
+    let proxies = Proxies::start(&servers);
+    let producer_proxies = Proxies::start(&servers);
     let (queue, locks) = (unique_path("random"), unique_path("random-locks"));
     let dir = work_dir("random");
     let config = WorkerConfig {
-        connect: proxy.connect_string(),
+        connect: proxies.connect_string(),
         queue: queue.clone(),
         locks: locks.clone(),
         delay: Duration::from_millis(10),
@@ -98,12 +205,20 @@ fn run(seed: u64, rounds: usize) -> Report {
         worker.wait_ready(Duration::from_secs(60));
     }
     let items = (rounds + 2) * PER_ROUND;
-    let producer = Producer::start(&server.connect_string(), &queue, items, Duration::from_millis(5));
+    let producer = Producer::start(
+        &producer_proxies.connect_string(),
+        &queue,
+        items,
+        Duration::from_millis(5),
+    );
     let mut injected: BTreeMap<String, usize> = BTreeMap::new();
     let mut kills = 0;
     for round in 0..rounds {
         wait_finished(&dir, (round + 1) * PER_ROUND);
-        let fault = FAULTS[usize::try_from(rng.below(FAULTS.len() as u64)).unwrap()];
+        let mut fault = FAULTS[usize::try_from(rng.below(FAULTS.len() as u64)).unwrap()];
+        if fault == Fault::KillLeader && !ensemble {
+            fault = Fault::RestartServer;
+        }
         let mut fired = true;
         match fault {
             Fault::KillConsumer => {
@@ -113,32 +228,23 @@ fn run(seed: u64, rounds: usize) -> Report {
                 spawned += 1;
                 workers[victim] = Worker::spawn(&config, &dir, spawned);
             }
-            Fault::RestartServer => server.restart().unwrap(),
-            Fault::Cut => proxy.cut(),
+            Fault::RestartServer => servers.restart_one(&mut rng),
+            Fault::KillLeader => fired = servers.kill_leader(),
+            Fault::Cut => proxies.each(FaultProxy::cut),
             Fault::ShortBlackhole | Fault::LongBlackhole => {
-                proxy.blackhole();
+                proxies.each(FaultProxy::blackhole);
                 // Less than the session timeout, or long enough to expire it.
                 std::thread::sleep(if fault == Fault::ShortBlackhole {
                     SESSION / 4
                 } else {
                     SESSION + Duration::from_secs(1)
                 });
-                proxy.heal();
+                proxies.each(FaultProxy::heal);
             }
-            Fault::DropNextReply | Fault::DropCreateReply | Fault::DropMultiReply => {
-                match fault {
-                    Fault::DropNextReply => proxy.drop_next_reply(),
-                    Fault::DropCreateReply => proxy.drop_reply_to(Request::Create),
-                    _ => proxy.drop_reply_to(Request::Multi),
-                }
-                // The workload sends the request soon; if not, the fault is withdrawn.
-                let deadline = Instant::now() + Duration::from_secs(5);
-                while proxy.dropping_reply() && Instant::now() < deadline {
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-                fired = !proxy.dropping_reply();
-                proxy.heal();
-            }
+            Fault::DropNextReply => fired = proxies.drop_reply(FaultProxy::drop_next_reply),
+            Fault::DropCreateReply => fired = proxies.drop_reply(|p| p.drop_reply_to(Request::Create)),
+            Fault::DropMultiReply => fired = proxies.drop_reply(|p| p.drop_reply_to(Request::Multi)),
+            Fault::DropPutReply => fired = producer_proxies.drop_reply(|p| p.drop_reply_to(Request::Create)),
         }
         let name = if fired {
             format!("{fault:?}")
@@ -148,20 +254,23 @@ fn run(seed: u64, rounds: usize) -> Report {
         println!("round {round}: {name}");
         *injected.entry(name).or_default() += 1;
     }
-    proxy.heal();
+    proxies.each(FaultProxy::heal);
+    producer_proxies.each(FaultProxy::heal);
     let produced = producer.join();
-    let verify = client_of(&server.connect_string());
+    let verify = client_of(&servers.connect_string());
     let tally = drain(&verify, &queue, &locks, &dir, &produced.items, Duration::from_secs(120));
     let bound = duplicate_bound(WINDOW, kills, tally.sessions_lost, produced.ambiguous);
     let report = Report {
         seed,
         rounds,
+        ensemble,
         injected,
         items: produced.items.len(),
         lost: produced.items.len() - tally.distinct_of(&produced.items),
         duplicates: tally.duplicates(),
         bound,
         sessions_lost: tally.sessions_lost,
+        puts_tried_again: produced.ambiguous,
         elapsed: started.elapsed(),
     };
     println!("random faults: {report:?}");
@@ -180,12 +289,18 @@ fn env_number(name: &str) -> Option<u64> {
 
 #[test]
 fn random_faults_lose_no_item_and_leave_no_lock() {
-    let report = run(env_number("ZKQ_FAULT_SEED").unwrap_or(20_240_601), 4);
+    let report = run(env_number("ZKQ_FAULT_SEED").unwrap_or(20_240_601), 4, false);
     assert_eq!(report.rounds, 4);
 }
 
 #[test]
-#[ignore = "long: ZKQ_FAULT_SEED and ZKQ_FAULT_ROUNDS choose the run"]
+fn random_faults_on_an_ensemble_lose_no_item_and_leave_no_lock() {
+    let report = run(env_number("ZKQ_FAULT_SEED").unwrap_or(20_261_157), 4, true);
+    assert_eq!(report.rounds, 4);
+}
+
+#[test]
+#[ignore = "long: ZKQ_FAULT_SEED, ZKQ_FAULT_ROUNDS and ZKQ_FAULT_ENSEMBLE choose the run"]
 fn long() {
     let seed = env_number("ZKQ_FAULT_SEED").unwrap_or_else(|| {
         std::time::SystemTime::now()
@@ -193,5 +308,5 @@ fn long() {
             .map_or(1, |d| d.as_secs())
     });
     let rounds = env_number("ZKQ_FAULT_ROUNDS").map_or(30, |r| usize::try_from(r).unwrap());
-    run(seed, rounds);
+    run(seed, rounds, env_number("ZKQ_FAULT_ENSEMBLE").is_some_and(|e| e != 0));
 }
