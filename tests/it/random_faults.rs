@@ -109,7 +109,7 @@ impl Servers {
         let leader = cluster.leader().expect("a leader");
         cluster.kill(leader).unwrap();
         let deadline = Instant::now() + Duration::from_secs(60);
-        while !cluster.leader().is_some_and(|l| l != leader) {
+        while cluster.leader().is_none_or(|l| l == leader) {
             assert!(Instant::now() < deadline, "no new leader after member {leader} died");
             std::thread::sleep(Duration::from_millis(100));
         }
