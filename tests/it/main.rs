@@ -10,6 +10,7 @@ mod curator_interop;
 mod curator_scenarios;
 mod fault_proxy;
 mod faults;
+mod hostile;
 mod interop;
 mod java_peer;
 mod pull;
