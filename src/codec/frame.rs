@@ -9,7 +9,8 @@
 //! u8   0x02  (end marker)
 //! ```
 //!
-//! A `put` writes a frame with one record, a `put_multi` one record per item.
+//! A `put` writes a frame with one record, a `put_multi` one record per item
+//! (at least one: a put of no items is refused).
 //! The reader follows Curator's: bytes after the end marker are ignored, and
 //! every other deviation is an error (Curator logs such a node as corrupted
 //! and deletes it).
@@ -86,6 +87,9 @@ pub enum FrameError {
         /// Size of the item in bytes.
         size: usize,
     },
+    /// There is no item to encode: a put stores at least one (a frame
+    /// without records would be a node that delivers nothing).
+    NoItems,
 }
 
 impl fmt::Display for FrameError {
@@ -117,6 +121,7 @@ impl fmt::Display for FrameError {
             FrameError::ItemTooLarge { size } => {
                 write!(f, "item of {size} bytes is too large for an item frame")
             }
+            FrameError::NoItems => f.write_str("a put needs at least one item"),
         }
     }
 }
@@ -126,8 +131,14 @@ impl std::error::Error for FrameError {}
 /// Encodes items as one frame, in order.
 ///
 /// # Errors
+/// [`FrameError::NoItems`] for no item at all (the decoder accepts such a
+/// frame, as Curator's does, but nothing here writes one);
 /// [`FrameError::ItemTooLarge`] if an item is longer than `i32::MAX` bytes.
 pub(crate) fn encode_frame<'a>(items: impl IntoIterator<Item = &'a [u8]>) -> Result<Vec<u8>, FrameError> {
+    let mut items = items.into_iter().peekable();
+    if items.peek().is_none() {
+        return Err(FrameError::NoItems);
+    }
     let mut out = Vec::with_capacity(VERSION_LEN + 1);
     out.extend_from_slice(&FRAME_VERSION.to_be_bytes());
     for item in items {
@@ -239,8 +250,9 @@ mod tests {
             encode(&[b"a", b"", b"bc"]),
             hex("00010001 01 00000001 61 01 00000000 01 00000002 6263 02")
         );
-        assert_eq!(encode(&[]), hex("00010001 02"));
         assert_eq!(encode(&[b"x"]), hex("0001000101000000017802"));
+        // Curator writes `[]` as `00010001 02`; a put here refuses it.
+        assert_eq!(encode_frame([]).unwrap_err(), FrameError::NoItems);
     }
 
     #[test]
@@ -367,6 +379,7 @@ mod tests {
             },
             FrameError::Truncated { len: 3 },
             FrameError::ItemTooLarge { size: 1 << 31 },
+            FrameError::NoItems,
         ];
         for e in errors {
             let msg = e.to_string();
@@ -392,13 +405,15 @@ mod tests {
             }));
             if let Ok(items) = decode_frame(&junk) {
                 // Whatever decodes re-encodes to the bytes read.
-                let again = encode_frame(items.iter().copied()).unwrap();
-                assert_eq!(again, junk[..again.len()], "{junk:?}");
+                match encode_frame(items.iter().copied()) {
+                    Ok(again) => assert_eq!(again, junk[..again.len()], "{junk:?}"),
+                    Err(e) => assert!(items.is_empty() && e == FrameError::NoItems, "{junk:?}"),
+                }
             }
 
             // Valid frames of random items round-trip, and any damage is
             // reported, not panicked on.
-            let owned: Vec<Vec<u8>> = (0..rng.usize(0..6))
+            let owned: Vec<Vec<u8>> = (0..rng.usize(1..6))
                 .map(|_| (0..rng.usize(0..20)).map(|_| rng.u8(..)).collect())
                 .collect();
             let frame = encode_frame(owned.iter().map(Vec::as_slice)).unwrap();

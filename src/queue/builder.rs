@@ -288,8 +288,9 @@ impl<T: Send + 'static> QueueBuilder<T> {
 
     /// Where items go that cannot be consumed: undecodable items, and items
     /// that failed `max_attempts` times. Items there are plain queue items
-    /// (`queue-<seq>`), so a queue on that path can drain them. Defaults to
-    /// none: undecodable items are left in place and logged.
+    /// (`queue-<seq>`), so a queue on that path can drain them. It must not be
+    /// the queue path, lie inside it, or be the lock path. Defaults to none:
+    /// undecodable items are left in place and logged.
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -441,6 +442,11 @@ impl<T: Send + 'static> QueueBuilder<T> {
             if other == &self.path || other.starts_with(&format!("{}/", self.path)) {
                 return invalid(&format!("the {name} must not be the queue path or inside it"));
             }
+        }
+        if self.options.lock_path.is_some() && self.options.lock_path == self.options.dead_letter_path {
+            // Dead letters are `queue-<seq>` nodes: there, each would pass for the
+            // lock of the queue item of the same name, which then stays stuck.
+            return invalid("the lock path and the dead-letter path must not be the same node");
         }
         if self.options.max_items == Some(0) {
             return invalid("max items must be positive");

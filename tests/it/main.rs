@@ -11,6 +11,7 @@ mod curator_scenarios;
 mod fault_proxy;
 mod faults;
 mod guarantees;
+mod hostile;
 mod interop;
 mod java_peer;
 mod pull;

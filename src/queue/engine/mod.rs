@@ -379,14 +379,17 @@ struct Pass {
 
 fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T>>, latch: &Latch) -> Result<Pass> {
     let now = || Some(Instant::now());
+    // A queue or lock node deleted under the consumer (by an operator, or
+    // reaped as an empty container) is created again, and listed at once.
+    let recreated = || -> Result<Pass> {
+        core.ensure_nodes()?;
+        Ok(Pass {
+            _watches: Vec::new(),
+            wake_at: now(),
+        })
+    };
     let (names, _, queue_watch) = match core.client.watch_children(&core.path, latch) {
-        Err(Error::NoNode { .. }) => {
-            core.ensure_nodes()?;
-            return Ok(Pass {
-                _watches: Vec::new(),
-                wake_at: now(),
-            });
-        }
+        Err(Error::NoNode { .. }) => return recreated(),
         other => other?,
     };
     let mut watches = vec![queue_watch];
@@ -395,7 +398,10 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
     let mut wake_at = settle_orphans(core, control).then(|| Instant::now() + ORPHAN_RETRY);
     if let Some(lock_path) = &core.options.lock_path {
         // Watching the locks picks up an item the moment its holder dies.
-        let (locks, _, lock_watch) = core.client.watch_children(lock_path, latch)?;
+        let (locks, _, lock_watch) = match core.client.watch_children(lock_path, latch) {
+            Err(Error::NoNode { .. }) => return recreated(),
+            other => other?,
+        };
         watches.push(lock_watch);
         locked.extend(locks);
     }
