@@ -161,7 +161,12 @@ impl Kind {
             };
         }
         match split_item(name) {
-            Some((prefix, _)) if prefix.len() == PRIORITY_PREFIX_LEN => Kind::Priority,
+            Some((prefix, _))
+                if prefix.len() == PRIORITY_PREFIX_LEN
+                    && prefix.get(QUEUE_PREFIX.len()..).and_then(parse_priority).is_some() =>
+            {
+                Kind::Priority
+            }
             _ => Kind::Plain,
         }
     }
@@ -298,7 +303,13 @@ fn classic_sequence(name: &str) -> Option<i64> {
 
 /// Reads a 9-character priority text (`1`/`0`, then 8 hex digits of the bits).
 fn parse_priority(text: &str) -> Option<i32> {
-    let bits = u32::from_str_radix(text.get(1..)?, 16).ok()?;
+    // A sign digit, then eight uppercase hex digits (Curator's `%08X`).
+    let (sign, hex) = (text.get(..1)?, text.get(1..)?);
+    let upper_hex = |b: u8| b.is_ascii_digit() || (b'A'..=b'F').contains(&b);
+    if !matches!(sign, "0" | "1") || hex.len() != 8 || !hex.bytes().all(upper_hex) {
+        return None;
+    }
+    let bits = u32::from_str_radix(hex, 16).ok()?;
     Some(bits as i32)
 }
 
@@ -441,6 +452,22 @@ mod tests {
         for name in ["qn-", "qn-x", "qn--2147483649", "Queue-1", "entry-100-0000000001"] {
             assert_eq!(ItemName::parse(name, None), None, "{name}");
         }
+    }
+
+    #[test]
+    fn a_name_is_a_priority_name_only_if_its_priority_parses() {
+        // Nine characters before the sequence, but not Curator's priority text.
+        for name in [
+            "queue-10\08\x1aqn||0",
+            "queue-1000000ff0000000000",
+            "queue-2000000050000000000",
+        ] {
+            assert_eq!(Kind::of_name(name), Kind::Plain, "{name:?}");
+            let item = ItemName::parse(name, Some(Layout::Curator)).unwrap();
+            assert_eq!((item.kind, item.priority), (Kind::Plain, None), "{name:?}");
+        }
+        let item = ItemName::parse("queue-0FFFFFFFF0000000001", None).unwrap();
+        assert_eq!((item.kind, item.priority), (Kind::Priority, Some(-1)));
     }
 
     #[test]

@@ -278,7 +278,9 @@ macro_rules! put_methods {
             }
 
             /// Puts several items in one node; consumers get them one by one,
-            /// in order. They count as one item toward `max_items`.
+            /// in order. They count as one item toward `max_items`. An empty
+            /// list is refused with [`Error::InvalidArgument`](crate::Error::InvalidArgument)
+            /// before anything is sent.
             ///
             /// ``` no_run
             /// # fn main() -> Result<(), zk_queue::Error> {

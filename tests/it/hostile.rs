@@ -549,6 +549,51 @@ fn a_lock_safe_consumer_keeps_delivering_after_its_lock_directory_alone_is_delet
     queue.close();
 }
 
+fn dead_letter_path_is_recreated(name: &str, lock: bool) {
+    let client = client();
+    let other = crate::support::client();
+    let path = unique_path(name);
+    let dead = unique_path(&format!("{name}-dead"));
+    let recorder = Recorder::new();
+    let mut builder = consumer(&client, &path, &recorder).dead_letter_path(&dead);
+    if lock {
+        builder = builder.lock_path(&unique_path(&format!("{name}-locks")));
+    }
+    let queue = started(builder.build_queue());
+    let producer = started_producer(&other, &path);
+    producer.put("first".into()).unwrap();
+    recorder.wait_for(1, WAIT);
+    // Deleted by an operator while the consumer runs.
+    other.delete(&dead, None).unwrap();
+    other
+        .create(
+            &format!("{path}/queue-"),
+            b"not a frame",
+            CreateMode::PersistentSequential,
+        )
+        .unwrap();
+    producer.put("second".into()).unwrap();
+    recorder.wait_for(2, WAIT);
+    eventually(WAIT, "the corrupt item moved to the recreated dead-letter path", || {
+        other.get_children(&dead).is_ok_and(|(c, _)| c.len() == 1) && children(&other, &path).is_empty()
+    });
+    let moved = other.get_children(&dead).unwrap().0;
+    let (data, _) = other.get_data(&format!("{dead}/{}", moved[0])).unwrap();
+    assert_eq!(data, b"not a frame", "moved byte for byte");
+    assert_eq!(recorder.items(), ["first", "second"]);
+    queue.close();
+}
+
+#[test]
+fn a_dead_letter_path_deleted_under_a_plain_consumer_is_created_again() {
+    dead_letter_path_is_recreated("hostile-dead-deleted", false);
+}
+
+#[test]
+fn a_dead_letter_path_deleted_under_a_lock_safe_consumer_is_created_again() {
+    dead_letter_path_is_recreated("hostile-dead-deleted-locked", true);
+}
+
 #[test]
 fn a_blocked_simple_take_returns_an_item_put_after_its_queue_node_was_deleted() {
     let path = unique_path("hostile-deleted-simple");

@@ -178,10 +178,18 @@ pub(super) fn dead_letter<T: Send + 'static>(
     ));
     ops.push(Op::delete(&item_path, Some(item_version)));
     ops.extend(lock.map(Lock::delete));
-    let moved = match lock {
+    let create_index = usize::from(lock.is_some());
+    let attempt = || match lock {
         Some(lock) => settle(core, &item_path, lock, &ops),
         None => core.client.multi(&ops).map(|_| ()),
     };
+    let mut moved = attempt();
+    if matches!(&moved, Err(Error::MultiFailed { index, source }) if *index == create_index && source.is_no_node()) {
+        // The dead-letter node was deleted under the consumer: create it again.
+        log::warn!("dead-letter path {dead_letters} is missing; creating it again");
+        core.ensure_nodes()?;
+        moved = attempt();
+    }
     if moved.is_ok() {
         QueueCounters::bump(&core.counters.dead_lettered);
         log::warn!("moved {item_path} to {dead_letters}: {reason}");
