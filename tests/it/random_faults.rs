@@ -23,7 +23,7 @@ use crate::guarantees::{wait_finished, work_dir};
 use crate::support::client_of;
 use crate::support::server::unique_path;
 use crate::support::worker::{Worker, WorkerConfig};
-use crate::support::workload::{drain, duplicate_bound, Producer, SplitMix64};
+use crate::support::workload::{drain, duplicate_bound, Gate, Producer, SplitMix64};
 
 /// The claim window of the consumer processes.
 const WINDOW: usize = 4;
@@ -205,11 +205,18 @@ fn run(seed: u64, rounds: usize, ensemble: bool) -> Report {
         worker.wait_ready(Duration::from_secs(60));
     }
     let items = (rounds + 2) * PER_ROUND;
-    let producer = Producer::start(
+    // A backlog of up to two rounds: work (and the requests faults aim at)
+    // lasts as long as the run.
+    let gate = Gate {
+        dir: dir.clone(),
+        ahead: 2 * PER_ROUND,
+    };
+    let producer = Producer::start_gated(
         &producer_proxies.connect_string(),
         &queue,
         items,
         Duration::from_millis(5),
+        Some(gate),
     );
     let mut injected: BTreeMap<String, usize> = BTreeMap::new();
     let mut kills = 0;

@@ -1,7 +1,7 @@
 //! A produce/consume workload of unique items under faults, and the checks
 //! that follow it: nothing lost, duplicates within the bound, no lock left.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -24,9 +24,30 @@ pub struct Produced {
     pub ambiguous: usize,
 }
 
+/// Holds a producer back until the consumers writing to `dir` have finished
+/// all but `ahead` of the items put so far, so that work (and with it the
+/// requests faults aim at) lasts as long as the run.
+pub struct Gate {
+    pub dir: PathBuf,
+    pub ahead: usize,
+}
+
+impl Gate {
+    fn wait(&self, put: usize) {
+        while Tally::read(&self.dir).finished.len() + self.ahead < put {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
 impl Producer {
     /// Puts `count` items, one every `pace`, through its own client of `connect`.
     pub fn start(connect: &str, queue: &str, count: usize, pace: Duration) -> Producer {
+        Producer::start_gated(connect, queue, count, pace, None)
+    }
+
+    /// As [`start`](Self::start), holding back at `gate`.
+    pub fn start_gated(connect: &str, queue: &str, count: usize, pace: Duration, gate: Option<Gate>) -> Producer {
         let (connect, queue) = (connect.to_owned(), queue.to_owned());
         let handle = std::thread::spawn(move || {
             let client = ZkClient::builder(&connect)
@@ -45,6 +66,9 @@ impl Producer {
                 ambiguous: 0,
             };
             for i in 0..count {
+                if let Some(gate) = &gate {
+                    gate.wait(i);
+                }
                 let item = format!("item-{i}");
                 let deadline = Instant::now() + Duration::from_secs(120);
                 while let Err(e) = producer.put(item.clone()) {
