@@ -35,6 +35,10 @@ pub(super) fn window<T: Send + 'static>(
             Err(Error::NoNode { .. }) => continue,
             Err(e) => return Err(e),
         };
+        if stat.num_children > 0 {
+            not_an_item(core, control, &name, &item_path);
+            continue;
+        }
         match decode(core, &item_path, &data) {
             Ok(decoded) => claimable.push((name, item_path, stat.version, decoded.values)),
             Err(corrupt) => {
@@ -147,6 +151,11 @@ pub(super) fn locked_window<T: Send + 'static>(
                 continue;
             }
         };
+        if stat.num_children > 0 {
+            let_go(core, control, &name, &lock);
+            not_an_item(core, control, &name, &item_path);
+            continue;
+        }
         if control.stopping() {
             // Closing: keep order by handing over nothing more.
             let_go(core, control, &name, &lock);
@@ -182,4 +191,15 @@ pub(super) fn locked_window<T: Send + 'static>(
         Some(e) => Err(e),
         None => Ok(handed),
     }
+}
+
+/// Sets aside a node with children: queue items have none, and it could not
+/// be deleted, so it is never delivered, moved or touched; the consumer hears
+/// of it once.
+fn not_an_item<T: Send + 'static>(core: &Core<T>, control: &Control, name: &str, item_path: &str) {
+    control.skip(name);
+    log::warn!("{item_path} has children, so it is not a queue item; it is left in place");
+    core.tell_error(&Error::NotEmpty {
+        path: item_path.to_owned(),
+    });
 }

@@ -20,6 +20,8 @@ pub(super) struct LocalList {
 struct Inner {
     items: BTreeMap<SequenceKey, String>,
     warned: HashSet<String>,
+    /// `qn-` nodes found to have children: not items, never touched again.
+    skipped: HashSet<String>,
 }
 
 /// The ordering key of an item name, or `None` for a name that is not
@@ -32,10 +34,11 @@ impl LocalList {
     /// Replaces the list with a fresh listing; returns how many items it holds.
     pub(super) fn refill(&self, dir: &str, names: Vec<String>) -> usize {
         let mut inner = self.inner.lock();
-        let Inner { items, warned } = &mut *inner;
+        let Inner { items, warned, skipped } = &mut *inner;
         items.clear();
         for name in names {
             match item_key(&name) {
+                Some(_) if skipped.contains(&name) => {}
                 Some(key) => {
                     items.insert(key, name);
                 }
@@ -63,6 +66,17 @@ impl LocalList {
     /// Drops an item found gone.
     pub(super) fn forget(&self, key: SequenceKey) {
         self.inner.lock().items.remove(&key);
+    }
+
+    /// Drops a node found to have children: queue items have none, so it is
+    /// not one (and could not be deleted); later listings leave it out.
+    pub(super) fn skip(&self, dir: &str, key: SequenceKey, name: String) {
+        let mut inner = self.inner.lock();
+        inner.items.remove(&key);
+        if inner.skipped.len() < MAX_WARNED {
+            log::warn!("{dir}: skipping {name:?}, which has children and so is not a queue item");
+            inner.skipped.insert(name);
+        }
     }
 
     /// Puts back an item whose claim failed for a reason other than its absence.

@@ -417,6 +417,10 @@ impl SimpleQueue {
         while let Some((key, name)) = self.local.first(remove) {
             let node = path::join(&self.dir, &name);
             let data = match self.client.get_data(&node) {
+                Ok((_, stat)) if stat.num_children > 0 => {
+                    self.local.skip(&self.dir, key, name);
+                    continue;
+                }
                 Ok((data, _)) => data,
                 Err(Error::NoNode { .. }) => {
                     // Taken by another consumer since we listed it.
