@@ -168,8 +168,9 @@ impl Error {
     }
 
     /// A copy of this error, for a failure shared by several requests (a
-    /// batch, say). Variants holding a cause that cannot be copied become
-    /// [`Error::InvalidArgument`] with the same message.
+    /// batch, say). A corrupt item's cause is copied as its message; a
+    /// serializer's error becomes [`Error::InvalidArgument`] with the same
+    /// message.
     pub(crate) fn duplicate(&self) -> Error {
         match self {
             Error::InvalidPath { path, reason } => Error::InvalidPath {
@@ -205,7 +206,11 @@ impl Error {
                 path: path.clone(),
                 source: source.clone(),
             },
-            Error::Serialization { .. } | Error::CorruptItem { .. } => Error::InvalidArgument(self.to_string()),
+            Error::CorruptItem { path, source } => Error::CorruptItem {
+                path: path.clone(),
+                source: source.to_string().into(),
+            },
+            Error::Serialization { .. } => Error::InvalidArgument(self.to_string()),
         }
     }
 

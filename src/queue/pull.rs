@@ -49,6 +49,7 @@ pub struct ItemReceiver<T> {
     deliveries: Receiver<Delivery<T>>,
     closing: Arc<AtomicBool>,
     denied: Arc<Mutex<Option<Error>>>,
+    errors: Receiver<Error>,
 }
 
 /// One item taken from an [`ItemReceiver`]. With a lock path, the item stays
@@ -185,6 +186,31 @@ impl<T: std::fmt::Debug> std::fmt::Debug for Delivery<T> {
 }
 
 impl<T> ItemReceiver<T> {
+    /// The errors the queue met outside a take, as they happen: a lost lease
+    /// ([`Error::LeaseLost`]: an acknowledged item was not deleted because
+    /// another consumer holds it now, and may process it again), an item
+    /// moved to the dead-letter path or left in place
+    /// ([`Error::CorruptItem`], [`Error::NotEmpty`]), a denial, a failure the
+    /// queue retries. Nothing needs to read them; the latest 256 unread are
+    /// kept, later ones dropped (and logged) until some are read.
+    ///
+    /// ``` no_run
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181").unwrap();
+    /// let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer)
+    ///     .lock_path("/jobs-locks")
+    ///     .pull_consumer();
+    /// let errors = receiver.errors();
+    /// std::thread::spawn(move || {
+    ///     for error in errors {
+    ///         eprintln!("queue /jobs: {error}");
+    ///     }
+    /// });
+    /// ```
+    pub fn errors(&self) -> Receiver<Error> {
+        self.errors.clone()
+    }
+
     /// Waits for the next item.
     ///
     /// # Errors
@@ -297,23 +323,31 @@ pub(crate) struct PullConsumer<T> {
     closing: Arc<AtomicBool>,
     /// The latest denial not yet returned to a taker.
     denied: Arc<Mutex<Option<Error>>>,
+    /// Every error reported, for [`ItemReceiver::errors`].
+    errors: Sender<Error>,
 }
+
+/// How many reported errors [`ItemReceiver::errors`] keeps unread.
+const UNREAD_ERRORS: usize = 256;
 
 /// A connected consumer and receiver.
 pub(crate) fn channel<T>() -> (PullConsumer<T>, ItemReceiver<T>) {
     let (tx, rx) = crossbeam_channel::bounded(0);
     let closing = Arc::new(AtomicBool::new(false));
     let denied = Arc::new(Mutex::new(None));
+    let (errors_tx, errors) = crossbeam_channel::bounded(UNREAD_ERRORS);
     (
         PullConsumer {
             deliveries: tx,
             closing: Arc::clone(&closing),
             denied: Arc::clone(&denied),
+            errors: errors_tx,
         },
         ItemReceiver {
             deliveries: rx,
             closing,
             denied,
+            errors,
         },
     )
 }
@@ -359,6 +393,9 @@ impl<T: Send + 'static> QueueConsumer<T> for PullConsumer<T> {
         if let Some(denied) = denial(error) {
             *self.denied.lock() = Some(denied);
         }
+        if self.errors.try_send(error.duplicate()).is_err() {
+            log::debug!("item receiver: {UNREAD_ERRORS} errors unread; dropping: {error}");
+        }
     }
 
     fn closing(&self) {
@@ -369,6 +406,32 @@ impl<T: Send + 'static> QueueConsumer<T> for PullConsumer<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reported_errors_reach_the_errors_channel_in_order() {
+        let (consumer, receiver) = channel::<String>();
+        let errors = receiver.errors();
+        QueueConsumer::error(
+            &consumer,
+            &Error::LeaseLost {
+                path: "/q/queue-1".into(),
+            },
+        );
+        QueueConsumer::error(
+            &consumer,
+            &Error::NotEmpty {
+                path: "/q/queue-2".into(),
+            },
+        );
+        assert!(matches!(errors.try_recv(), Ok(Error::LeaseLost { path }) if path == "/q/queue-1"));
+        assert!(matches!(errors.try_recv(), Ok(Error::NotEmpty { path }) if path == "/q/queue-2"));
+        assert!(errors.try_recv().is_err());
+        assert!(matches!(receiver.try_take(), Ok(None)), "neither is a denial");
+        for _ in 0..UNREAD_ERRORS + 10 {
+            QueueConsumer::error(&consumer, &Error::SessionExpired);
+        }
+        assert_eq!(errors.len(), UNREAD_ERRORS, "unread errors are bounded");
+    }
 
     #[test]
     fn a_denial_is_returned_by_one_take_and_passing_faults_are_not() {

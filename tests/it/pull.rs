@@ -75,3 +75,39 @@ fn take_fails_with_closed_once_the_queue_closes() {
     });
     assert!(matches!(result, Err(Error::Closed)), "{result:?}");
 }
+
+#[test]
+fn the_errors_channel_tells_of_an_item_moved_to_the_dead_letter_path() {
+    let path = unique_path("pull-errors");
+    let dead = unique_path("pull-errors-dead");
+    let client = client();
+    let (builder, receiver) = QueueBuilder::new(&client, &path, StringSerializer)
+        .lock_path(&unique_path("pull-errors-locks"))
+        .dead_letter_path(&dead)
+        .pull_consumer();
+    let errors = receiver.errors();
+    let queue = builder.build_queue().unwrap();
+    queue.start().unwrap();
+    client
+        .create(
+            &format!("{path}/queue-"),
+            b"not a frame",
+            zk_queue::CreateMode::PersistentSequential,
+        )
+        .unwrap();
+    let producer = started(producer(&client, &path).build_queue());
+    producer.put("good".into()).unwrap();
+    assert_eq!(
+        receiver.take_timeout(WAIT).unwrap().expect("an item").into_inner(),
+        "good"
+    );
+    match errors.recv_timeout(WAIT) {
+        Ok(Error::CorruptItem { path: item, .. }) => assert_eq!(item, format!("{path}/queue-0000000000")),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        client.get_children(&dead).unwrap().0.len(),
+        1,
+        "moved to the dead-letter path"
+    );
+}
