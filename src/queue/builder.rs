@@ -227,7 +227,8 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// How many items a consumer claims at once, with pipelined requests,
     /// before handing them to its threads in order. Without a lock path,
     /// claimed items are already deleted, so a consumer that crashes loses up
-    /// to this many (at most once either way). With a lock path, these are
+    /// to this many, besides the items its threads were processing (at most
+    /// once either way). With a lock path, these are
     /// leases taken ahead: other consumers skip the items until they are
     /// acknowledged or released, and a consumer never holds more than this
     /// many leases at once (so a consumer that crashes or whose session

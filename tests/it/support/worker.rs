@@ -1,4 +1,4 @@
-//! A lock-safe consumer in a separate OS process, so a test can `kill -9` it
+//! A queue consumer (lock-safe, or plain) in a separate OS process, so a test can `kill -9` it
 //! mid-item: the test binary runs itself on the ignored entry test
 //! `guarantees::worker_process`, configured through environment variables.
 //!
@@ -32,6 +32,7 @@ const SESSION_MS: &str = "ZKQ_WORKER_SESSION_MS";
 pub struct WorkerConfig {
     pub connect: String,
     pub queue: String,
+    /// The lock path; empty for a plain (at-most-once) consumer.
     pub locks: String,
     /// How long each item takes, so a kill lands mid-item.
     pub delay: Duration,
@@ -209,12 +210,14 @@ pub fn run_from_env() {
         .connect()
         .expect("the worker connects");
     let out = recording.out.lock().unwrap().try_clone().expect("the output again");
-    let queue = QueueBuilder::new(&client, &var(QUEUE), StringSerializer)
+    let mut builder = QueueBuilder::new(&client, &var(QUEUE), StringSerializer)
         .consumer(recording)
-        .lock_path(&var(LOCKS))
-        .claim_window(usize::try_from(number(WINDOW)).expect("a window"))
-        .build_queue()
-        .expect("the worker's queue");
+        .claim_window(usize::try_from(number(WINDOW)).expect("a window"));
+    let locks = var(LOCKS);
+    if !locks.is_empty() {
+        builder = builder.lock_path(&locks);
+    }
+    let queue = builder.build_queue().expect("the worker's queue");
     queue.start().expect("the worker's queue starts");
     let mut out = out;
     out.write_all(b"#ready\n")
