@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use zk_queue::{Acl, CreateMode, Perms, SimpleQueue, ZkClient};
 
-use crate::support::client;
 use crate::support::server::{shared_connect_string, unique_path};
+use crate::support::{client, frame};
 
 /// Runs `zkq --connect <shared> <args>` with `stdin` as its standard input.
 fn zkq_with_stdin(args: &[&str], stdin: &str) -> Output {
@@ -59,18 +59,6 @@ fn children(client: &ZkClient, path: &str) -> Vec<String> {
     let mut names = client.get_children(path).unwrap().0;
     names.sort();
     names
-}
-
-/// Data of a Curator item frame of `records`.
-fn frame(records: &[&[u8]]) -> Vec<u8> {
-    let mut out = 0x0001_0001_i32.to_be_bytes().to_vec();
-    for record in records {
-        out.push(1);
-        out.extend_from_slice(&(record.len() as i32).to_be_bytes());
-        out.extend_from_slice(record);
-    }
-    out.push(2);
-    out
 }
 
 #[test]

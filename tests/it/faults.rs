@@ -7,27 +7,17 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use zk_queue::testing::TestingServer;
-use zk_queue::{ConnectionState, Error, RetryNTimes, SimpleQueue, ZkClient};
+use zk_queue::{ConnectionState, Error, SimpleQueue};
 
 use crate::support::server::unique_path;
-use crate::support::wait_for_state;
-
-fn fault_client(connect: &str) -> ZkClient {
-    ZkClient::builder(connect)
-        .session_timeout(Duration::from_secs(2))
-        .connection_timeout(Duration::from_secs(2))
-        .request_timeout(Duration::from_secs(1))
-        .retry_policy(RetryNTimes::new(1, Duration::from_millis(100)))
-        .connect()
-        .unwrap()
-}
+use crate::support::{short_session_client, wait_for_state};
 
 #[test]
 fn take_blocked_across_a_server_restart_returns_the_next_item() {
     let mut server = TestingServer::start().unwrap();
     let connect = server.connect_string();
-    let consumer_client = fault_client(&connect);
-    let producer_client = fault_client(&connect);
+    let consumer_client = short_session_client(&connect);
+    let producer_client = short_session_client(&connect);
     let queue_path = unique_path("restart-take");
     let busy_path = unique_path("restart-offers");
     let consumer = SimpleQueue::new(&consumer_client, &queue_path).unwrap();
@@ -97,7 +87,7 @@ fn take_blocked_across_a_server_restart_returns_the_next_item() {
 #[test]
 fn a_stalled_server_gives_errors_in_bounded_time_then_a_new_session() {
     let server = TestingServer::start().unwrap();
-    let client = fault_client(&server.connect_string());
+    let client = short_session_client(&server.connect_string());
     let states = client.state_listener();
     let queue = SimpleQueue::new(&client, &unique_path("pause")).unwrap();
     queue.offer(b"before").unwrap();
@@ -138,7 +128,7 @@ fn a_stalled_server_gives_errors_in_bounded_time_then_a_new_session() {
 #[test]
 fn take_waiting_through_a_session_expiry_gets_the_next_item() {
     let server = TestingServer::start().unwrap();
-    let client = fault_client(&server.connect_string());
+    let client = short_session_client(&server.connect_string());
     let states = client.state_listener();
     let path = unique_path("expiry-take");
     let queue = SimpleQueue::new(&client, &path).unwrap();
@@ -149,7 +139,7 @@ fn take_waiting_through_a_session_expiry_gets_the_next_item() {
         wait_for_state(&states, ConnectionState::Lost, Duration::from_secs(15));
         server.resume().unwrap();
         wait_for_state(&states, ConnectionState::Reconnected, Duration::from_secs(30));
-        let producer_client = fault_client(&server.connect_string());
+        let producer_client = short_session_client(&server.connect_string());
         SimpleQueue::new(&producer_client, &path)
             .unwrap()
             .offer(b"next")

@@ -19,8 +19,8 @@ use crate::support::queues::{consumer, producer, started};
 use crate::support::recorder::Recorder;
 use crate::support::server::unique_path;
 use crate::support::worker::{self, Tally, Worker, WorkerConfig};
-use crate::support::workload::{drain, duplicate_bound, Producer};
-use crate::support::{client_of, wait_for_state};
+use crate::support::workload::{assert_duplicates_within, drain, duplicate_bound, Producer};
+use crate::support::{client_of, short_session_client, wait_for_state};
 
 /// The longest wait for anything a test waits on.
 const WAIT: Duration = Duration::from_secs(60);
@@ -107,18 +107,7 @@ fn lock_safe_consumers_lose_nothing_across_kills_restarts_and_cuts() {
     let verify = client_of(&server.connect_string());
     let tally = drain(&verify, &queue, &locks, &dir, &produced.items, WAIT);
     let bound = duplicate_bound(WINDOW, kills, tally.sessions_lost, produced.ambiguous);
-    println!(
-        "{} items, {} duplicates (bound {bound}), {} sessions lost, {} puts tried again",
-        produced.items.len(),
-        tally.duplicates(),
-        tally.sessions_lost,
-        produced.ambiguous
-    );
-    assert!(
-        tally.duplicates() <= bound,
-        "{} duplicates, more than {bound}: {tally:?}",
-        tally.duplicates()
-    );
+    assert_duplicates_within(&tally, &produced, bound);
     drop(workers);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -211,18 +200,7 @@ fn lock_safe_consumers_lose_nothing_when_the_ensemble_loses_its_leader() {
     let verify = client_of(&cluster.connect_string());
     let tally = drain(&verify, &queue, &locks, &dir, &produced.items, WAIT);
     let bound = duplicate_bound(WINDOW, 1, tally.sessions_lost, produced.ambiguous);
-    println!(
-        "{} items, {} duplicates (bound {bound}), {} sessions lost, {} puts tried again",
-        produced.items.len(),
-        tally.duplicates(),
-        tally.sessions_lost,
-        produced.ambiguous
-    );
-    assert!(
-        tally.duplicates() <= bound,
-        "{} duplicates, more than {bound}: {tally:?}",
-        tally.duplicates()
-    );
+    assert_duplicates_within(&tally, &produced, bound);
     drop(workers);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -280,17 +258,6 @@ impl QueueConsumer<String> for Gate {
     }
 }
 
-/// A client through `proxy` whose session expires 2 s into a blackhole.
-fn expiring_client(proxy: &FaultProxy) -> ZkClient {
-    ZkClient::builder(&proxy.connect_string())
-        .session_timeout(Duration::from_secs(2))
-        .connection_timeout(Duration::from_secs(2))
-        .request_timeout(Duration::from_secs(1))
-        .retry_policy(RetryNTimes::new(1, Duration::from_millis(100)))
-        .connect()
-        .unwrap()
-}
-
 /// Waits until `condition` holds; panics with `what` after [`WAIT`].
 fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
     let deadline = Instant::now() + WAIT;
@@ -320,7 +287,7 @@ fn an_expired_consumer_cannot_acknowledge_and_spares_the_new_holders_lock() {
     let proxy = FaultProxy::start(&server.connect_string()).unwrap();
     let direct = client_of(&server.connect_string());
     let (queue, locks) = (unique_path("fenced"), unique_path("fenced-locks"));
-    let client_a = expiring_client(&proxy);
+    let client_a = short_session_client(&proxy.connect_string());
     let (gate_a, a) = gate();
     let queue_a = gated_queue(&client_a, &queue, &locks, gate_a);
     started(producer(&direct, &queue).build_queue())
@@ -507,7 +474,7 @@ fn consumers_keep_working_on_the_new_session_after_an_expiry() {
     let proxy = FaultProxy::start(&server.connect_string()).unwrap();
     let direct = client_of(&server.connect_string());
     let (pushed, pulled) = (unique_path("expiry-push"), unique_path("expiry-pull"));
-    let client = expiring_client(&proxy);
+    let client = short_session_client(&proxy.connect_string());
     let recorder = Recorder::new();
     let _push = started(
         consumer(&client, &pushed, &recorder)

@@ -14,21 +14,9 @@ use zk_queue::{
 
 use crate::support::queues::{consumer, producer, started};
 use crate::support::recorder::Recorder;
-use crate::support::{client, client_of, server::unique_path};
+use crate::support::{client, client_of, frame, server::unique_path};
 
 const WAIT: Duration = Duration::from_secs(30);
-
-/// The item frame of Curator's `ItemSerializer` holding `records`.
-fn frame(records: &[&[u8]]) -> Vec<u8> {
-    let mut out = vec![0x00, 0x01, 0x00, 0x01];
-    for record in records {
-        out.push(0x01);
-        out.extend_from_slice(&(record.len() as i32).to_be_bytes());
-        out.extend_from_slice(record);
-    }
-    out.push(0x02);
-    out
-}
 
 fn children(client: &ZkClient, path: &str) -> BTreeSet<String> {
     client.get_children(path).unwrap().0.into_iter().collect()

@@ -10,7 +10,7 @@ pub mod workload;
 
 use std::time::{Duration, Instant};
 
-use zk_queue::{ConnectionState, ZkClient};
+use zk_queue::{ConnectionState, RetryNTimes, ZkClient};
 
 /// A new client (its own session) of the shared server.
 pub fn client() -> ZkClient {
@@ -25,6 +25,30 @@ pub fn client_of(connect: &str) -> ZkClient {
         .request_timeout(Duration::from_secs(10))
         .connect()
         .unwrap_or_else(|e| panic!("connecting to {connect}: {e}"))
+}
+
+/// A client of `connect` whose session expires 2 s into an outage and whose
+/// requests give up quickly: for fault tests.
+pub fn short_session_client(connect: &str) -> ZkClient {
+    ZkClient::builder(connect)
+        .session_timeout(Duration::from_secs(2))
+        .connection_timeout(Duration::from_secs(2))
+        .request_timeout(Duration::from_secs(1))
+        .retry_policy(RetryNTimes::new(1, Duration::from_millis(100)))
+        .connect()
+        .unwrap_or_else(|e| panic!("connecting to {connect}: {e}"))
+}
+
+/// The data of Curator's item frame (`ItemSerializer`) holding `records`.
+pub fn frame(records: &[&[u8]]) -> Vec<u8> {
+    let mut out = 0x0001_0001_i32.to_be_bytes().to_vec();
+    for record in records {
+        out.push(1);
+        out.extend_from_slice(&(record.len() as i32).to_be_bytes());
+        out.extend_from_slice(record);
+    }
+    out.push(2);
+    out
 }
 
 /// Waits until `states` delivers `wanted`, failing after `within`.

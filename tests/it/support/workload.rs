@@ -123,6 +123,22 @@ pub fn duplicate_bound(claim_window: usize, kills: usize, sessions_lost: usize, 
     claim_window * (kills + sessions_lost) + ambiguous_puts
 }
 
+/// Prints the run's figures and asserts its duplicates stay within `bound`.
+pub fn assert_duplicates_within(tally: &Tally, produced: &Produced, bound: usize) {
+    println!(
+        "{} items, {} duplicates (bound {bound}), {} sessions lost, {} puts tried again",
+        produced.items.len(),
+        tally.duplicates(),
+        tally.sessions_lost,
+        produced.ambiguous
+    );
+    assert!(
+        tally.duplicates() <= bound,
+        "{} duplicates, more than {bound}: {tally:?}",
+        tally.duplicates()
+    );
+}
+
 /// A small, seeded, repeatable random number generator (splitmix64).
 #[derive(Clone, Debug)]
 pub struct SplitMix64(u64);
