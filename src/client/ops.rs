@@ -234,6 +234,18 @@ impl ZkClient {
         Ok((children, stat.into()))
     }
 
+    /// One attempt at [`get_children`](Self::get_children), without retries,
+    /// for callers that run their own retry loop (and deadline).
+    pub(crate) fn get_children_once(&self, path: &str) -> Result<Vec<String>> {
+        path::validate(path)?;
+        let (client, _) = self.shared.current()?;
+        self.shared.counters.count("get_children");
+        let timeout = self.shared.config.request_timeout;
+        let (children, _) = deadline(client.get_children(path), timeout, "get_children")
+            .map_err(|e| e.map_or_else(|timeout| timeout, |e| Error::from_zk(e, path)))?;
+        Ok(children)
+    }
+
     /// The names of the node's children and its stat, plus a one-shot
     /// [`ChildWatch`] that fires on the next change of the children, the
     /// node's deletion, or a connection change.
@@ -461,14 +473,14 @@ impl ZkClient {
                 return Err(err);
             }
             *ambiguous |= matches!(err, Error::ConnectionLoss { .. } | Error::Timeout { .. });
-            self.pause_before_retry(operation, err, generation, &mut retries, started)?;
+            self.pause_before_retry(operation, err, generation, &mut retries, started, None)?;
         }
     }
 
     /// Decides by the retry policy whether a retryable `err` may be retried:
     /// if so, waits as the policy says (and for a new session after an expiry
-    /// of session `generation`) and counts the retry; if not, returns the
-    /// error to give up with.
+    /// of session `generation`), but not past `deadline`, and counts the
+    /// retry; if not, returns the error to give up with.
     pub(crate) fn pause_before_retry(
         &self,
         operation: &'static str,
@@ -476,6 +488,7 @@ impl ZkClient {
         generation: u64,
         retries: &mut u32,
         started: Instant,
+        deadline: Option<Instant>,
     ) -> Result<()> {
         if self.shared.is_closed() {
             return Err(Error::Closed);
@@ -485,11 +498,12 @@ impl ZkClient {
         };
         *retries += 1;
         log::debug!("{operation} failed: {err}; retry {retries} in {sleep:?}");
+        let cap = |until: Instant| deadline.map_or(until, |d| until.min(d));
         if matches!(err, Error::SessionExpired) {
             let wait = self.shared.config.connection_timeout;
-            self.shared.wait_for_new_session(generation, Instant::now() + wait);
+            self.shared.wait_for_new_session(generation, cap(Instant::now() + wait));
         }
-        std::thread::sleep(sleep);
+        std::thread::sleep(cap(Instant::now() + sleep).saturating_duration_since(Instant::now()));
         Ok(())
     }
 }

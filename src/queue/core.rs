@@ -239,7 +239,7 @@ impl<T: Send + 'static> Core<T> {
             None => {
                 drop(putter);
                 let result = self
-                    .store(std::slice::from_ref(&put))
+                    .store(std::slice::from_ref(&put), deadline)
                     .pop()
                     .unwrap_or(Err(Error::Closed));
                 self.report(&items, result.as_ref().map(|_| ()));

@@ -249,7 +249,11 @@ macro_rules! put_methods {
 
             /// Puts one item, waiting at most `timeout` for space in a bounded
             /// queue (a true deadline: unrelated changes do not restart it);
-            /// `false` if the queue stayed full.
+            /// `false` if the queue stayed full. The deadline also ends the
+            /// retries of a put sent while the connection is down: then it
+            /// fails with [`Error::Timeout`](crate::Error::Timeout), at most
+            /// one request timeout after `timeout`, and the item may or may
+            /// not have been stored.
             ///
             /// ``` no_run
             /// # fn main() -> Result<(), zk_queue::Error> {

@@ -65,7 +65,7 @@ fn run<T: Send + 'static>(core: &Core<T>, jobs: &Receiver<Job<T>>) {
 /// Creates the batch's nodes with pipelined requests and reports each result.
 fn store<T: Send + 'static>(core: &Core<T>, batch: Vec<Job<T>>) {
     let (puts, items): (Vec<Put>, Vec<Vec<T>>) = batch.into_iter().map(|job| (job.put, job.items)).unzip();
-    let results = core.store(&puts);
+    let results = core.store(&puts, None);
     for (items, result) in items.into_iter().zip(results) {
         if let Err(e) = &result {
             log::warn!("background put under {} failed: {e}", core.path);

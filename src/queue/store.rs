@@ -87,8 +87,11 @@ impl<T: Send + 'static> Core<T> {
     /// Creates the item nodes of `puts`, pipelined, with the queue's ACL, and
     /// returns each one's path or error, in order. Connection errors are
     /// retried by the client's retry policy; a create whose reply was lost is
-    /// resolved by reading back its token, so it is not stored twice.
-    pub(crate) fn store(&self, puts: &[Put]) -> Vec<Result<String>> {
+    /// resolved by reading back its token, so it is not stored twice. At
+    /// `deadline`, retries stop and what is not done fails with
+    /// [`Error::Timeout`] (a put whose outcome is still unknown then may have
+    /// been stored).
+    pub(crate) fn store(&self, puts: &[Put], deadline: Option<Instant>) -> Vec<Result<String>> {
         let started = Instant::now();
         let mut states: Vec<State> = puts.iter().map(|_| State::Send).collect();
         let mut retries = 0;
@@ -115,10 +118,17 @@ impl<T: Send + 'static> Core<T> {
                 break;
             }
             let err = cause.take().unwrap_or(Error::InvalidState("a put was left unfinished"));
-            if let Err(e) = self
-                .client
-                .pause_before_retry("create", err, generation, &mut retries, started)
-            {
+            let paused = if deadline.is_some_and(|d| Instant::now() >= d) {
+                log::debug!("puts under {}: deadline passed after {err}", self.path);
+                Err(Error::Timeout {
+                    operation: "put",
+                    after: started.elapsed(),
+                })
+            } else {
+                self.client
+                    .pause_before_retry("create", err, generation, &mut retries, started, deadline)
+            };
+            if let Err(e) = paused {
                 log::warn!("puts under {} failed: {e}", self.path);
                 fail_all(&mut states, |s| !matches!(s, State::Done(_)), &e);
                 break;
@@ -251,8 +261,9 @@ impl<T: Send + 'static> Core<T> {
 
     /// The paths of the items holding any of the `unknown` puts' tokens.
     fn find_tokens(&self, puts: &[Put], unknown: &[(usize, Option<SequenceKey>)]) -> Result<HashMap<u128, String>> {
-        let names = match self.client.get_children(&self.path) {
-            Ok((names, _)) => names,
+        // One attempt: `store` retries by the policy, within its deadline.
+        let names = match self.client.get_children_once(&self.path) {
+            Ok(names) => names,
             Err(Error::NoNode { .. }) => return Ok(HashMap::new()),
             Err(e) => return Err(e),
         };

@@ -148,3 +148,32 @@ fn background_puts_whose_replies_are_lost_mid_batch_are_each_stored_exactly_once
     items.dedup();
     assert_eq!(items.len(), ITEMS, "every item stored");
 }
+
+#[test]
+fn put_timeout_gives_up_at_its_deadline_while_the_server_is_unreachable() {
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let client = ZkClient::builder(&proxy.connect_string())
+        .session_timeout(Duration::from_secs(20))
+        .connection_timeout(Duration::from_secs(5))
+        .request_timeout(Duration::from_secs(1))
+        // The policy alone would keep trying for a minute.
+        .retry_policy(zk_queue::RetryUntilElapsed::new(
+            Duration::from_secs(60),
+            Duration::from_millis(200),
+        ))
+        .connect()
+        .unwrap();
+    let path = unique_path("put-timeout-unreachable");
+    let queue = started(producer(&client, &path).build_queue());
+    proxy.blackhole();
+    let started_at = std::time::Instant::now();
+    let result = queue.put_timeout("stuck".into(), Duration::from_secs(2));
+    let elapsed = started_at.elapsed();
+    assert!(matches!(result, Err(Error::Timeout { .. })), "{result:?}");
+    assert!(
+        elapsed >= Duration::from_secs(2) && elapsed < Duration::from_millis(4_500),
+        "gave up after {elapsed:?}"
+    );
+    proxy.heal();
+    queue.put("after".into()).unwrap();
+}
