@@ -92,7 +92,9 @@ pub enum Error {
         source: Box<Error>,
     },
     /// The connection to the ensemble was lost while a request was in flight:
-    /// the request may or may not have been applied.
+    /// the request may or may not have been applied. (A request refused
+    /// because the session moved to another server, or because the server
+    /// sheds load, is reported the same way; it is retried like any.)
     ConnectionLoss {
         /// The client's error.
         source: zookeeper_client::Error,
@@ -160,6 +162,10 @@ impl Error {
             Zk::ConnectionLoss | Zk::Timeout | Zk::NoHosts => Error::ConnectionLoss { source: err },
             // "no response from connection in N ms": the connection was dropped.
             Zk::Custom(_) => Error::ConnectionLoss { source: err },
+            // The session moved to another server (after a reconnection) while
+            // the request was on its way, or the server is shedding load:
+            // nothing was applied, and the request may be sent again.
+            Zk::SessionMoved | Zk::Throttled => Error::ConnectionLoss { source: err },
             _ => Error::ZooKeeper {
                 path: Some(path),
                 source: err,
@@ -321,6 +327,12 @@ mod tests {
         let e = Error::from_zk(zookeeper_client::Error::ConnectionLoss, "/q");
         assert!(e.is_retryable());
         assert!(std::error::Error::source(&e).is_some());
+        for moved in [
+            zookeeper_client::Error::SessionMoved,
+            zookeeper_client::Error::Throttled,
+        ] {
+            assert!(Error::from_zk(moved, "/q").is_retryable(), "no data change: retried");
+        }
         let e = Error::from_zk(zookeeper_client::Error::Unimplemented, "/q");
         assert!(!e.is_retryable());
         assert_eq!(e.to_string(), "zookeeper request on /q failed");

@@ -234,6 +234,20 @@ impl ZkClient {
         Ok((children, stat.into()))
     }
 
+    /// Makes the server this client talks to catch up with the leader
+    /// (ZooKeeper's `sync`), so that the reads after it see every write the
+    /// ensemble applied before. A write whose reply was lost must be looked
+    /// for only after this: the server the client reconnected to may not have
+    /// applied it yet. One attempt, without retries.
+    pub(crate) fn sync_once(&self, path: &str) -> Result<()> {
+        path::validate(path)?;
+        let (client, _) = self.shared.current()?;
+        self.shared.counters.count("sync");
+        let timeout = self.shared.config.request_timeout;
+        deadline(client.sync(path), timeout, "sync")
+            .map_err(|e| e.map_or_else(|timeout| timeout, |e| Error::from_zk(e, path)))
+    }
+
     /// One attempt at [`get_children`](Self::get_children), without retries,
     /// for callers that run their own retry loop (and deadline).
     pub(crate) fn get_children_once(&self, path: &str) -> Result<Vec<String>> {

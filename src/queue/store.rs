@@ -261,7 +261,13 @@ impl<T: Send + 'static> Core<T> {
 
     /// The paths of the items holding any of the `unknown` puts' tokens.
     fn find_tokens(&self, puts: &[Put], unknown: &[(usize, Option<SequenceKey>)]) -> Result<HashMap<u128, String>> {
-        // One attempt: `store` retries by the policy, within its deadline.
+        // One attempt each: `store` retries by the policy, within its
+        // deadline. The sync first: after a reconnection to another member,
+        // a create applied by the leader may not have reached it yet.
+        match self.client.sync_once(&self.path) {
+            Ok(()) | Err(Error::NoNode { .. }) => {}
+            Err(e) => return Err(e),
+        }
         let names = match self.client.get_children_once(&self.path) {
             Ok(names) => names,
             Err(Error::NoNode { .. }) => return Ok(HashMap::new()),
