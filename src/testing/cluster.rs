@@ -15,6 +15,9 @@ use super::process::{self, GuardedJvm};
 /// How long an ensemble may take to elect a leader and serve.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How many times an ensemble is started on new ports when one was taken.
+const START_ATTEMPTS: u32 = 3;
+
 /// An ensemble of ZooKeeper servers (Debian's package, `QuorumPeerMain`) on
 /// free loopback ports, each with its own data directory in one temporary
 /// directory. Members are numbered from 0. The ensemble stops on drop; as
@@ -61,6 +64,21 @@ impl TestingCluster {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn start(size: usize) -> Result<TestingCluster, ServerError> {
+        // Free ports are picked, then bound by the servers: another process may
+        // take one in between. Then the ensemble starts again on new ports.
+        let mut attempt = 1;
+        loop {
+            match TestingCluster::start_once(size) {
+                Err(ServerError::PortInUse { port, .. }) if attempt < START_ATTEMPTS => {
+                    log::debug!("port {port} was taken; starting the ensemble again on new ports");
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn start_once(size: usize) -> Result<TestingCluster, ServerError> {
         if size == 0 {
             return Err(ServerError::InvalidConfig {
                 reason: "an ensemble needs at least one member".into(),
