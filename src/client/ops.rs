@@ -114,10 +114,8 @@ impl ZkClient {
     pub(crate) fn delete_fenced(&self, path: &str, version: Option<i32>, generation: u64) -> Result<()> {
         path::validate(path)?;
         let mut ambiguous = false;
-        let timeout = self.shared.config.request_timeout;
         self.retrying("delete", Some(generation), &mut ambiguous, |c| {
-            deadline(async move { c.delete(path, version).await }, timeout, "delete")
-                .map_err(|e| e.map_or_else(|timeout| timeout, |e| Error::from_zk(e, path)))
+            self.attempt("delete", path, async move { c.delete(path, version).await })
         })
     }
 
@@ -241,22 +239,14 @@ impl ZkClient {
     /// applied it yet. One attempt, without retries.
     pub(crate) fn sync_once(&self, path: &str) -> Result<()> {
         path::validate(path)?;
-        let (client, _) = self.shared.current()?;
-        self.shared.counters.count("sync");
-        let timeout = self.shared.config.request_timeout;
-        deadline(client.sync(path), timeout, "sync")
-            .map_err(|e| e.map_or_else(|timeout| timeout, |e| Error::from_zk(e, path)))
+        self.once("sync", path, |c| async move { c.sync(path).await })
     }
 
     /// One attempt at [`get_children`](Self::get_children), without retries,
     /// for callers that run their own retry loop (and deadline).
     pub(crate) fn get_children_once(&self, path: &str) -> Result<Vec<String>> {
         path::validate(path)?;
-        let (client, _) = self.shared.current()?;
-        self.shared.counters.count("get_children");
-        let timeout = self.shared.config.request_timeout;
-        let (children, _) = deadline(client.get_children(path), timeout, "get_children")
-            .map_err(|e| e.map_or_else(|timeout| timeout, |e| Error::from_zk(e, path)))?;
+        let (children, _) = self.once("get_children", path, |c| async move { c.get_children(path).await })?;
         Ok(children)
     }
 
@@ -457,10 +447,33 @@ impl ZkClient {
     {
         let mut ambiguous = false;
         let result = self.retrying(operation, None, &mut ambiguous, |client| {
-            deadline(f(client), self.shared.config.request_timeout, operation)
-                .map_err(|e| e.map_or_else(|timeout| timeout, |e| Error::from_zk(e, path)))
+            self.attempt(operation, path, f(client))
         });
         (result, ambiguous)
+    }
+
+    /// Runs one request, without retries, for callers that run their own
+    /// retry loop (and deadline).
+    fn once<T, F, Fut>(&self, operation: &'static str, path: &str, f: F) -> Result<T>
+    where
+        F: FnOnce(zookeeper_client::Client) -> Fut,
+        Fut: Future<Output = std::result::Result<T, zookeeper_client::Error>>,
+    {
+        let (client, _) = self.shared.current()?;
+        self.shared.counters.count(operation);
+        self.attempt(operation, path, f(client))
+    }
+
+    /// Waits for one request's answer, at most the request timeout, and maps
+    /// its error for `path`.
+    fn attempt<T>(
+        &self,
+        operation: &'static str,
+        path: &str,
+        request: impl Future<Output = std::result::Result<T, zookeeper_client::Error>>,
+    ) -> Result<T> {
+        deadline(request, self.shared.config.request_timeout, operation)
+            .map_err(|e| e.map_or_else(|timeout| timeout, |e| Error::from_zk(e, path)))
     }
 
     /// The retry loop shared by all requests.
