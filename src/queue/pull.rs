@@ -356,8 +356,7 @@ pub(crate) fn channel<T>() -> (PullConsumer<T>, ItemReceiver<T>) {
 /// may not use the queue's nodes.
 fn denial(error: &Error) -> Option<Error> {
     match error {
-        Error::NotAuthorized { path } => Some(Error::NotAuthorized { path: path.clone() }),
-        Error::AuthFailed => Some(Error::AuthFailed),
+        Error::NotAuthorized { .. } | Error::AuthFailed => Some(error.duplicate()),
         Error::MultiFailed { source, .. } => denial(source),
         _ => None,
     }

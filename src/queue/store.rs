@@ -22,7 +22,7 @@ use super::core::Core;
 use crate::client::CreateMode;
 use crate::codec::trailer;
 use crate::error::{Error, Result};
-use crate::naming::{parse_sequence, SequenceKey};
+use crate::naming::{item_sequence, parse_sequence, SequenceKey};
 use crate::path;
 
 /// One item node to create: its path prefix and its data, which ends with a
@@ -62,15 +62,6 @@ impl Floor {
     fn forget(&self) {
         *self.0.lock() = None;
     }
-}
-
-/// Whether an error leaves a write's outcome unknown: the request may have
-/// been applied without the client hearing of it.
-fn outcome_unknown(err: &Error) -> bool {
-    matches!(
-        err,
-        Error::ConnectionLoss { .. } | Error::Timeout { .. } | Error::SessionExpired
-    )
 }
 
 /// How one put stands while [`store`] runs.
@@ -183,7 +174,9 @@ impl<T: Send + 'static> Core<T> {
                     missing_queue = true;
                     State::Send
                 }
-                Err(e) if outcome_unknown(&e) => {
+                // A retryable error (a lost connection, a timeout, an
+                // expiry) leaves the create's outcome unknown.
+                Err(e) if e.is_retryable() => {
                     *cause = Some(e);
                     State::Unknown(floor)
                 }
@@ -212,13 +205,7 @@ impl<T: Send + 'static> Core<T> {
     }
 
     fn note_created(&self, created: &str) {
-        let name = path::name(created);
-        let digits = name.len().saturating_sub(10);
-        let key = name
-            .get(digits..)
-            .and_then(|_| parse_sequence(name, &name[..digits]))
-            .and_then(SequenceKey::new);
-        if let Some(key) = key {
+        if let Some(key) = item_sequence(path::name(created)).and_then(SequenceKey::new) {
             self.floor.raise(key);
         }
     }

@@ -84,23 +84,30 @@ impl Lock {
         .into_bytes()
     }
 
-    /// Deletes the lock if it is still ours.
-    pub(super) fn release<T: Send + 'static>(&self, core: &Core<T>) {
+    /// Deletes the lock if it is still ours. Returns whether the lock is
+    /// settled (deleted, gone, another holder's, or gone with an expired
+    /// session); `false` if it may still be ours.
+    pub(super) fn release<T: Send + 'static>(&self, core: &Core<T>) -> bool {
         match core.client.exists(&self.path) {
             Ok(Some(stat)) if stat.czxid == self.czxid => {}
             // Gone, or another holder's now.
-            Ok(_) => return,
+            Ok(_) => return true,
             Err(e) => {
-                log::warn!("cannot check lock {}: {e}; it goes with the session", self.path);
-                return;
+                log::debug!("cannot check lock {}: {e}", self.path);
+                return false;
             }
         }
         match core
             .client
             .delete_fenced(&self.path, Some(self.version), self.generation)
         {
-            Ok(()) | Err(Error::NoNode { .. } | Error::BadVersion { .. } | Error::SessionExpired) => {}
-            Err(e) => log::warn!("cannot release lock {}: {e}; it goes with the session", self.path),
+            Ok(()) | Err(Error::NoNode { .. } | Error::SessionExpired) => true,
+            // Still ours, at another version.
+            Err(Error::BadVersion { .. }) => false,
+            Err(e) => {
+                log::debug!("cannot release lock {}: {e}", self.path);
+                false
+            }
         }
     }
 

@@ -116,14 +116,8 @@ impl Orphan {
 /// item. A lock that could not be deleted (its fate unknown) becomes an
 /// orphan, deleted on a later pass.
 fn let_go<T: Send + 'static>(core: &Core<T>, control: &Control, name: &str, lock: &finish::Lock) {
-    lock.release(core);
-    let still_ours = match core.client.exists(lock.path()) {
-        Ok(Some(stat)) => stat.czxid == lock.czxid(),
-        Ok(None) => false,
-        Err(_) => true,
-    };
     // A newer session means the lock went with the old one.
-    if still_ours && core.client.generation() == lock.generation() {
+    if !lock.release(core) && core.client.generation() == lock.generation() {
         log::warn!("lock {} could not be released; it is retried", lock.path());
         control.orphans.lock().push(Orphan {
             path: lock.path().to_owned(),

@@ -112,21 +112,16 @@ pub(super) fn consume_locked<T: Send + 'static>(core: &Core<T>, control: &Contro
             return;
         }
     };
+    if let Err(e) = &settled {
+        log::warn!("queue {}: item {name}: {e}", core.path);
+        core.tell_error(e);
+    }
     match settled {
-        Ok(()) => control.finished([name.as_str()]),
-        // Another holder's lock now: nothing of it is ours to delete.
-        Err(e @ Error::LeaseLost { .. }) => {
-            log::warn!("queue {}: item {name}: {e}", core.path);
-            core.tell_error(&e);
-            control.finished([name.as_str()]);
-        }
-        Err(e) => {
-            log::warn!("queue {}: item {name}: {e}", core.path);
-            core.tell_error(&e);
-            // Free the item for another try; a lock that cannot be deleted
-            // now is kept for a later pass.
-            let_go(core, control, &name, &lock);
-        }
+        // Free the item for another try; a lock that cannot be deleted now
+        // is kept for a later pass. (A lost lease is another holder's lock
+        // now: nothing of it is ours to delete.)
+        Err(e) if !matches!(e, Error::LeaseLost { .. }) => let_go(core, control, &name, &lock),
+        _ => control.finished([name.as_str()]),
     }
     QueueCounters::bump(&core.counters.settled);
 }
