@@ -193,6 +193,40 @@ impl ZkClient {
         Ok((acl.iter().map(Acl::from_zk).collect(), stat.into()))
     }
 
+    /// Replaces the node's ACL, only at ACL version `version` (the stat's
+    /// `aversion`) if one is given, and returns the new stat. It changes that
+    /// one node: neither its children nor nodes created later.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for an empty ACL (refused before sending),
+    /// [`Error::InvalidPath`], [`Error::NoNode`],
+    /// [`Error::BadVersion`], [`Error::NotAuthorized`] without `ADMIN` on the
+    /// node, or a connection error once the retry policy gives up.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// use zk_queue::{Acl, Perms, ZkClient};
+    /// let client = ZkClient::builder("127.0.0.1:2181").add_auth("digest", b"ops:secret").connect()?;
+    /// // Only `ops` may touch /jobs from now on.
+    /// client.set_acl("/jobs", &[Acl::digest("ops", "secret", Perms::ALL)], None)?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn set_acl(&self, path: &str, acl: &[Acl], version: Option<i32>) -> Result<Stat> {
+        path::validate(path)?;
+        if acl.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "an empty acl for {path} would lock every client out of it"
+            )));
+        }
+        let acl: Vec<_> = acl.iter().map(Acl::to_zk).collect();
+        let stat = self.call("set_acl", path, |c| {
+            let acl = &acl;
+            async move { c.set_acl(path, acl, version).await }
+        })?;
+        Ok(stat.into())
+    }
+
     /// Replaces the node's data, only at `version` if one is given, and
     /// returns the new stat.
     ///

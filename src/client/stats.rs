@@ -30,7 +30,7 @@ pub struct ClientStats {
     pub get_children: u64,
     /// Multi transactions.
     pub multi: u64,
-    /// Anything else (authentication, ACL reads).
+    /// Anything else (authentication, ACL reads and writes).
     pub other: u64,
 }
 

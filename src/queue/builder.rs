@@ -73,6 +73,7 @@ impl<T: Send + 'static> QueueBuilder<T> {
                 final_flush: Duration::from_secs(5),
                 consumer_threads: 1,
                 claim_window: 64,
+                rescan_interval: Duration::from_secs(30),
                 error_mode: ErrorMode::Requeue,
                 max_attempts: None,
                 dead_letter_path: None,
@@ -245,6 +246,29 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// ```
     pub fn claim_window(mut self, items: usize) -> Self {
         self.options.claim_window = items;
+        self
+    }
+
+    /// How long an idle consumer waits on its watches before it lists the
+    /// queue again anyway. A consumer wakes on every change it is told of;
+    /// this covers the changes ZooKeeper never tells: it drops the event of
+    /// a watch on a node whose ACL no longer lets this client read it, so a
+    /// consumer whose access was taken away and given back would otherwise
+    /// wait for the next reconnect. Each rescan is one listing. Defaults to
+    /// 30 seconds; must not be zero.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// use std::time::Duration;
+    /// let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).pull_consumer();
+    /// let queue = builder.rescan_interval(Duration::from_secs(5)).build_queue()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn rescan_interval(mut self, interval: Duration) -> Self {
+        self.options.rescan_interval = interval;
         self
     }
 
@@ -454,6 +478,9 @@ impl<T: Send + 'static> QueueBuilder<T> {
         }
         if self.options.claim_window == 0 {
             return invalid("claim window must be at least 1");
+        }
+        if self.options.rescan_interval.is_zero() {
+            return invalid("the rescan interval must not be zero");
         }
         if self.options.consumer_threads == 0 {
             return invalid("consumer threads must be at least 1");

@@ -46,6 +46,7 @@ pub(crate) struct Options {
     pub(crate) final_flush: Duration,
     pub(crate) consumer_threads: usize,
     pub(crate) claim_window: usize,
+    pub(crate) rescan_interval: Duration,
     pub(crate) error_mode: ErrorMode,
     pub(crate) max_attempts: Option<u32>,
     pub(crate) dead_letter_path: Option<String>,
@@ -166,6 +167,11 @@ impl<T: Send + 'static> Core<T> {
             Life::Stopped => return Err(Error::InvalidState("the queue is closed and cannot restart")),
         }
         self.ensure_nodes()?;
+        if self.consumer.is_some() {
+            // `exists` is never ACL-checked: one read refuses a consumer that
+            // could not take a single item now, instead of at its first scan.
+            self.client.get_data(&self.path)?;
+        }
         // Known before the first put, so that a first put whose reply is lost
         // can be read back (see `store`).
         self.read_floor();

@@ -25,7 +25,10 @@ macro_rules! common_methods {
             ///
             /// # Errors
             /// [`Error::InvalidState`] if started before or closed; ZooKeeper
-            /// errors creating the nodes.
+            /// errors creating the nodes; [`Error::NotAuthorized`] for a queue
+            /// with a consumer whose client may not read the queue node
+            /// (ZooKeeper checks no ACL when a node exists, so this is
+            /// read once here rather than met at the first scan).
             ///
             /// ```no_run
             /// # fn main() -> Result<(), zk_queue::Error> {

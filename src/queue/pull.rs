@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender};
+use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender, TryRecvError};
 use parking_lot::Mutex;
 
 use super::{ConsumeError, QueueConsumer};
@@ -24,9 +24,10 @@ const POLL: Duration = Duration::from_millis(100);
 /// Passing faults (a lost connection, an expired session) are ridden out:
 /// takers just wait. When the queue is denied access to its nodes
 /// ([`Error::NotAuthorized`]: the nodes' ACL does not allow this client's
-/// identities; or [`Error::AuthFailed`]), the next take returns that error;
-/// the queue keeps trying with back-off, so taking again waits for the next
-/// item or the next such report.
+/// identities; or [`Error::AuthFailed`]), the next take returns that error
+/// unless an item is ready by then; the queue keeps trying with back-off, so
+/// taking again waits for the next item or the next such report. An item
+/// delivered after a denial (access was given back) clears it.
 ///
 /// ```no_run
 /// # fn main() -> Result<(), zk_queue::Error> {
@@ -48,7 +49,7 @@ const POLL: Duration = Duration::from_millis(100);
 pub struct ItemReceiver<T> {
     deliveries: Receiver<Delivery<T>>,
     closing: Arc<AtomicBool>,
-    denied: Arc<Mutex<Option<Error>>>,
+    denied: Arc<Mutex<Option<Denial>>>,
     errors: Receiver<Error>,
 }
 
@@ -215,9 +216,9 @@ impl<T> ItemReceiver<T> {
     ///
     /// # Errors
     /// [`Error::Closed`] once the queue is closed (or dropped);
-    /// [`Error::NotAuthorized`] or [`Error::AuthFailed`] once for each time the
-    /// queue was denied access since the previous take returned (see
-    /// [`ItemReceiver`]).
+    /// [`Error::NotAuthorized`] or [`Error::AuthFailed`] if the queue was
+    /// denied access since the previous take returned and no item is ready
+    /// (see [`ItemReceiver`]).
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -290,8 +291,14 @@ impl<T> ItemReceiver<T> {
             if self.closing.load(Ordering::Acquire) {
                 return Err(Error::Closed);
             }
+            // An item ready now wins over an older denial.
+            match self.deliveries.try_recv() {
+                Ok(delivery) => return Ok(Some(delivery)),
+                Err(TryRecvError::Disconnected) => return Err(Error::Closed),
+                Err(TryRecvError::Empty) => {}
+            }
             if let Some(denied) = self.denied.lock().take() {
-                return Err(denied);
+                return Err(denied.error);
             }
             let wait = match deadline {
                 Some(d) => d.saturating_duration_since(Instant::now()).min(POLL),
@@ -322,7 +329,7 @@ pub(crate) struct PullConsumer<T> {
     deliveries: Sender<Delivery<T>>,
     closing: Arc<AtomicBool>,
     /// The latest denial not yet returned to a taker.
-    denied: Arc<Mutex<Option<Error>>>,
+    denied: Arc<Mutex<Option<Denial>>>,
     /// Every error reported, for [`ItemReceiver::errors`].
     errors: Sender<Error>,
 }
@@ -352,6 +359,14 @@ pub(crate) fn channel<T>() -> (PullConsumer<T>, ItemReceiver<T>) {
     )
 }
 
+/// A denial not yet returned to a taker.
+struct Denial {
+    error: Error,
+    /// Met by a transaction (an acknowledge, a requeue or a dead-letter
+    /// move), rather than by listing or claiming.
+    in_transaction: bool,
+}
+
 /// A copy, for a taker, of an error that retrying cannot cure: this client
 /// may not use the queue's nodes.
 fn denial(error: &Error) -> Option<Error> {
@@ -364,6 +379,13 @@ fn denial(error: &Error) -> Option<Error> {
 
 impl<T: Send + 'static> QueueConsumer<T> for PullConsumer<T> {
     fn consume(&self, item: T) -> std::result::Result<(), ConsumeError> {
+        // The queue could list and claim this item, so an earlier denial of
+        // those is over (one of an acknowledge or a move still stands).
+        let mut denied = self.denied.lock();
+        if denied.as_ref().is_some_and(|d| !d.in_transaction) {
+            *denied = None;
+        }
+        drop(denied);
         let (reply, answer) = crossbeam_channel::bounded(1);
         let mut delivery = Delivery {
             item: Some(item),
@@ -390,7 +412,10 @@ impl<T: Send + 'static> QueueConsumer<T> for PullConsumer<T> {
 
     fn error(&self, error: &Error) {
         if let Some(denied) = denial(error) {
-            *self.denied.lock() = Some(denied);
+            *self.denied.lock() = Some(Denial {
+                error: denied,
+                in_transaction: matches!(error, Error::MultiFailed { .. }),
+            });
         }
         if self.errors.try_send(error.duplicate()).is_err() {
             log::debug!("item receiver: {UNREAD_ERRORS} errors unread; dropping: {error}");
@@ -449,5 +474,41 @@ mod tests {
         QueueConsumer::error(&consumer, &denied_ack);
         let waited = receiver.take_timeout(Duration::from_secs(5));
         assert!(matches!(waited, Err(Error::NotAuthorized { path }) if path == "/q/queue-1"));
+    }
+
+    /// Hands `item` over from another thread, as the queue does, and
+    /// returns it with what a take says afterwards.
+    fn deliver(consumer: PullConsumer<String>, receiver: &ItemReceiver<String>, item: &str) -> (String, Result<()>) {
+        let item = item.to_string();
+        let thread = std::thread::spawn(move || (consumer.consume(item).is_ok(), consumer));
+        let delivery = receiver.deliveries.recv_timeout(Duration::from_secs(5)).unwrap();
+        let got = delivery.into_inner();
+        let (answered, _still_open) = thread.join().unwrap();
+        assert!(answered, "the taker's answer reached the queue");
+        (got, receiver.try_take().map(|none| assert!(none.is_none())))
+    }
+
+    #[test]
+    fn a_delivered_item_clears_a_claim_denial_but_not_a_denied_acknowledge() {
+        let (consumer, receiver) = channel::<String>();
+        QueueConsumer::error(&consumer, &Error::NotAuthorized { path: "/q".into() });
+        let (item, then) = deliver(consumer, &receiver, "a");
+        assert_eq!(item, "a");
+        assert!(then.is_ok(), "access came back: {then:?}");
+
+        let (consumer, receiver) = channel::<String>();
+        let denied_ack = Error::MultiFailed {
+            index: 0,
+            source: Box::new(Error::NotAuthorized {
+                path: "/q/queue-1".into(),
+            }),
+        };
+        QueueConsumer::error(&consumer, &denied_ack);
+        let (item, then) = deliver(consumer, &receiver, "b");
+        assert_eq!(item, "b");
+        assert!(
+            matches!(then, Err(Error::NotAuthorized { ref path }) if path == "/q/queue-1"),
+            "the denied acknowledge is still told: {then:?}"
+        );
     }
 }

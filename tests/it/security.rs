@@ -163,34 +163,15 @@ fn assert_stranger_is_denied(stranger: &ZkClient, protected: &Protected, snapsho
     assert_denied("depth", queue.depth());
     queue.close();
 
-    // A lock-safe consumer is told through `error`, with back-off.
-    let log = ErrorLog::default();
-    let started_at = Instant::now();
-    let consumer = started(
-        QueueBuilder::new(stranger, &protected.queue, StringSerializer)
-            .consumer(log.clone())
-            .lock_path(&protected.locks)
-            .build_queue(),
-    );
-    log.wait_for_errors(3, WAIT);
-    thread::sleep(Duration::from_millis(500));
-    consumer.close();
-    let elapsed = started_at.elapsed();
-    let errors = log.errors.lock().clone();
-    assert!(errors.iter().all(|(denied, _)| *denied), "{errors:?}");
-    // 100 ms, 200 ms, 400 ms... between scans: a handful, not a hot loop.
-    let bound = 2 + (elapsed.as_millis() / 100) as usize;
-    assert!(errors.len() <= bound.min(12), "{} errors in {elapsed:?}", errors.len());
-    assert_eq!(log.consumed.load(Ordering::SeqCst), 0);
-
-    // A pull consumer in plain mode: its take returns the denial.
-    let (builder, receiver) = QueueBuilder::new(stranger, &protected.queue, StringSerializer).pull_consumer();
-    let pulled = started(builder.build_queue());
-    match receiver.take_timeout(WAIT) {
-        Err(Error::NotAuthorized { path }) => assert_eq!(path, protected.queue),
-        other => panic!("pull take: expected NotAuthorized, got {other:?}"),
-    }
-    pulled.close();
+    // A consumer of any kind could take nothing: its start is refused.
+    let locking = QueueBuilder::new(stranger, &protected.queue, StringSerializer)
+        .consumer(ErrorLog::default())
+        .lock_path(&protected.locks)
+        .build_queue()
+        .unwrap();
+    assert_denied("start a lock-safe consumer", locking.start());
+    let (builder, _receiver) = QueueBuilder::new(stranger, &protected.queue, StringSerializer).pull_consumer();
+    assert_denied("start a pull consumer", builder.build_queue().unwrap().start());
 }
 
 /// After the denials: the same items with the same bytes, no lock and no dead
@@ -229,6 +210,122 @@ fn a_protected_queue_denies_a_client_with_the_wrong_password() {
     let stranger = client_with(Some(&format!("{USER}:not-{PASSWORD}")));
     assert_stranger_is_denied(&stranger, &protected, &snapshot);
     assert_untouched_then_consumed(&owner, &protected, &snapshot);
+}
+
+/// Starts a consumer (a lock-safe callback consumer, or a plain pull
+/// receiver) on an open queue, takes its access away with `set_acl`, puts an
+/// item, and gives the access back.
+fn revoked_then_restored(name: &str, pull: bool) {
+    let owner = owner();
+    let base = open_base(name);
+    let path = format!("{base}/queue");
+    let worker = client_with(None);
+    let log = ErrorLog::default();
+    // ZooKeeper drops the watch event of a node this client may no longer
+    // read: the consumer learns of the revoke, and of the restore, by
+    // listing again at its rescan interval.
+    let base_builder = QueueBuilder::new(&worker, &path, StringSerializer).rescan_interval(Duration::from_millis(300));
+    let (builder, receiver) = if pull {
+        let (builder, receiver) = base_builder.pull_consumer();
+        (builder, Some(receiver))
+    } else {
+        let builder = base_builder.consumer(log.clone()).lock_path(&format!("{base}/locks"));
+        (builder, None)
+    };
+    let consumer = started(builder.build_queue());
+
+    owner.set_acl(&path, &owner_acl(), None).unwrap();
+    assert_denied("listing after the revoke", worker.get_children(&path));
+    // The consumer's watch stays silent for the owner's put; its next scan
+    // is denied.
+    let put = started(producer(&owner, &path).build_queue());
+    put.put("a".to_string()).unwrap();
+    if let Some(receiver) = &receiver {
+        match receiver.take_timeout(WAIT) {
+            Err(Error::NotAuthorized { path: denied }) => assert_eq!(denied, path),
+            other => panic!("pull take: expected NotAuthorized, got {other:?}"),
+        }
+    } else {
+        log.wait_for_errors(1, WAIT);
+        let first = Instant::now();
+        log.wait_for_errors(3, WAIT);
+        thread::sleep(Duration::from_millis(500));
+        let elapsed = first.elapsed();
+        let errors = log.errors.lock().clone();
+        assert!(errors.iter().all(|(denied, _)| *denied), "{errors:?}");
+        // 100 ms, 200 ms, 400 ms... between scans: a handful, not a hot loop.
+        let bound = 2 + (elapsed.as_millis() / 100) as usize;
+        assert!(errors.len() <= bound.min(12), "{} errors in {elapsed:?}", errors.len());
+        assert_eq!(log.consumed.load(Ordering::SeqCst), 0);
+    }
+    assert_eq!(owner.get_children(&path).unwrap().0.len(), 1, "the item is still there");
+
+    owner.set_acl(&path, &[Acl::anyone_all()], None).unwrap();
+    if let Some(receiver) = &receiver {
+        // A denial met before the access came back may still be told once;
+        // then the item comes.
+        let mut stale = 0;
+        let item = loop {
+            match receiver.take_timeout(WAIT) {
+                Ok(Some(delivery)) => break delivery.into_inner(),
+                Err(Error::NotAuthorized { .. }) if stale < 2 => stale += 1,
+                other => panic!("pull take after the restore: {other:?}"),
+            }
+        };
+        assert_eq!(item, "a");
+    } else {
+        let deadline = Instant::now() + WAIT;
+        while log.consumed.load(Ordering::SeqCst) == 0 {
+            assert!(Instant::now() < deadline, "not consumed after the access came back");
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+    consumer.close();
+    assert_eq!(log.consumed.load(Ordering::SeqCst), usize::from(!pull));
+    assert!(owner.get_children(&path).unwrap().0.is_empty(), "the item was taken");
+}
+
+#[test]
+fn a_lock_safe_consumer_whose_access_is_revoked_backs_off_then_resumes_when_it_is_restored() {
+    revoked_then_restored("acl-revoked-locked", false);
+}
+
+#[test]
+fn a_pull_take_returns_the_denial_after_a_revoke_then_the_item_once_access_is_restored() {
+    revoked_then_restored("acl-revoked-pull", true);
+}
+
+#[test]
+fn set_acl_refuses_an_empty_acl_and_needs_admin_on_the_node() {
+    let owner = owner();
+    let base = open_base("acl-set");
+    let path = format!("{base}/node");
+    owner.create(&path, b"", CreateMode::Persistent).unwrap();
+    assert!(matches!(
+        owner.set_acl(&path, &[], None),
+        Err(Error::InvalidArgument(_))
+    ));
+    let (_, stat) = owner.get_acl(&path).unwrap();
+    let mine = vec![
+        Acl::digest(USER, PASSWORD, Perms::ALL),
+        Acl::new(Perms::READ, "world", "anyone"),
+    ];
+    // A stale ACL version is refused; the current one is taken.
+    assert!(matches!(
+        owner.set_acl(&path, &mine, Some(stat.aversion + 1)),
+        Err(Error::BadVersion { .. })
+    ));
+    let changed = owner.set_acl(&path, &mine, Some(stat.aversion)).unwrap();
+    assert_eq!(changed.aversion, stat.aversion + 1);
+    assert_eq!(owner.get_acl(&path).unwrap().0, mine);
+    // Readers may read but not change the ACL back.
+    let reader = client_with(None);
+    assert!(reader.get_data(&path).is_ok());
+    assert_denied(
+        "set_acl without ADMIN",
+        reader.set_acl(&path, &[Acl::anyone_all()], None),
+    );
+    assert_eq!(owner.get_acl(&path).unwrap().0, mine);
 }
 
 #[test]
@@ -448,4 +545,39 @@ fn a_protected_simple_queue_denies_strangers_and_keeps_every_item() {
         assert_eq!(queue.poll().unwrap().as_deref(), Some(item));
     }
     assert_eq!(queue.poll().unwrap(), None);
+}
+
+#[test]
+fn a_blocked_simple_take_lists_again_at_its_rescan_interval_and_gets_an_item_put_while_it_was_shut_out() {
+    let owner = owner();
+    let path = format!("{}/simple", open_base("acl-simple-rescan"));
+    owner.ensure_path(&path).unwrap();
+    let worker = client_with(None);
+    let theirs = SimpleQueue::builder(&worker, &path)
+        .rescan_interval(Duration::from_secs(2))
+        .build()
+        .unwrap();
+    assert_eq!(theirs.poll().unwrap(), None);
+    let listings = worker.stats().get_children;
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    let started_at = Instant::now();
+    thread::spawn(move || {
+        let _ = tx.send(theirs.take_timeout(WAIT));
+    });
+    // The take has listed and waits on its watch.
+    while worker.stats().get_children == listings {
+        assert!(started_at.elapsed() < WAIT, "the take never listed");
+        thread::sleep(Duration::from_millis(5));
+    }
+    // Shut out, an item put, let back in: the server drops the watch's event.
+    owner.set_acl(&path, &owner_acl(), None).unwrap();
+    SimpleQueue::new(&owner, &path).unwrap().offer(b"meanwhile").unwrap();
+    owner.set_acl(&path, &[Acl::anyone_all()], None).unwrap();
+    let taken = rx.recv_timeout(WAIT).expect("the take returned");
+    assert_eq!(taken.unwrap().as_deref(), Some(&b"meanwhile"[..]));
+    assert!(
+        started_at.elapsed() < Duration::from_secs(10),
+        "found by a rescan, not at the deadline: {:?}",
+        started_at.elapsed()
+    );
 }

@@ -345,7 +345,15 @@ fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx: Sender<Wo
             Ok(pass) => {
                 backoff = POLL;
                 failures = 0;
-                latch.wait_until(pass.wake_at);
+                // Also list again after a while: ZooKeeper drops some watch
+                // events (see `QueueBuilder::rescan_interval`).
+                // An interval too long to add means never.
+                let rescan_at = Instant::now().checked_add(core.options.rescan_interval);
+                let wake_at = match (pass.wake_at, rescan_at) {
+                    (Some(pass), Some(rescan)) => Some(pass.min(rescan)),
+                    (pass, rescan) => pass.or(rescan),
+                };
+                latch.wait_until(wake_at);
             }
             Err(e) => {
                 failures = failures.saturating_add(1);

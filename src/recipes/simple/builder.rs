@@ -1,5 +1,7 @@
 //! The consuming builder of [`SimpleQueue`].
 
+use std::time::Duration;
+
 use super::local::LocalList;
 use super::SimpleQueue;
 use crate::client::{Acl, CreateMode, ZkClient};
@@ -26,6 +28,7 @@ pub struct SimpleQueueBuilder {
     path: String,
     acl: Option<Vec<Acl>>,
     container: bool,
+    rescan_interval: Duration,
 }
 
 impl SimpleQueueBuilder {
@@ -35,6 +38,7 @@ impl SimpleQueueBuilder {
             path: path.to_owned(),
             acl: None,
             container: false,
+            rescan_interval: Duration::from_secs(30),
         }
     }
 
@@ -76,11 +80,31 @@ impl SimpleQueueBuilder {
         self
     }
 
+    /// How long a blocking `take` waits on its watch before it lists the
+    /// queue again anyway. ZooKeeper drops the event of a watch on a node
+    /// whose ACL no longer lets this client read it, so without a rescan a
+    /// take could wait past the moment access was given back. Each rescan is
+    /// one listing. Defaults to 30 seconds; must not be zero.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{SimpleQueue, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// use std::time::Duration;
+    /// let queue = SimpleQueue::builder(&client, "/jobs").rescan_interval(Duration::from_secs(5)).build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn rescan_interval(mut self, interval: Duration) -> Self {
+        self.rescan_interval = interval;
+        self
+    }
+
     /// Checks the path and ACL and makes the queue. Sends nothing.
     ///
     /// # Errors
     /// [`Error::InvalidPath`] for an invalid or reserved path;
-    /// [`Error::InvalidArgument`] for an empty ACL.
+    /// [`Error::InvalidArgument`] for an empty ACL or a zero rescan interval.
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -98,6 +122,9 @@ impl SimpleQueueBuilder {
             Some(acl) => acl,
             None => self.client.default_acl().to_vec(),
         };
+        if self.rescan_interval.is_zero() {
+            return Err(Error::InvalidArgument("the rescan interval must not be zero".into()));
+        }
         Ok(SimpleQueue {
             client: self.client,
             dir: self.path,
@@ -108,6 +135,7 @@ impl SimpleQueueBuilder {
                 CreateMode::Persistent
             },
             local: LocalList::default(),
+            rescan_interval: self.rescan_interval,
         })
     }
 }

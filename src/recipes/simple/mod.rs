@@ -74,6 +74,7 @@ pub struct SimpleQueue {
     acl: Vec<Acl>,
     dir_mode: CreateMode,
     local: LocalList,
+    rescan_interval: Duration,
 }
 
 /// How long a call waits for an item.
@@ -402,7 +403,14 @@ impl SimpleQueue {
             if self.client.is_closed() {
                 return Err(Error::Closed);
             }
-            if !watch.latch().wait_until(deadline) {
+            // Listed again at the rescan interval even if the watch stays
+            // silent: the server drops events the client may not read.
+            let rescan_at = Instant::now().checked_add(self.rescan_interval);
+            let wake_at = match (deadline, rescan_at) {
+                (Some(deadline), Some(rescan)) => Some(deadline.min(rescan)),
+                (deadline, rescan) => deadline.or(rescan),
+            };
+            if !watch.latch().wait_until(wake_at) && deadline.is_some_and(|d| Instant::now() >= d) {
                 return Ok(None);
             }
             if self.client.is_closed() {
