@@ -25,6 +25,11 @@ pub struct QueueStats {
     /// Items whose store failed after `put` accepted them (a put listener's
     /// `put_failed`; for background puts, the only report of the failure).
     pub put_failures: u64,
+    /// Puts sent again because their create's reply was lost and the
+    /// read-back did not find their item: either the create was not applied,
+    /// or a consumer had already taken the item, which is then stored twice.
+    /// So this bounds the duplicates lost put replies caused.
+    pub puts_resent: u64,
     /// Queue nodes this handle's consumer claimed and handed to a worker:
     /// deleted (without a lock path) or locked (with one).
     pub claimed: u64,
@@ -49,6 +54,7 @@ pub struct QueueStats {
 pub(crate) struct QueueCounters {
     pub(crate) puts: AtomicU64,
     pub(crate) put_failures: AtomicU64,
+    pub(crate) puts_resent: AtomicU64,
     pub(crate) claimed: AtomicU64,
     /// Claimed nodes that are settled, for `in_flight`.
     pub(crate) settled: AtomicU64,
@@ -79,6 +85,7 @@ impl QueueCounters {
         QueueStats {
             puts: get(&self.puts),
             put_failures: get(&self.put_failures),
+            puts_resent: get(&self.puts_resent),
             claimed,
             consumed: get(&self.consumed),
             consumer_errors: get(&self.consumer_errors),
@@ -100,6 +107,7 @@ mod tests {
         assert_eq!(counters.snapshot(), QueueStats::default());
         QueueCounters::add(&counters.puts, 3);
         QueueCounters::bump(&counters.put_failures);
+        QueueCounters::add(&counters.puts_resent, 2);
         QueueCounters::add(&counters.claimed, 4);
         QueueCounters::bump(&counters.settled);
         QueueCounters::add(&counters.consumed, 5);
@@ -113,6 +121,7 @@ mod tests {
             QueueStats {
                 puts: 3,
                 put_failures: 1,
+                puts_resent: 2,
                 claimed: 4,
                 consumed: 5,
                 consumer_errors: 1,

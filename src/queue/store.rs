@@ -10,8 +10,10 @@
 //! `c`. The resolver lists the queue, reads the items of the put's prefix from
 //! that floor on, and looks for the token. Found: the put succeeded there.
 //! Not found: it was not applied, or a consumer already took it; it is sent
-//! again. Only in that second case, a consumer taking the item within the few
-//! milliseconds between the lost reply and the read-back, is it stored twice.
+//! again. Only in that second case, a consumer taking the item before the
+//! read-back, is it stored twice. The read-back runs once the client notices
+//! the loss, up to a request timeout later, so an idle consumer may well win
+//! that race: each lost reply can add one duplicate, never a loss.
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -19,6 +21,7 @@ use std::time::Instant;
 use parking_lot::Mutex;
 
 use super::core::Core;
+use super::stats::QueueCounters;
 use crate::client::CreateMode;
 use crate::codec::trailer;
 use crate::error::{Error, Result};
@@ -233,7 +236,15 @@ impl<T: Send + 'static> Core<T> {
                             log::debug!("a put whose reply was lost was applied: {created}");
                             State::Done(Ok(created.clone()))
                         }
-                        None => State::Send,
+                        None => {
+                            QueueCounters::bump(&self.counters.puts_resent);
+                            log::info!(
+                                "a put under {} whose reply was lost is not in the queue; sending it again \
+                                 (stored twice if a consumer already took it)",
+                                self.path
+                            );
+                            State::Send
+                        }
                     };
                 }
             }

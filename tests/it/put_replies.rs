@@ -8,7 +8,8 @@ use parking_lot::Mutex;
 use zk_queue::testing::FaultProxy;
 use zk_queue::{inspect, ConnectionState, Error, PutListener, QueueBuilder, RetryNTimes, StringSerializer, ZkClient};
 
-use crate::support::queues::{producer, started};
+use crate::support::queues::{consumer, producer, started};
+use crate::support::recorder::Recorder;
 use crate::support::server::{shared_connect_string, unique_path};
 use crate::support::{self, wait_for_state};
 
@@ -61,6 +62,27 @@ fn a_put_whose_reply_is_dropped_is_stored_once_and_reported_stored() {
     wait_for_state(&states, ConnectionState::Suspended, Duration::from_secs(10));
     assert!(listings(&client) > listed, "the put's outcome was read back");
     assert_eq!(stored(&direct, &path), ["before", "lost reply"]);
+    assert_eq!(queue.stats().puts_resent, 0, "found, so not sent again");
+}
+
+#[test]
+fn a_put_whose_item_is_taken_before_its_read_back_is_sent_again_and_counted() {
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let client = proxied(&proxy);
+    let direct = support::client();
+    let path = unique_path("put-taken-before-read-back");
+    let recorder = Recorder::new();
+    let _consumer = started(consumer(&direct, &path, &recorder).build_queue());
+    let queue = started(producer(&client, &path).build_queue());
+
+    // The create is applied and its reply dropped; the idle consumer takes
+    // the item long before the producer's request times out and reads back.
+    proxy.drop_next_reply();
+    queue.put("raced".into()).unwrap();
+
+    assert_eq!(queue.stats().puts_resent, 1);
+    assert_eq!(recorder.wait_for(2, Duration::from_secs(30)), ["raced", "raced"]);
+    assert_eq!(queue.stats().puts, 1, "one put, reported stored once");
 }
 
 #[test]

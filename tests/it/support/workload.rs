@@ -22,6 +22,18 @@ pub struct Produced {
     /// Puts that failed and were tried again: each may have stored its item
     /// twice (the put guarantee), so each may add a duplicate.
     pub ambiguous: usize,
+    /// Puts the queue sent again itself, after a lost reply whose item the
+    /// read-back did not find (`QueueStats::puts_resent`): each may have
+    /// stored its item twice, if a consumer took the first copy before the
+    /// read-back.
+    pub resent: usize,
+}
+
+impl Produced {
+    /// Puts that may have stored their item twice.
+    pub fn sent_again(&self) -> usize {
+        self.ambiguous + self.resent
+    }
 }
 
 /// Holds a producer back until the consumers writing to `dir` have finished
@@ -64,6 +76,7 @@ impl Producer {
             let mut produced = Produced {
                 items: Vec::with_capacity(count),
                 ambiguous: 0,
+                resent: 0,
             };
             for i in 0..count {
                 if let Some(gate) = &gate {
@@ -79,6 +92,7 @@ impl Producer {
                 produced.items.push(item);
                 std::thread::sleep(pace);
             }
+            produced.resent = usize::try_from(producer.stats().puts_resent).unwrap_or(usize::MAX);
             produced
         });
         Producer { handle }
@@ -126,11 +140,12 @@ pub fn duplicate_bound(claim_window: usize, kills: usize, sessions_lost: usize, 
 /// Prints the run's figures and asserts its duplicates stay within `bound`.
 pub fn assert_duplicates_within(tally: &Tally, produced: &Produced, bound: usize) {
     println!(
-        "{} items, {} duplicates (bound {bound}), {} sessions lost, {} puts tried again",
+        "{} items, {} duplicates (bound {bound}), {} sessions lost, {} puts tried again, {} resent",
         produced.items.len(),
         tally.duplicates(),
         tally.sessions_lost,
-        produced.ambiguous
+        produced.ambiguous,
+        produced.resent
     );
     assert!(
         tally.duplicates() <= bound,
