@@ -1,8 +1,8 @@
 //! [`TestingCluster`]: a ZooKeeper ensemble of real servers on loopback ports.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use tempfile::TempDir;
@@ -139,7 +139,10 @@ impl TestingCluster {
         let m = &self.members[member];
         Launch {
             java: &self.java,
-            system_properties: Vec::new(),
+            // An election's wait between vote checks backs off up to 60 s by
+            // default; on a loaded test machine that can stall a new leader
+            // for a minute after the old one dies.
+            system_properties: vec!["-Dzookeeper.fastleader.maxNotificationInterval=2000".to_owned()],
             cfg: &m.cfg,
             root: &m.dir,
             data_dir: self.root.path(),
@@ -207,6 +210,42 @@ impl TestingCluster {
             let addr = launch::loopback(self.members[i].client_port);
             probe::four_letter_word(addr, "srvr", Duration::from_secs(1)).is_ok_and(|r| r.contains("Mode: leader"))
         })
+    }
+
+    /// Waits up to `timeout` for a member to lead, as [`leader`](Self::leader)
+    /// tells; `None` if none does by then (an election may still be going on
+    /// after a member died or came back).
+    ///
+    /// ``` no_run
+    /// use std::time::Duration;
+    /// use zk_queue::testing::TestingCluster;
+    /// let cluster = TestingCluster::start(3)?;
+    /// let leader = cluster.wait_for_leader(Duration::from_secs(30)).expect("an elected leader");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn wait_for_leader(&self, timeout: Duration) -> Option<usize> {
+        let deadline = Instant::now().checked_add(timeout);
+        loop {
+            if let Some(leader) = self.leader() {
+                return Some(leader);
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The file receiving a member's output, appended to by every start.
+    ///
+    /// ``` no_run
+    /// use zk_queue::testing::TestingCluster;
+    /// let cluster = TestingCluster::start(3)?;
+    /// println!("member 0 logs to {}", cluster.log_path(0).display());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn log_path(&self, member: usize) -> &Path {
+        &self.members[member].log
     }
 
     /// Kills a member's JVM (`SIGKILL`); its data stays.

@@ -37,8 +37,9 @@ fn ok(args: &[&str]) -> String {
     let out = zkq(args);
     assert!(
         out.status.success(),
-        "zkq {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+        "zkq {args:?} failed: {}\nstdout:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
     );
     String::from_utf8(out.stdout).unwrap()
 }

@@ -106,7 +106,7 @@ fn lock_safe_consumers_lose_nothing_across_kills_restarts_and_cuts() {
     let produced = producer.join();
     let verify = client_of(&server.connect_string());
     let tally = drain(&verify, &queue, &locks, &dir, &produced.items, WAIT);
-    let bound = duplicate_bound(WINDOW, kills, tally.sessions_lost, produced.ambiguous);
+    let bound = duplicate_bound(WINDOW, kills, tally.sessions_lost, produced.sent_again());
     assert_duplicates_within(&tally, &produced, bound);
     drop(workers);
     let _ = std::fs::remove_dir_all(&dir);
@@ -162,7 +162,7 @@ fn plain_consumers_deliver_at_most_once_and_a_kill_loses_at_most_what_it_claimed
     // A killed consumer loses the items it claimed ahead and the one it was
     // processing; a lost claiming delete's reply may deliver one item twice.
     let lost_bound = (WINDOW + 1) * kills;
-    let twice_bound = WINDOW * connection_faults + produced.ambiguous;
+    let twice_bound = WINDOW * connection_faults + produced.sent_again();
     println!(
         "{} items, {lost} lost (bound {lost_bound}), {} duplicates (bound {twice_bound})",
         produced.items.len(),
@@ -188,7 +188,7 @@ fn lock_safe_consumers_lose_nothing_when_the_ensemble_loses_its_leader() {
     let producer = Producer::start(&cluster.connect_string(), &queue, 200, Duration::from_millis(10));
 
     wait_finished(&dir, 40);
-    let leader = cluster.leader().expect("a leader");
+    let leader = cluster.wait_for_leader(Duration::from_secs(60)).expect("a leader");
     cluster.kill(leader).unwrap();
     wait_finished(&dir, 90);
     workers[0].kill();
@@ -199,7 +199,7 @@ fn lock_safe_consumers_lose_nothing_when_the_ensemble_loses_its_leader() {
     let produced = producer.join();
     let verify = client_of(&cluster.connect_string());
     let tally = drain(&verify, &queue, &locks, &dir, &produced.items, WAIT);
-    let bound = duplicate_bound(WINDOW, 1, tally.sessions_lost, produced.ambiguous);
+    let bound = duplicate_bound(WINDOW, 1, tally.sessions_lost, produced.sent_again());
     assert_duplicates_within(&tally, &produced, bound);
     drop(workers);
     let _ = std::fs::remove_dir_all(&dir);

@@ -106,11 +106,15 @@ impl Servers {
         let Servers::Ensemble(cluster) = self else {
             return false;
         };
-        let leader = cluster.leader().expect("a leader");
+        let leader = cluster.wait_for_leader(Duration::from_secs(60)).expect("a leader");
         cluster.kill(leader).unwrap();
         let deadline = Instant::now() + Duration::from_secs(60);
         while cluster.leader().is_none_or(|l| l == leader) {
-            assert!(Instant::now() < deadline, "no new leader after member {leader} died");
+            assert!(
+                Instant::now() < deadline,
+                "no new leader after member {leader} died\n{}",
+                member_log_tails(cluster)
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
         cluster.restart(leader).unwrap();
@@ -174,6 +178,7 @@ struct Report {
     bound: usize,
     sessions_lost: usize,
     puts_tried_again: usize,
+    puts_resent: usize,
     elapsed: Duration,
 }
 
@@ -266,7 +271,7 @@ fn run(seed: u64, rounds: usize, ensemble: bool) -> Report {
     let produced = producer.join();
     let verify = client_of(&servers.connect_string());
     let tally = drain(&verify, &queue, &locks, &dir, &produced.items, Duration::from_secs(120));
-    let bound = duplicate_bound(WINDOW, kills, tally.sessions_lost, produced.ambiguous);
+    let bound = duplicate_bound(WINDOW, kills, tally.sessions_lost, produced.sent_again());
     let report = Report {
         seed,
         rounds,
@@ -278,6 +283,7 @@ fn run(seed: u64, rounds: usize, ensemble: bool) -> Report {
         bound,
         sessions_lost: tally.sessions_lost,
         puts_tried_again: produced.ambiguous,
+        puts_resent: produced.resent,
         elapsed: started.elapsed(),
     };
     println!("random faults: {report:?}");
@@ -316,4 +322,17 @@ fn long() {
     });
     let rounds = env_number("ZKQ_FAULT_ROUNDS").map_or(30, |r| usize::try_from(r).unwrap());
     run(seed, rounds, env_number("ZKQ_FAULT_ENSEMBLE").is_some_and(|e| e != 0));
+}
+
+/// The last lines of every member's log, for a failure message.
+fn member_log_tails(cluster: &TestingCluster) -> String {
+    (0..cluster.size())
+        .map(|member| {
+            let log = std::fs::read_to_string(cluster.log_path(member)).unwrap_or_default();
+            let lines: Vec<&str> = log.lines().collect();
+            let tail = lines[lines.len().saturating_sub(30)..].join("\n");
+            format!("--- member {member} (running: {}):\n{tail}", cluster.is_running(member))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }

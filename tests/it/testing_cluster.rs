@@ -26,7 +26,7 @@ fn an_ensemble_keeps_serving_when_its_leader_dies_and_takes_it_back() {
         assert!(Instant::now() < deadline, "no service without the old leader: {e}");
         std::thread::sleep(Duration::from_millis(100));
     }
-    let new_leader = cluster.leader().expect("a new leader");
+    let new_leader = cluster.wait_for_leader(Duration::from_secs(30)).expect("a new leader");
     assert_ne!(new_leader, leader);
     cluster.restart(leader).unwrap();
     assert!(cluster.is_running(leader));
