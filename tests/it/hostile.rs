@@ -724,7 +724,9 @@ fn create_children(client: &ZkClient, path: &str, prefix: &str, n: usize, data: 
     client.ensure_path(path).unwrap();
     let node = format!("{path}/{prefix}");
     let nodes: Vec<(String, Vec<u8>)> = (0..n).map(|i| (node.clone(), data(i))).collect();
-    for chunk in nodes.chunks(10_000) {
+    // Chunks small enough that each one's last reply comes well within the
+    // request timeout on a loaded machine.
+    for chunk in nodes.chunks(2_000) {
         let created = client.create_many(chunk, CreateMode::PersistentSequential).unwrap();
         assert!(
             created.iter().all(Result::is_ok),
@@ -738,7 +740,9 @@ fn create_children(client: &ZkClient, path: &str, prefix: &str, n: usize, data: 
 fn purge(client: &ZkClient, path: &str) {
     let (names, _) = client.get_children(path).unwrap();
     let nodes: Vec<(String, Option<i32>)> = names.iter().map(|n| (format!("{path}/{n}"), None)).collect();
-    for chunk in nodes.chunks(10_000) {
+    // Chunks small enough that each one's last reply comes well within the
+    // request timeout on a loaded machine.
+    for chunk in nodes.chunks(2_000) {
         for result in client.delete_many(chunk).unwrap() {
             assert!(matches!(result, Ok(()) | Err(Error::NoNode { .. })), "{result:?}");
         }
