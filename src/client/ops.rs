@@ -270,10 +270,14 @@ impl ZkClient {
     /// (ZooKeeper's `sync`), so that the reads after it see every write the
     /// ensemble applied before. A write whose reply was lost must be looked
     /// for only after this: the server the client reconnected to may not have
-    /// applied it yet. One attempt, without retries.
+    /// applied it yet. One attempt, without retries. A missing `path` is no
+    /// error: the reads after it will tell.
     pub(crate) fn sync_once(&self, path: &str) -> Result<()> {
         path::validate(path)?;
-        self.once("sync", path, |c| async move { c.sync(path).await })
+        match self.once("sync", path, |c| async move { c.sync(path).await }) {
+            Ok(()) | Err(Error::NoNode { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
     }
 
     /// One attempt at [`get_children`](Self::get_children), without retries,

@@ -381,11 +381,7 @@ impl<T: Send + 'static> QueueConsumer<T> for PullConsumer<T> {
     fn consume(&self, item: T) -> std::result::Result<(), ConsumeError> {
         // The queue could list and claim this item, so an earlier denial of
         // those is over (one of an acknowledge or a move still stands).
-        let mut denied = self.denied.lock();
-        if denied.as_ref().is_some_and(|d| !d.in_transaction) {
-            *denied = None;
-        }
-        drop(denied);
+        self.denied.lock().take_if(|d| !d.in_transaction);
         let (reply, answer) = crossbeam_channel::bounded(1);
         let mut delivery = Delivery {
             item: Some(item),

@@ -262,10 +262,7 @@ impl<T: Send + 'static> Core<T> {
         // One attempt each: `store` retries by the policy, within its
         // deadline. The sync first: after a reconnection to another member,
         // a create applied by the leader may not have reached it yet.
-        match self.client.sync_once(&self.path) {
-            Ok(()) | Err(Error::NoNode { .. }) => {}
-            Err(e) => return Err(e),
-        }
+        self.client.sync_once(&self.path)?;
         let names = match self.client.get_children_once(&self.path) {
             Ok(names) => names,
             Err(Error::NoNode { .. }) => return Ok(HashMap::new()),

@@ -61,10 +61,7 @@ impl Lock {
         generation: u64,
     ) -> Result<Option<Lock>> {
         // The server reconnected to may not have applied the create yet.
-        match core.client.sync_once(&path) {
-            Ok(()) | Err(Error::NoNode { .. }) => {}
-            Err(e) => return Err(e),
-        }
+        core.client.sync_once(&path)?;
         match core.client.get_data(&path) {
             Ok((data, stat)) if data == token && core.client.generation() == generation => {
                 Ok(Some(Lock::created(path, &stat, generation)))

@@ -32,7 +32,7 @@ use super::core::{Core, Kind};
 use crate::client::ChildWatch;
 use crate::error::{Error, Result};
 use crate::naming::{delay_epoch, is_item};
-use crate::sync::Latch;
+use crate::sync::{earliest, Latch};
 
 /// The longest pause between scans while errors persist.
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
@@ -346,14 +346,10 @@ fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx: Sender<Wo
                 backoff = POLL;
                 failures = 0;
                 // Also list again after a while: ZooKeeper drops some watch
-                // events (see `QueueBuilder::rescan_interval`).
-                // An interval too long to add means never.
+                // events (see `QueueBuilder::rescan_interval`). An interval
+                // too long to add means never.
                 let rescan_at = Instant::now().checked_add(core.options.rescan_interval);
-                let wake_at = match (pass.wake_at, rescan_at) {
-                    (Some(pass), Some(rescan)) => Some(pass.min(rescan)),
-                    (pass, rescan) => pass.or(rescan),
-                };
-                latch.wait_until(wake_at);
+                latch.wait_until(earliest(pass.wake_at, rescan_at));
             }
             Err(e) => {
                 failures = failures.saturating_add(1);
@@ -444,7 +440,7 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
             if due > now_ms {
                 // Sorted by due time: nothing after this is due either.
                 let due_at = Instant::now() + Duration::from_millis((due - now_ms).unsigned_abs());
-                wake_at = Some(wake_at.map_or(due_at, |w| w.min(due_at)));
+                wake_at = earliest(wake_at, Some(due_at));
                 break;
             }
         }

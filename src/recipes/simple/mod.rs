@@ -11,6 +11,7 @@ use self::local::LocalList;
 use crate::client::{Acl, CreateMode, Deleted, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
+use crate::sync::earliest;
 
 /// Prefix of item nodes, shared with the Java recipe and Curator's
 /// `SimpleDistributedQueue`.
@@ -406,11 +407,8 @@ impl SimpleQueue {
             // Listed again at the rescan interval even if the watch stays
             // silent: the server drops events the client may not read.
             let rescan_at = Instant::now().checked_add(self.rescan_interval);
-            let wake_at = match (deadline, rescan_at) {
-                (Some(deadline), Some(rescan)) => Some(deadline.min(rescan)),
-                (deadline, rescan) => deadline.or(rescan),
-            };
-            if !watch.latch().wait_until(wake_at) && deadline.is_some_and(|d| Instant::now() >= d) {
+            if !watch.latch().wait_until(earliest(deadline, rescan_at)) && deadline.is_some_and(|d| Instant::now() >= d)
+            {
                 return Ok(None);
             }
             if self.client.is_closed() {
