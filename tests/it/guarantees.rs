@@ -20,7 +20,7 @@ use crate::support::recorder::Recorder;
 use crate::support::server::unique_path;
 use crate::support::worker::{self, Tally, Worker, WorkerConfig};
 use crate::support::workload::{assert_duplicates_within, drain, duplicate_bound, Producer};
-use crate::support::{client_of, short_session_client, wait_for_state};
+use crate::support::{client_of, eventually, short_session_client, wait_for_state};
 
 /// The longest wait for anything a test waits on.
 const WAIT: Duration = Duration::from_secs(60);
@@ -258,15 +258,6 @@ impl QueueConsumer<String> for Gate {
     }
 }
 
-/// Waits until `condition` holds; panics with `what` after [`WAIT`].
-fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + WAIT;
-    while !condition() {
-        assert!(Instant::now() < deadline, "not within {WAIT:?}: {what}");
-        thread::sleep(Duration::from_millis(20));
-    }
-}
-
 fn children(client: &ZkClient, path: &str) -> Vec<String> {
     client.get_children(path).map(|(c, _)| c).unwrap_or_default()
 }
@@ -301,7 +292,7 @@ fn an_expired_consumer_cannot_acknowledge_and_spares_the_new_holders_lock() {
     // A's session expires while A is still processing: the server deletes its lock.
     let a_states = client_a.state_listener();
     proxy.blackhole();
-    wait_until("A's lock goes with its session", || {
+    eventually(WAIT, "A's lock goes with its session", || {
         direct.exists(&lock_path).unwrap().is_none()
     });
     let client_b = client_of(&server.connect_string());
@@ -314,7 +305,9 @@ fn an_expired_consumer_cannot_acknowledge_and_spares_the_new_holders_lock() {
     proxy.heal();
     wait_for_state(&a_states, ConnectionState::Reconnected, WAIT);
     a.release.send(()).unwrap();
-    wait_until("A hears that its lease was lost", || !a.leases_lost.lock().is_empty());
+    eventually(WAIT, "A hears that its lease was lost", || {
+        !a.leases_lost.lock().is_empty()
+    });
     assert_eq!(*a.leases_lost.lock(), vec![item_path.clone()]);
     assert_eq!(queue_a.stats().lease_lost, 1);
     // A deleted neither the item nor B's lock.
@@ -322,7 +315,7 @@ fn an_expired_consumer_cannot_acknowledge_and_spares_the_new_holders_lock() {
     assert_eq!(direct.exists(&lock_path).unwrap().map(|s| s.czxid), Some(b_lock));
 
     b.release.send(()).unwrap();
-    wait_until("B's acknowledge deletes the item and its lock", || {
+    eventually(WAIT, "B's acknowledge deletes the item and its lock", || {
         direct.exists(&item_path).unwrap().is_none() && direct.exists(&lock_path).unwrap().is_none()
     });
     assert_eq!(*b.finished.lock(), vec!["job".to_string()]);
@@ -364,7 +357,7 @@ fn a_lost_lock_create_reply_neither_loses_the_item_nor_orphans_the_lock() {
     // Once the first item is consumed and acknowledged, the consumer is idle.
     producer.put("warm-up".into()).unwrap();
     recorder.wait_for(1, WAIT);
-    wait_until("the warm-up item is acknowledged", || {
+    eventually(WAIT, "the warm-up item is acknowledged", || {
         children(&direct, &queue).is_empty() && children(&direct, &locks).is_empty()
     });
 
@@ -374,7 +367,7 @@ fn a_lost_lock_create_reply_neither_loses_the_item_nor_orphans_the_lock() {
         producer.put(job.clone()).unwrap();
     }
     let items = recorder.wait_for(6, WAIT);
-    wait_until("every item acknowledged and no lock left", || {
+    eventually(WAIT, "every item acknowledged and no lock left", || {
         children(&direct, &queue).is_empty() && children(&direct, &locks).is_empty()
     });
     assert!(!proxy.dropping_reply(), "a lock create's reply was dropped");
@@ -415,7 +408,7 @@ fn a_lost_acknowledge_reply_neither_loses_the_item_nor_orphans_the_lock() {
     let second = receiver.take_timeout(WAIT).unwrap().expect("job-2");
     assert_eq!(*second, "job-2");
     second.ack();
-    wait_until("both items acknowledged and no lock left", || {
+    eventually(WAIT, "both items acknowledged and no lock left", || {
         children(&direct, &queue).is_empty() && children(&direct, &locks).is_empty()
     });
     assert!(!proxy.dropping_reply(), "the acknowledge's reply was dropped");
@@ -457,7 +450,7 @@ fn an_acknowledge_cut_off_by_a_short_partition_settles_once_it_heals() {
     // Long enough for the acknowledge's requests to fail, shorter than the session.
     thread::sleep(Duration::from_secs(3));
     proxy.heal();
-    wait_until("the item acknowledged and its lock gone", || {
+    eventually(WAIT, "the item acknowledged and its lock gone", || {
         children(&direct, &queue).is_empty() && children(&direct, &locks).is_empty()
     });
     assert_eq!(client.session_id().unwrap(), session, "the same session throughout");
@@ -492,7 +485,7 @@ fn consumers_keep_working_on_the_new_session_after_an_expiry() {
     recorder.wait_for(1, WAIT);
     receiver.take_timeout(WAIT).unwrap().expect("before").ack();
     // Acknowledged before the fault, so neither is delivered again.
-    wait_until("both items acknowledged", || {
+    eventually(WAIT, "both items acknowledged", || {
         children(&direct, &pushed).is_empty() && children(&direct, &pulled).is_empty()
     });
 
@@ -535,7 +528,7 @@ fn consumers_keep_working_on_the_new_session_after_an_expiry() {
         waited >= SHORT_TAKE && waited < SHORT_TAKE + Duration::from_secs(1),
         "took {waited:?}"
     );
-    wait_until("the pulled item is acknowledged on the new session", || {
+    eventually(WAIT, "the pulled item is acknowledged on the new session", || {
         children(&direct, &pulled).is_empty()
     });
 }

@@ -14,21 +14,12 @@ use zk_queue::{
 
 use crate::support::queues::{consumer, producer, started};
 use crate::support::recorder::Recorder;
-use crate::support::{client, client_of, frame, server::unique_path};
+use crate::support::{client, client_of, eventually, frame, server::unique_path};
 
 const WAIT: Duration = Duration::from_secs(30);
 
 fn children(client: &ZkClient, path: &str) -> BTreeSet<String> {
     client.get_children(path).unwrap().0.into_iter().collect()
-}
-
-/// Polls `condition` until it holds; panics after `within`.
-fn eventually(within: Duration, what: &str, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + within;
-    while !condition() {
-        assert!(Instant::now() < deadline, "not within {within:?}: {what}");
-        thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Deletes `path` as an operator would, trying again while it has children: a

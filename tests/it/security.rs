@@ -16,10 +16,10 @@ use zk_queue::{
     StringSerializer, ZkClient,
 };
 
-use crate::support::client;
 use crate::support::queues::{producer, started};
 use crate::support::recorder::Recorder;
 use crate::support::server::{shared_connect_string, unique_path};
+use crate::support::{client, eventually};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -121,11 +121,9 @@ struct ErrorLog {
 impl ErrorLog {
     /// Waits until `n` errors were reported; panics after `within`.
     fn wait_for_errors(&self, n: usize, within: Duration) {
-        let deadline = Instant::now() + within;
-        while self.errors.lock().len() < n {
-            assert!(Instant::now() < deadline, "fewer than {n} errors within {within:?}");
-            thread::sleep(Duration::from_millis(20));
-        }
+        eventually(within, &format!("{n} errors reported"), || {
+            self.errors.lock().len() >= n
+        });
     }
 }
 
@@ -274,11 +272,9 @@ fn revoked_then_restored(name: &str, pull: bool) {
         };
         assert_eq!(item, "a");
     } else {
-        let deadline = Instant::now() + WAIT;
-        while log.consumed.load(Ordering::SeqCst) == 0 {
-            assert!(Instant::now() < deadline, "not consumed after the access came back");
-            thread::sleep(Duration::from_millis(20));
-        }
+        eventually(WAIT, "consumed after the access came back", || {
+            log.consumed.load(Ordering::SeqCst) > 0
+        });
     }
     consumer.close();
     assert_eq!(log.consumed.load(Ordering::SeqCst), usize::from(!pull));

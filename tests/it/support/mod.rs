@@ -12,6 +12,15 @@ use std::time::{Duration, Instant};
 
 use zk_queue::{ConnectionState, RetryNTimes, ZkClient};
 
+/// Polls `condition` until it holds; panics with `what` after `within`.
+pub fn eventually(within: Duration, what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + within;
+    while !condition() {
+        assert!(Instant::now() < deadline, "not within {within:?}: {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// A new client (its own session) of the shared server.
 pub fn client() -> ZkClient {
     client_of(&server::shared_connect_string())
