@@ -1,6 +1,7 @@
 //! The crate's error type.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A `Result` whose error defaults to this crate's [`Error`].
@@ -36,9 +37,13 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 ///     Error::NoNode { path } => assert_eq!(path, "/jobs"),
 ///     other => panic!("unexpected {other}"),
 /// }
+///
+/// Errors are cheap to clone (causes are shared, not copied), so one failure
+/// can be reported to every request it concerns; they are `Send + Sync +
+/// 'static` and carry no type of another crate in their fields.
 /// ```
 #[non_exhaustive]
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum Error {
     /// A path is not a valid ZooKeeper path, or is reserved; no request was sent.
     InvalidPath {
@@ -97,7 +102,7 @@ pub enum Error {
     /// sheds load, is reported the same way; it is retried like any.)
     ConnectionLoss {
         /// The client's error.
-        source: zookeeper_client::Error,
+        source: ClientError,
     },
     /// No answer within the deadline.
     Timeout {
@@ -115,7 +120,7 @@ pub enum Error {
     /// The queue's serializer could not serialize an item; nothing was stored.
     Serialization {
         /// The serializer's error.
-        source: Box<crate::codec::CodecError>,
+        source: Arc<crate::codec::CodecError>,
     },
     /// An item node holds data that is not a valid item: not a Curator item
     /// frame, or a record the serializer cannot read. Such items are never
@@ -124,7 +129,7 @@ pub enum Error {
         /// The item node's path.
         path: String,
         /// What is wrong with the data.
-        source: Box<dyn std::error::Error + Send + Sync>,
+        source: Arc<dyn std::error::Error + Send + Sync>,
     },
     /// A lock-safe consumer's lock on an item was lost (its session expired,
     /// and another consumer may hold the item now) before it acknowledged the
@@ -132,6 +137,23 @@ pub enum Error {
     LeaseLost {
         /// The item node's path.
         path: String,
+    },
+    /// An item failed as many deliveries as the queue allows
+    /// ([`QueueBuilder::max_attempts`](crate::QueueBuilder::max_attempts)),
+    /// so it was moved to the dead-letter path instead of being requeued.
+    AttemptsExhausted {
+        /// The item node's path.
+        path: String,
+        /// The failed deliveries, this one included.
+        attempts: u32,
+    },
+    /// A thread the crate needs (a queue's consumer or put thread, a client's
+    /// session thread) could not be started; nothing was started.
+    Spawn {
+        /// The thread's role.
+        thread: &'static str,
+        /// The operating system's error.
+        source: Arc<std::io::Error>,
     },
     /// The call does not fit the queue's lifecycle (not started, started
     /// twice, or closed).
@@ -141,8 +163,38 @@ pub enum Error {
         /// The path the request concerned, if any.
         path: Option<String>,
         /// The client's error.
-        source: zookeeper_client::Error,
+        source: ClientError,
     },
+}
+
+/// An error of the ZooKeeper client library underneath, kept as the
+/// [`source`](std::error::Error::source) of an [`Error`]. Opaque on purpose:
+/// its message is the client's, and a new client version changes nothing in
+/// this crate's API.
+///
+/// ```no_run
+/// # fn main() -> Result<(), zk_queue::Error> {
+/// use std::error::Error as _;
+/// let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+/// if let Err(e @ zk_queue::Error::ConnectionLoss { .. }) = client.exists("/jobs") {
+///     eprintln!("{e}: {}", e.source().map(|cause| cause.to_string()).unwrap_or_default());
+/// }
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone, Debug)]
+pub struct ClientError(zookeeper_client::Error);
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl std::error::Error for ClientError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
 }
 
 impl Error {
@@ -159,64 +211,43 @@ impl Error {
             Zk::SessionExpired => Error::SessionExpired,
             Zk::AuthFailed => Error::AuthFailed,
             Zk::ClientClosed => Error::Closed,
-            Zk::ConnectionLoss | Zk::Timeout | Zk::NoHosts => Error::ConnectionLoss { source: err },
-            // "no response from connection in N ms": the connection was dropped.
-            Zk::Custom(_) => Error::ConnectionLoss { source: err },
-            // The session moved to another server (after a reconnection) while
-            // the request was on its way, or the server is shedding load:
-            // nothing was applied, and the request may be sent again.
-            Zk::SessionMoved | Zk::Throttled => Error::ConnectionLoss { source: err },
+            // "no response from connection in N ms" (`Custom`): the connection
+            // was dropped. `SessionMoved` and `Throttled`: the session moved to
+            // another server (after a reconnection) while the request was on
+            // its way, or the server is shedding load; nothing was applied,
+            // and the request may be sent again.
+            Zk::ConnectionLoss | Zk::Timeout | Zk::NoHosts | Zk::Custom(_) | Zk::SessionMoved | Zk::Throttled => {
+                Error::ConnectionLoss {
+                    source: ClientError(err),
+                }
+            }
             _ => Error::ZooKeeper {
                 path: Some(path),
-                source: err,
+                source: ClientError(err),
             },
         }
     }
 
-    /// A copy of this error, for a failure shared by several requests (a
-    /// batch, say). A corrupt item's cause is copied as its message; a
-    /// serializer's error becomes [`Error::InvalidArgument`] with the same
-    /// message.
-    pub(crate) fn duplicate(&self) -> Error {
-        match self {
-            Error::InvalidPath { path, reason } => Error::InvalidPath {
-                path: path.clone(),
-                reason,
+    /// Why items could not be encoded as an item frame: no items (an
+    /// invalid argument) or an item too large for a record's length field.
+    pub(crate) fn encoding(error: crate::codec::FrameError) -> Error {
+        use crate::codec::FrameError;
+        match error {
+            FrameError::ItemTooLarge { size } => Error::ItemTooLarge {
+                size,
+                limit: i32::MAX.unsigned_abs() as usize,
             },
-            Error::InvalidArgument(message) => Error::InvalidArgument(message.clone()),
-            Error::ItemTooLarge { size, limit } => Error::ItemTooLarge {
-                size: *size,
-                limit: *limit,
-            },
-            Error::NoSuchElement => Error::NoSuchElement,
-            Error::NoNode { path } => Error::NoNode { path: path.clone() },
-            Error::NodeExists { path } => Error::NodeExists { path: path.clone() },
-            Error::BadVersion { path } => Error::BadVersion { path: path.clone() },
-            Error::NotEmpty { path } => Error::NotEmpty { path: path.clone() },
-            Error::NotAuthorized { path } => Error::NotAuthorized { path: path.clone() },
-            Error::MultiFailed { index, source } => Error::MultiFailed {
-                index: *index,
-                source: Box::new(source.duplicate()),
-            },
-            Error::ConnectionLoss { source } => Error::ConnectionLoss { source: source.clone() },
-            Error::Timeout { operation, after } => Error::Timeout {
-                operation,
-                after: *after,
-            },
-            Error::SessionExpired => Error::SessionExpired,
-            Error::AuthFailed => Error::AuthFailed,
-            Error::Closed => Error::Closed,
-            Error::LeaseLost { path } => Error::LeaseLost { path: path.clone() },
-            Error::InvalidState(what) => Error::InvalidState(what),
-            Error::ZooKeeper { path, source } => Error::ZooKeeper {
-                path: path.clone(),
-                source: source.clone(),
-            },
-            Error::CorruptItem { path, source } => Error::CorruptItem {
-                path: path.clone(),
-                source: source.to_string().into(),
-            },
-            Error::Serialization { .. } => Error::InvalidArgument(self.to_string()),
+            // Only `NoItems` is left for an encoder to report; its message is
+            // the whole story.
+            other => Error::InvalidArgument(other.to_string()),
+        }
+    }
+
+    /// A thread could not be started.
+    pub(crate) fn spawn(thread: &'static str, source: std::io::Error) -> Error {
+        Error::Spawn {
+            thread,
+            source: Arc::new(source),
         }
     }
 
@@ -286,6 +317,10 @@ impl fmt::Display for Error {
             Error::Serialization { .. } => f.write_str("cannot serialize the item"),
             Error::CorruptItem { path, .. } => write!(f, "item {path} is not a valid queue item"),
             Error::LeaseLost { path } => write!(f, "lost the lock on item {path} before acknowledging it"),
+            Error::AttemptsExhausted { path, attempts } => {
+                write!(f, "item {path} failed {attempts} deliveries, its maximum")
+            }
+            Error::Spawn { thread, .. } => write!(f, "cannot start the {thread} thread"),
             Error::InvalidState(what) => f.write_str(what),
             Error::ZooKeeper { path: Some(path), .. } => write!(f, "zookeeper request on {path} failed"),
             Error::ZooKeeper { path: None, .. } => f.write_str("zookeeper request failed"),
@@ -300,6 +335,7 @@ impl std::error::Error for Error {
             Error::ConnectionLoss { source } | Error::ZooKeeper { source, .. } => Some(source),
             Error::Serialization { source } => Some(source.as_ref()),
             Error::CorruptItem { source, .. } => Some(source.as_ref()),
+            Error::Spawn { source, .. } => Some(source.as_ref()),
             _ => None,
         }
     }
@@ -309,11 +345,11 @@ impl std::error::Error for Error {
 mod tests {
     use super::*;
 
-    fn assert_send_sync<T: Send + Sync + 'static>() {}
+    fn assert_send_sync_clone<T: Clone + Send + Sync + 'static>() {}
 
     #[test]
-    fn error_is_send_sync_and_small() {
-        assert_send_sync::<Error>();
+    fn error_is_clone_send_sync_and_small() {
+        assert_send_sync_clone::<Error>();
         assert!(std::mem::size_of::<Error>() <= 64, "{}", std::mem::size_of::<Error>());
     }
 
@@ -336,6 +372,26 @@ mod tests {
         let e = Error::from_zk(zookeeper_client::Error::Unimplemented, "/q");
         assert!(!e.is_retryable());
         assert_eq!(e.to_string(), "zookeeper request on /q failed");
+    }
+
+    #[test]
+    fn a_clone_keeps_the_variant_and_the_cause() {
+        use std::error::Error as _;
+        let corrupt = Error::CorruptItem {
+            path: "/q/queue-1".into(),
+            source: Arc::new(crate::codec::FrameError::Truncated { len: 3 }),
+        };
+        let copy = corrupt.clone();
+        assert!(matches!(&copy, Error::CorruptItem { path, .. } if path == "/q/queue-1"));
+        let cause = copy.source().and_then(|c| c.downcast_ref::<crate::codec::FrameError>());
+        assert_eq!(cause, Some(&crate::codec::FrameError::Truncated { len: 3 }));
+        let serializer = Error::Serialization {
+            source: Arc::new(crate::codec::CodecError::new("not a number")),
+        };
+        assert!(matches!(serializer.clone(), Error::Serialization { .. }));
+        let spawn = Error::spawn("put", std::io::Error::other("no threads left"));
+        assert_eq!(spawn.clone().to_string(), "cannot start the put thread");
+        assert_eq!(spawn.source().unwrap().to_string(), "no threads left");
     }
 
     #[test]

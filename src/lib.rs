@@ -166,7 +166,7 @@ pub use client::{
 pub use codec::{BytesSerializer, CodecError, FrameError, QueueSerializer, StringSerializer};
 #[cfg(feature = "serde")]
 pub use codec::{CompactSerializer, JsonSerializer};
-pub use error::{Error, Result};
+pub use error::{ClientError, Error, Result};
 pub use queue::{
     ConsumeError, DelayQueue, DeliverAt, Delivery, DistributedQueue, ErrorMode, IdQueue, ItemReceiver, PriorityQueue,
     PutListener, QueueBuilder, QueueConsumer, QueueStats,

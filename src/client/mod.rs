@@ -154,7 +154,7 @@ impl ZkClient {
         let handle = std::thread::Builder::new()
             .name("zk-queue-session".into())
             .spawn(move || session::supervise(weak, watcher, close_rx))
-            .map_err(|e| Error::InvalidArgument(format!("cannot start the session thread: {e}")))?;
+            .map_err(|e| Error::spawn("session", e))?;
         *shared.supervisor.lock() = Some(handle);
         log::info!("connected to {}", shared.config.connect_string);
         Ok(ZkClient { shared })

@@ -222,11 +222,10 @@ impl<T: Send + 'static> Core<T> {
             let bytes = self
                 .serializer
                 .serialize(item)
-                .map_err(|e| Error::Serialization { source: Box::new(e) })?;
+                .map_err(|e| Error::Serialization { source: Arc::new(e) })?;
             records.push(bytes);
         }
-        let frame =
-            encode_frame(records.iter().map(Vec::as_slice)).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        let frame = encode_frame(records.iter().map(Vec::as_slice)).map_err(Error::encoding)?;
         let node_prefix = path::join(&self.path, prefix);
         let put = Put::new(node_prefix, frame);
         self.client

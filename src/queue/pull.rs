@@ -371,7 +371,7 @@ struct Denial {
 /// may not use the queue's nodes.
 fn denial(error: &Error) -> Option<Error> {
     match error {
-        Error::NotAuthorized { .. } | Error::AuthFailed => Some(error.duplicate()),
+        Error::NotAuthorized { .. } | Error::AuthFailed => Some(error.clone()),
         Error::MultiFailed { source, .. } => denial(source),
         _ => None,
     }
@@ -413,7 +413,7 @@ impl<T: Send + 'static> QueueConsumer<T> for PullConsumer<T> {
                 in_transaction: matches!(error, Error::MultiFailed { .. }),
             });
         }
-        if self.errors.try_send(error.duplicate()).is_err() {
+        if self.errors.try_send(error.clone()).is_err() {
             log::debug!("item receiver: {UNREAD_ERRORS} errors unread; dropping: {error}");
         }
     }

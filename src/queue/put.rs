@@ -33,7 +33,7 @@ impl<T: Send + 'static> Putter<T> {
         let thread = std::thread::Builder::new()
             .name("zk-queue-put".into())
             .spawn(move || run(&core, &rx))
-            .map_err(|e| Error::InvalidArgument(format!("cannot start the put thread: {e}")))?;
+            .map_err(|e| Error::spawn("put", e))?;
         Ok(Putter { jobs, thread })
     }
 

@@ -309,6 +309,6 @@ impl<T: Send + 'static> Core<T> {
 /// Finishes every put whose state matches with a copy of `err`.
 fn fail_all(states: &mut [State], which: impl Fn(&State) -> bool, err: &Error) {
     for state in states.iter_mut().filter(|s| which(s)) {
-        *state = State::Done(Err(err.duplicate()));
+        *state = State::Done(Err(err.clone()));
     }
 }

@@ -46,7 +46,7 @@ impl Acker {
         let thread = std::thread::Builder::new()
             .name("zk-queue-ack".into())
             .spawn(move || run(&core, &control, &rx))
-            .map_err(|e| Error::InvalidArgument(format!("cannot start a queue thread: {e}")))?;
+            .map_err(|e| Error::spawn("acknowledge", e))?;
         Ok(Acker { acks, thread })
     }
 

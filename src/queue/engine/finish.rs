@@ -129,10 +129,13 @@ pub(super) fn requeue<T: Send + 'static>(
     remaining: &[&[u8]],
     attempts: u32,
 ) -> Result<()> {
-    let mut data = encode_frame(remaining.iter().copied()).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+    let mut data = encode_frame(remaining.iter().copied()).map_err(Error::encoding)?;
     trailer::append(&mut data, attempts);
     if core.options.max_attempts.is_some_and(|max| attempts >= max) {
-        let reason = Error::InvalidState("the item failed its maximum number of attempts");
+        let reason = Error::AttemptsExhausted {
+            path: path::join(&core.path, name),
+            attempts,
+        };
         return dead_letter(core, control, name, &data, item_version, Some(lock), reason);
     }
     let item_path = path::join(&core.path, name);

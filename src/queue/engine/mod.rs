@@ -223,7 +223,6 @@ impl Engine {
         // A rendezvous channel: the scanner hands over the next item only when
         // a worker is free, so one worker keeps FIFO order.
         let (tx, rx) = crossbeam_channel::bounded::<Work<T>>(0);
-        let spawn_error = |e: std::io::Error| Error::InvalidArgument(format!("cannot start a queue thread: {e}"));
         let acker = match core.options.lock_path {
             Some(_) => Some(ack::Acker::start(Arc::clone(&core), Arc::clone(&control))?),
             None => None,
@@ -247,21 +246,21 @@ impl Engine {
                     *running -= 1;
                     control.workers_done.notify_all();
                 })
-                .map_err(spawn_error)?;
+                .map_err(|e| Error::spawn("consumer worker", e))?;
         }
         let scanner = {
             let (core, control) = (Arc::clone(&core), Arc::clone(&control));
             std::thread::Builder::new()
                 .name("zk-queue-scan".into())
                 .spawn(move || scan_loop(&core, &control, tx))
-                .map_err(spawn_error)?
+                .map_err(|e| Error::spawn("scanner", e))?
         };
         let states = {
             let (core, control) = (Arc::clone(&core), Arc::clone(&control));
             std::thread::Builder::new()
                 .name("zk-queue-states".into())
                 .spawn(move || forward_states(&core, &control))
-                .map_err(spawn_error)?
+                .map_err(|e| Error::spawn("connection state", e))?
         };
         let consumer = core.consumer.clone();
         let closing = Box::new(move || {

@@ -24,16 +24,16 @@ pub(super) struct Decoded<'a, T> {
 /// Reads every record before anything is deleted, so an undecodable item is
 /// never lost.
 pub(super) fn decode<'a, T: 'static>(core: &Core<T>, item_path: &str, data: &'a [u8]) -> Result<Decoded<'a, T>> {
-    let corrupt = |source: Box<dyn std::error::Error + Send + Sync>| Error::CorruptItem {
+    let corrupt = |source: std::sync::Arc<dyn std::error::Error + Send + Sync>| Error::CorruptItem {
         path: item_path.to_owned(),
         source,
     };
-    let records = decode_frame(data).map_err(|e| corrupt(Box::new(e)))?;
+    let records = decode_frame(data).map_err(|e| corrupt(std::sync::Arc::new(e)))?;
     let values = records
         .iter()
         .map(|r| core.serializer.deserialize(r))
         .collect::<std::result::Result<Vec<T>, _>>()
-        .map_err(|e| corrupt(Box::new(e)))?;
+        .map_err(|e| corrupt(std::sync::Arc::new(e)))?;
     let attempts = trailer::attempts(data, trailer::frame_len(&records));
     Ok(Decoded {
         records,
