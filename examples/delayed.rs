@@ -15,12 +15,10 @@ fn main() -> anyhow::Result<()> {
     let client = ZkClient::connect(&connect)?;
 
     let (builder, due) = QueueBuilder::new(&client, &path, StringSerializer).pull_consumer();
-    let consumer = builder.build_delay_queue()?;
-    consumer.start()?;
+    let _consumer = builder.build_delay_queue()?;
     let producer = QueueBuilder::new(&client, &path, StringSerializer)
         .put_in_background(false)
         .build_delay_queue()?;
-    producer.start()?;
 
     let start = Instant::now();
     let now = SystemTime::now();

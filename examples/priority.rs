@@ -17,7 +17,6 @@ fn main() -> anyhow::Result<()> {
     let producer = QueueBuilder::new(&client, &path, StringSerializer)
         .put_in_background(false)
         .build_priority_queue(1)?;
-    producer.start()?;
     for (task, priority) in [
         ("weekly report", 50),
         ("reindex", 20),
@@ -29,12 +28,11 @@ fn main() -> anyhow::Result<()> {
     }
 
     let (builder, tasks) = QueueBuilder::new(&client, &path, StringSerializer).pull_consumer();
-    let consumer = builder.build_priority_queue(1)?;
-    consumer.start()?;
+    let _consumer = builder.build_priority_queue(1)?;
     let mut order = Vec::new();
     while let Some(task) = tasks.take_timeout(Duration::from_secs(2))? {
         println!("took {}", *task);
-        order.push(task.into_inner());
+        order.push(task.ack());
     }
     anyhow::ensure!(
         order == ["page the on-call", "reindex", "weekly report", "cleanup"],

@@ -50,19 +50,17 @@ fn main() -> anyhow::Result<()> {
                 .max_attempts(3)
                 .dead_letter_path(&dead)
                 .build_queue()?;
-            queue.start()?;
             Ok(queue)
         })
         .collect::<anyhow::Result<_>>()?;
 
     let producer = QueueBuilder::new(&client, &jobs, StringSerializer).build_queue()?;
-    producer.start()?;
     for i in 0..6 {
         producer.put(format!("job-{i}"))?;
     }
     producer.put("flaky-1".to_string())?;
     producer.put("poison".to_string())?;
-    anyhow::ensure!(producer.flush_puts(Duration::from_secs(10))?, "puts not flushed");
+    anyhow::ensure!(producer.flush_timeout(Duration::from_secs(10)), "puts not flushed");
 
     let deadline = Instant::now() + Duration::from_secs(30);
     while done.load(Ordering::SeqCst) < 7 || client.get_children(&dead)?.0.is_empty() {

@@ -29,18 +29,18 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// `NodeExists`, `BadVersion`, ...) have variants of their own carrying the
 /// path they concern.
 ///
+/// Errors are cheap to clone (causes are shared, not copied), so one failure
+/// can be reported to every request it concerns; they are `Send + Sync +
+/// 'static` and carry no type of another crate in their fields.
+///
 /// ```
 /// use zk_queue::Error;
 /// let err = Error::NoNode { path: "/jobs".into() };
 /// assert_eq!(err.to_string(), "node /jobs does not exist");
-/// match err {
+/// match err.clone() {
 ///     Error::NoNode { path } => assert_eq!(path, "/jobs"),
 ///     other => panic!("unexpected {other}"),
 /// }
-///
-/// Errors are cheap to clone (causes are shared, not copied), so one failure
-/// can be reported to every request it concerns; they are `Send + Sync +
-/// 'static` and carry no type of another crate in their fields.
 /// ```
 #[non_exhaustive]
 #[derive(Clone, Debug)]
@@ -64,6 +64,9 @@ pub enum Error {
     },
     /// The queue is empty (`element` / `remove`).
     NoSuchElement,
+    /// A bounded queue was full: what a [`PutError::Full`] becomes when
+    /// converted to this error (the items it gave back are dropped then).
+    Full,
     /// The node does not exist.
     NoNode {
         /// The node's path.
@@ -301,6 +304,7 @@ impl fmt::Display for Error {
                 "item of {size} bytes exceeds the limit of {limit} bytes set by the server's packet size (jute.maxbuffer)"
             ),
             Error::NoSuchElement => f.write_str("the queue is empty"),
+            Error::Full => f.write_str("the queue is full"),
             Error::NoNode { path } => write!(f, "node {path} does not exist"),
             Error::NodeExists { path } => write!(f, "node {path} already exists"),
             Error::BadVersion { path } => write!(f, "node {path} has another version"),
@@ -337,6 +341,114 @@ impl std::error::Error for Error {
             Error::CorruptItem { source, .. } => Some(source.as_ref()),
             Error::Spawn { source, .. } => Some(source.as_ref()),
             _ => None,
+        }
+    }
+}
+
+/// Why a put that may not wait forever (`try_put`, `put_timeout`,
+/// `put_multi_timeout`) did not store its items.
+///
+/// A full queue gives the items back; `?` in a function returning
+/// [`Result`] turns this into an [`Error`] (dropping the items).
+///
+/// ```no_run
+/// # fn main() -> Result<(), zk_queue::Error> {
+/// use std::time::Duration;
+/// use zk_queue::{PutError, QueueBuilder, StringSerializer, ZkClient};
+/// let client = ZkClient::connect("127.0.0.1:2181")?;
+/// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).max_items(100).build_queue()?;
+/// match queue.put_timeout("resize 42".to_string(), Duration::from_secs(1)) {
+///     Ok(()) => {}
+///     Err(PutError::Full(job)) => eprintln!("still full, keeping {job} for later"),
+///     Err(PutError::Failed(e)) => return Err(e),
+/// }
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub enum PutError<T> {
+    /// The bounded queue was full (`try_put`) or stayed full until the
+    /// deadline (`put_timeout`): nothing was sent, and here are the items.
+    Full(T),
+    /// The put failed; see the error. After a connection error or a timeout
+    /// while a request was in flight, the items may or may not have been
+    /// stored, and they are not given back.
+    Failed(Error),
+}
+
+impl<T> PutError<T> {
+    /// The items given back, if the queue was full.
+    ///
+    /// ```
+    /// use zk_queue::{Error, PutError};
+    /// assert_eq!(PutError::Full("job").into_inner(), Some("job"));
+    /// assert_eq!(PutError::<&str>::Failed(Error::Closed).into_inner(), None);
+    /// ```
+    pub fn into_inner(self) -> Option<T> {
+        match self {
+            PutError::Full(items) => Some(items),
+            PutError::Failed(_) => None,
+        }
+    }
+
+    /// Whether the queue was full.
+    ///
+    /// ```
+    /// assert!(zk_queue::PutError::Full(()).is_full());
+    /// ```
+    pub fn is_full(&self) -> bool {
+        matches!(self, PutError::Full(_))
+    }
+
+    /// The same error with the items changed by `f`.
+    pub(crate) fn map<U>(self, f: impl FnOnce(T) -> U) -> PutError<U> {
+        match self {
+            PutError::Full(items) => PutError::Full(f(items)),
+            PutError::Failed(e) => PutError::Failed(e),
+        }
+    }
+}
+
+impl<T> From<Error> for PutError<T> {
+    fn from(error: Error) -> PutError<T> {
+        PutError::Failed(error)
+    }
+}
+
+impl<T> From<PutError<T>> for Error {
+    fn from(error: PutError<T>) -> Error {
+        match error {
+            PutError::Full(_) => Error::Full,
+            PutError::Failed(e) => e,
+        }
+    }
+}
+
+impl<T> fmt::Debug for PutError<T> {
+    /// Leaves the items out, so that `T` needs no `Debug`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PutError::Full(_) => f.write_str("Full(..)"),
+            PutError::Failed(e) => f.debug_tuple("Failed").field(e).finish(),
+        }
+    }
+}
+
+impl<T> fmt::Display for PutError<T> {
+    /// A failure reads as its error.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PutError::Full(_) => f.write_str("the queue is full"),
+            PutError::Failed(e) => fmt::Display::fmt(e, f),
+        }
+    }
+}
+
+impl<T> std::error::Error for PutError<T> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PutError::Full(_) => None,
+            PutError::Failed(e) => e.source(),
         }
     }
 }

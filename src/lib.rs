@@ -7,10 +7,11 @@
 //!   (`org.apache.zookeeper.recipes.queue.DistributedQueue`, and Curator's
 //!   `SimpleDistributedQueue`): `qn-` nodes of raw bytes.
 //! - [`QueueBuilder`] and the queues of Apache Curator's family, byte- and
-//!   name-compatible with Curator 5.x: [`DistributedQueue`] (FIFO),
-//!   [`PriorityQueue`], [`DelayQueue`] and [`IdQueue`], with consumers that
-//!   are called back ([`QueueConsumer`]) or pulled from ([`ItemReceiver`]),
-//!   and lock-safe consumption.
+//!   name-compatible with Curator 5.x: one handle type, [`Queue`], whose
+//!   [`kinds`] are [`DistributedQueue`] (FIFO), [`PriorityQueue`],
+//!   [`DelayQueue`] and [`IdQueue`], with consumers that are called back
+//!   ([`QueueConsumer`]) or pulled from ([`ItemReceiver`]), and lock-safe
+//!   consumption.
 //!
 //! # Quick start
 //! ```no_run
@@ -20,10 +21,10 @@
 //!
 //! let client = ZkClient::connect("127.0.0.1:2181")?;
 //! let queue = SimpleQueue::new(&client, "/jobs")?;
-//! queue.offer(b"resize image 42")?;
+//! queue.put(b"resize image 42")?;
 //! let job = queue.take()?; // blocks until an item is there
 //! assert_eq!(job, b"resize image 42");
-//! assert_eq!(queue.poll_timeout(Duration::from_millis(100))?, None);
+//! assert_eq!(queue.take_timeout(Duration::from_millis(100))?, None);
 //! # Ok(())
 //! # }
 //! ```
@@ -43,8 +44,7 @@
 //!     .lock_path("/jobs-locks")
 //!     .max_attempts(5)
 //!     .dead_letter_path("/jobs-dead")
-//!     .build_queue()?;
-//! workers.start()?;
+//!     .build_queue()?; // started: consuming from now on
 //! # Ok(())
 //! # }
 //! ```
@@ -57,9 +57,12 @@
 //! | [`DelayQueue`] | [`QueueBuilder::build_delay_queue`] | `put(item, deliver_at)` | due time (items wait until due), then put order |
 //! | [`IdQueue`] | [`QueueBuilder::build_id_queue`] | `put(item, id)`, `remove(id)` | put order |
 //!
-//! Each also has `put_timeout` (for bounded queues, a true deadline),
-//! `put_multi` (many items in one node, delivered one by one), `flush_puts`
-//! and put listeners. FIFO order holds for one consumer with one consumer
+//! Each also has `try_put` and `put_timeout` (for bounded queues: a full
+//! queue gives the item back in [`PutError::Full`]), `put_multi` (many items
+//! in one node, delivered one by one) and `put_multi_timeout`. Everything
+//! else (`len`, `is_empty`, `oldest_age`, `stats`, `flush_timeout`, put
+//! listeners, `close`) is shared by every kind on [`Queue`]. A handle is
+//! ready when built: there is nothing to start. FIFO order holds for one consumer with one consumer
 //! thread; several consumers share the work in roughly that order.
 //!
 //! # Which queue do I want?
@@ -72,7 +75,7 @@
 //! | items delivered at a time (retries later, reminders) | [`QueueBuilder::build_delay_queue`] |
 //! | cancel queued items by id | [`QueueBuilder::build_id_queue`] |
 //! | many small items at high rate | `put_multi` (one node per batch) on any Curator kind |
-//! | a bounded queue whose producers wait | [`QueueBuilder::max_items`] with `put_timeout` |
+//! | a bounded queue whose producers wait | [`QueueBuilder::max_items`] with `put`, `try_put` or `put_timeout` |
 //!
 //! # Sharing queues with Java
 //! Java and Rust processes share a queue when both use the same format:
@@ -118,8 +121,11 @@
 //! clones share one session. Each call blocks until ZooKeeper answers, the
 //! attempt's deadline passes ([`ZkClientBuilder::request_timeout`]) or the
 //! retry policy gives up, so nothing waits forever on a hung server. Blocking
-//! calls come in families named like std and crossbeam: `take` (waits),
-//! `poll` / `try_take` (never waits), `take_timeout` (waits up to a bound).
+//! calls come in families named like std and crossbeam, the same on every
+//! handle: `take` (waits), `try_take` (never waits), `take_timeout` (waits up
+//! to a bound), and `put` / `try_put` / `put_timeout` likewise;
+//! [`SimpleQueue`] also answers to the Java recipe's names (`offer`, `poll`,
+//! `peek`, `element`, `remove`).
 //! One background thread per client follows the session; watcher callbacks
 //! only open a latch, and user code never runs on a ZooKeeper thread: a
 //! queue's consumer runs on the queue's own worker threads.
@@ -132,7 +138,7 @@
 //! | consumer error, [`ErrorMode::Requeue`] | the item is requeued atomically, keeping its priority, delay or id; records of a multi-item node already consumed are not delivered again; failures are counted, and after `max_attempts` the item moves to the dead-letter path |
 //! | corrupt or foreign item | never deleted: foreign names are skipped, undecodable `queue-` items move to the dead-letter path (or stay in place without one) |
 //! | `put` | stored once `Ok` is returned; each put carries a token, so a create whose reply a dropped connection lost is read back and stored once (unless a consumer took it before the read-back: then it is stored again, never lost) |
-//! | [`SimpleQueue::offer`] | stored once `Ok` is returned; raw bytes carry no token, so a create whose reply was lost is retried and may be stored twice then |
+//! | [`SimpleQueue::put`] (`offer`) | stored once `Ok` is returned; raw bytes carry no token, so a create whose reply was lost is retried and may be stored twice then |
 //!
 //! # Errors
 //! Every fallible call returns [`Error`], a non-exhaustive enum whose messages
@@ -166,9 +172,11 @@ pub use client::{
 pub use codec::{BytesSerializer, CodecError, FrameError, QueueSerializer, StringSerializer};
 #[cfg(feature = "serde")]
 pub use codec::{CompactSerializer, JsonSerializer};
-pub use error::{ClientError, Error, Result};
+pub use error::{ClientError, Error, PutError, Result};
+pub use naming::Kind;
+pub use queue::kinds;
 pub use queue::{
     ConsumeError, DelayQueue, DeliverAt, Delivery, DistributedQueue, ErrorMode, IdQueue, ItemReceiver, PriorityQueue,
-    PutListener, QueueBuilder, QueueConsumer, QueueStats,
+    PutListener, Queue, QueueBuilder, QueueConsumer, QueueStats,
 };
 pub use recipes::{SimpleQueue, SimpleQueueBuilder};

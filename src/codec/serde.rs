@@ -45,7 +45,6 @@ use super::{CodecError, QueueSerializer};
 ///
 /// let client = ZkClient::connect("127.0.0.1:2181")?;
 /// let queue = QueueBuilder::new(&client, "/jobs", JsonSerializer::<Job>::new()).build_queue()?;
-/// queue.start()?;
 /// queue.put(Job { id: 1 })?;
 /// # Ok(())
 /// # }

@@ -21,13 +21,14 @@
 
 use crate::codec::trailer;
 use crate::codec::{decode_frame, FrameError};
-use crate::naming::{delay_epoch, is_item, parse_id, parse_sequence, split_item, NameKind, SequenceKey, QUEUE_PREFIX};
+pub use crate::naming::Kind;
+use crate::naming::{
+    delay_epoch, is_item, parse_id, parse_priority, parse_sequence, split_item, SequenceKey, PRIORITY_PREFIX_LEN,
+    QUEUE_PREFIX,
+};
 
 /// Prefix of the classic recipe's items.
 const CLASSIC_PREFIX: &str = "qn-";
-
-/// Length of `queue-` plus a priority's 9 characters.
-const PRIORITY_PREFIX_LEN: usize = QUEUE_PREFIX.len() + 9;
 
 /// The layout of a queue node's children: which family of recipes wrote them.
 ///
@@ -106,106 +107,6 @@ impl Layout {
             (0, 0) => None,
             (classic, curator) if classic > curator => Some(Layout::Classic),
             _ => Some(Layout::Curator),
-        }
-    }
-}
-
-/// The kind of a Curator queue (or of one of its item names), which decides
-/// the order items are taken in.
-///
-/// ```
-/// use zk_queue::inspect::Kind;
-///
-/// assert_eq!(Kind::of_name("queue-0000000003"), Kind::Plain);
-/// assert_eq!(Kind::of_name("queue-1000000050000000000"), Kind::Priority);
-/// assert_eq!(Kind::of_name("queue-|18BCFE56800|0000000000"), Kind::Delay);
-/// assert_eq!(Kind::of_name("queue-|job_1_x|0000000000"), Kind::Id);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Kind {
-    /// `DistributedQueue`: `queue-<seq>`, taken in name order. Classic items
-    /// are of this kind too.
-    Plain,
-    /// `DistributedPriorityQueue`: `queue-<9-char priority><seq>`, lower
-    /// priorities first.
-    Priority,
-    /// `DistributedDelayQueue`: `queue-|<hex epoch ms>|<seq>`, by due time.
-    Delay,
-    /// `DistributedIdQueue`: `queue-|<id>|<seq>`, by sequence.
-    Id,
-}
-
-impl Kind {
-    /// The kind a Curator item name was written by.
-    ///
-    /// A name with `|…|` after `queue-` is a delay name if the text between
-    /// the bars is hexadecimal, else an id name (so an id made only of hex
-    /// digits reads as a due time); a name with a 9-character priority before
-    /// its sequence is a priority name; everything else (including classic
-    /// and foreign names) is [`Kind::Plain`].
-    ///
-    /// ```
-    /// use zk_queue::inspect::Kind;
-    /// assert_eq!(Kind::of_name("queue-|BEEF|0000000001"), Kind::Delay);
-    /// assert_eq!(Kind::of_name("qn-0000000001"), Kind::Plain);
-    /// ```
-    pub fn of_name(name: &str) -> Kind {
-        let Some(rest) = name.strip_prefix(QUEUE_PREFIX) else {
-            return Kind::Plain;
-        };
-        if rest.starts_with('|') {
-            return match parse_id(name) {
-                Some(text) if !text.is_empty() && text.bytes().all(|b| b.is_ascii_hexdigit()) => Kind::Delay,
-                Some(_) => Kind::Id,
-                None => Kind::Plain,
-            };
-        }
-        match split_item(name) {
-            Some((prefix, _))
-                if prefix.len() == PRIORITY_PREFIX_LEN
-                    && prefix.get(QUEUE_PREFIX.len()..).and_then(parse_priority).is_some() =>
-            {
-                Kind::Priority
-            }
-            _ => Kind::Plain,
-        }
-    }
-
-    /// The kind of a Curator queue from its children: the most common kind
-    /// among names that are not plain (plain names appear in every kind of
-    /// queue, as requeued items), or [`Kind::Plain`] if all are plain. Ties go
-    /// to priority, then delay, then id. Foreign and classic names are ignored.
-    ///
-    /// ```
-    /// use zk_queue::inspect::Kind;
-    /// let names = ["queue-0000000002", "queue-|00000005|0000000000", "queue-|00000007|0000000001"];
-    /// assert_eq!(Kind::detect(&names), Kind::Delay);
-    /// assert_eq!(Kind::detect(&["queue-0000000000", "qn-0000000001"]), Kind::Plain);
-    /// ```
-    pub fn detect<S: AsRef<str>>(names: &[S]) -> Kind {
-        let mut counts = [0usize; 3];
-        for name in names.iter().map(AsRef::as_ref).filter(|n| is_item(n)) {
-            match Kind::of_name(name) {
-                Kind::Priority => counts[0] += 1,
-                Kind::Delay => counts[1] += 1,
-                Kind::Id => counts[2] += 1,
-                Kind::Plain => {}
-            }
-        }
-        let kinds = [Kind::Priority, Kind::Delay, Kind::Id];
-        let max = counts.iter().copied().max().unwrap_or(0);
-        if max == 0 {
-            return Kind::Plain;
-        }
-        kinds[counts.iter().position(|&c| c == max).unwrap_or(0)]
-    }
-
-    fn name_kind(self) -> NameKind {
-        match self {
-            Kind::Plain => NameKind::Plain,
-            Kind::Priority => NameKind::Priority,
-            Kind::Delay => NameKind::Delay,
-            Kind::Id => NameKind::Id,
         }
     }
 }
@@ -301,18 +202,6 @@ fn classic_sequence(name: &str) -> Option<i64> {
     parse_sequence(name, CLASSIC_PREFIX).filter(|s| SequenceKey::new(*s).is_some())
 }
 
-/// Reads a 9-character priority text (`1`/`0`, then 8 hex digits of the bits).
-fn parse_priority(text: &str) -> Option<i32> {
-    // A sign digit, then eight uppercase hex digits (Curator's `%08X`).
-    let (sign, hex) = (text.get(..1)?, text.get(1..)?);
-    let upper_hex = |b: u8| b.is_ascii_digit() || (b'A'..=b'F').contains(&b);
-    if !matches!(sign, "0" | "1") || hex.len() != 8 || !hex.bytes().all(upper_hex) {
-        return None;
-    }
-    let bits = u32::from_str_radix(hex, 16).ok()?;
-    Some(bits as i32)
-}
-
 /// The items among `names` in the order consumers of a `layout` queue of
 /// `kind` take them; foreign names (and names of the other layout) are left
 /// out.
@@ -339,7 +228,6 @@ pub fn order<S: AsRef<str>>(names: &[S], layout: Layout, kind: Kind) -> Vec<Item
     match layout {
         Layout::Classic => items.sort_by_key(|i| i.sequence.and_then(SequenceKey::new)),
         Layout::Curator => {
-            let kind = kind.name_kind();
             items.sort_by(|a, b| kind.order_key(&a.name).cmp(&kind.order_key(&b.name)));
         }
     }

@@ -18,7 +18,7 @@
 //! exact item name, so a Curator consumer and this crate see each other's
 //! locks.
 
-use super::{parse_sequence, SequenceKey};
+use super::parse_sequence;
 
 /// The prefix of every Curator queue item.
 pub(crate) const QUEUE_PREFIX: &str = "queue-";
@@ -28,6 +28,9 @@ const SEPARATOR: char = '|';
 
 /// Length of a priority's text in a name.
 const PRIORITY_LEN: usize = 9;
+
+/// Length of `queue-` plus a priority's text.
+pub(crate) const PRIORITY_PREFIX_LEN: usize = QUEUE_PREFIX.len() + PRIORITY_LEN;
 
 /// Longest sequence the server appends: `-2147483648`.
 const MAX_SEQUENCE_LEN: usize = 11;
@@ -44,6 +47,18 @@ pub(crate) fn is_item(name: &str) -> bool {
 pub(crate) fn priority_to_string(priority: i32) -> String {
     let sign = if priority >= 0 { '1' } else { '0' };
     format!("{sign}{:08X}", priority as u32)
+}
+
+/// Reads a 9-character priority text (`1`/`0`, then 8 hex digits of the bits).
+pub(crate) fn parse_priority(text: &str) -> Option<i32> {
+    // A sign digit, then eight uppercase hex digits (Curator's `%08X`).
+    let (sign, hex) = (text.get(..1)?, text.get(1..)?);
+    let upper_hex = |b: u8| b.is_ascii_digit() || (b'A'..=b'F').contains(&b);
+    if !matches!(sign, "0" | "1") || hex.len() != 8 || !hex.bytes().all(upper_hex) {
+        return None;
+    }
+    let bits = u32::from_str_radix(hex, 16).ok()?;
+    Some(bits as i32)
 }
 
 /// The name prefix of an item of a priority queue: `queue-` and the priority.
@@ -129,93 +144,10 @@ fn is_priority_text(text: &str) -> bool {
     matches!(bytes.next(), Some(b'0' | b'1')) && bytes.all(|b| b.is_ascii_digit() || (b'A'..=b'F').contains(&b))
 }
 
-/// The kind of a Curator queue, which decides the order its items are taken in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum NameKind {
-    /// `DistributedQueue`: names in string order.
-    Plain,
-    /// `DistributedPriorityQueue`: names in string order, which is priority
-    /// order, then sequence order within a priority.
-    Priority,
-    /// `DistributedDelayQueue`: by due time, then sequence.
-    Delay,
-    /// `DistributedIdQueue`: by sequence; ids do not matter.
-    Id,
-}
-
-/// The sort key of an item name under a [`NameKind`]; keys of one kind
-/// compare as that kind's consumers order items.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum OrderKey<'a> {
-    /// Plain and priority: the whole name.
-    Name(&'a str),
-    /// Delay: the due time, then the sequence.
-    Due {
-        /// Due time in epoch milliseconds ([`delay_epoch`]).
-        epoch: i64,
-        /// Tie-break.
-        sequence: SequenceOrder<'a>,
-    },
-    /// Id: the sequence.
-    Sequence(SequenceOrder<'a>),
-}
-
-/// Order by sequence in creation order (across the counter's sign wrap), the
-/// names without a sequence last, by name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum SequenceOrder<'a> {
-    /// A name with a sequence; the name breaks ties between equal sequences.
-    Known(SequenceKey, &'a str),
-    /// A name without a parsable sequence.
-    Unknown(&'a str),
-}
-
-impl<'a> SequenceOrder<'a> {
-    fn of(name: &'a str) -> SequenceOrder<'a> {
-        match item_sequence(name).and_then(SequenceKey::new) {
-            Some(key) => SequenceOrder::Known(key, name),
-            None => SequenceOrder::Unknown(name),
-        }
-    }
-}
-
-impl NameKind {
-    /// The sort key of an item name.
-    ///
-    /// - Plain and priority: the whole name, as Curator sorts them. A plain
-    ///   `queue-<seq>` name (an item Curator requeued, which drops the
-    ///   priority) therefore sorts before every priority name while its
-    ///   sequence is below 10⁹; and in a plain queue, names past the
-    ///   counter's sign wrap sort first. Both are kept for compatibility.
-    /// - Delay: the due time ([`delay_epoch`], 0 if unparsable), then the
-    ///   sequence. Curator leaves items due at the same time unordered; the
-    ///   tie-break only refines its order.
-    /// - Id: the sequence (FIFO; a requeued item goes to the back), read in
-    ///   creation order across the sign wrap. Curator compares the names with
-    ///   `|id|` removed, i.e. `queue-<seq>` strings, which is the same order
-    ///   for non-negative sequences. Names whose sequence does not parse come
-    ///   last, by name.
-    pub(crate) fn order_key(self, name: &str) -> OrderKey<'_> {
-        match self {
-            NameKind::Plain | NameKind::Priority => OrderKey::Name(name),
-            NameKind::Delay => OrderKey::Due {
-                epoch: delay_epoch(name),
-                sequence: SequenceOrder::of(name),
-            },
-            NameKind::Id => OrderKey::Sequence(SequenceOrder::of(name)),
-        }
-    }
-
-    /// Sorts item names into the order they are taken in. Names that are not
-    /// items ([`is_item`]) should be filtered out first.
-    pub(crate) fn sort<S: AsRef<str>>(self, names: &mut [S]) {
-        names.sort_by(|a, b| self.order_key(a.as_ref()).cmp(&self.order_key(b.as_ref())));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::naming::Kind;
 
     #[test]
     fn priority_text_matches_curators_vectors() {
@@ -261,7 +193,7 @@ mod tests {
             .map(|(seq, p)| format!("{}{seq:010}", priority_prefix(*p)))
             .collect();
         rng.shuffle(&mut names);
-        NameKind::Priority.sort(&mut names);
+        Kind::Priority.sort(&mut names);
         let mut expected: Vec<(i32, usize)> = priorities.iter().enumerate().map(|(seq, p)| (*p, seq)).collect();
         expected.sort();
         let sorted: Vec<(i32, usize)> = names
@@ -283,7 +215,7 @@ mod tests {
             "queue-0000000001",
             "queue-0800000000000000002",
         ];
-        NameKind::Priority.sort(&mut names);
+        Kind::Priority.sort(&mut names);
         assert_eq!(
             names,
             [
@@ -293,7 +225,7 @@ mod tests {
             ]
         );
         let mut plain = ["queue-0000000010", "queue-0000000002", "queue-0000000009"];
-        NameKind::Plain.sort(&mut plain);
+        Kind::Plain.sort(&mut plain);
         assert_eq!(plain, ["queue-0000000002", "queue-0000000009", "queue-0000000010"]);
     }
 
@@ -354,7 +286,7 @@ mod tests {
             "queue-|000003E8|0000000002".to_owned(),
             "queue-|000003E8|garbage".to_owned(),
         ];
-        NameKind::Delay.sort(&mut names);
+        Kind::Delay.sort(&mut names);
         assert_eq!(
             names,
             [
@@ -397,7 +329,7 @@ mod tests {
             "queue-|apple|2147483647",
             "queue-|b|0000000001",
         ];
-        NameKind::Id.sort(&mut names);
+        Kind::Id.sort(&mut names);
         assert_eq!(
             names,
             [
@@ -483,7 +415,7 @@ mod tests {
                 .map(|_| pieces[rng.usize(..pieces.len())])
                 .collect();
             let _ = (is_item(&name), delay_epoch(&name), parse_id(&name), split_item(&name));
-            for kind in [NameKind::Plain, NameKind::Priority, NameKind::Delay, NameKind::Id] {
+            for kind in [Kind::Plain, Kind::Priority, Kind::Delay, Kind::Id] {
                 let _ = kind.order_key(&name);
             }
         }

@@ -3,12 +3,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::core::{Core, Kind, Options};
+use super::core::{Core, Options};
 use super::pull::{self, ItemReceiver};
-use super::{DelayQueue, DistributedQueue, ErrorMode, IdQueue, PriorityQueue, QueueConsumer};
+use super::{DelayQueue, DistributedQueue, ErrorMode, IdQueue, PriorityQueue, Queue, QueueConsumer};
 use crate::client::{Acl, ZkClient};
 use crate::codec::QueueSerializer;
 use crate::error::{Error, Result};
+use crate::naming::Kind;
 use crate::path;
 
 /// Builds the queues of Curator's family; consuming setters, each documenting
@@ -30,7 +31,6 @@ use crate::path;
 ///     .max_attempts(5)
 ///     .dead_letter_path("/jobs-dead")
 ///     .build_queue()?;
-/// queue.start()?;
 /// queue.put("resize 42".to_string())?;
 /// # Ok(())
 /// # }
@@ -55,7 +55,6 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
     /// let client = ZkClient::connect("127.0.0.1:2181")?;
     /// let producer = QueueBuilder::new(&client, "/jobs", StringSerializer).build_queue()?;
-    /// producer.start()?;
     /// producer.put("hello".to_string())?;
     /// # Ok(())
     /// # }
@@ -76,6 +75,7 @@ impl<T: Send + 'static> QueueBuilder<T> {
                 rescan_interval: Duration::from_secs(30),
                 error_mode: ErrorMode::Requeue,
                 max_attempts: None,
+                min_items_before_refresh: 0,
                 dead_letter_path: None,
                 acl: client.default_acl().to_vec(),
             },
@@ -96,7 +96,6 @@ impl<T: Send + 'static> QueueBuilder<T> {
     ///         Ok(())
     ///     })
     ///     .build_queue()?;
-    /// queue.start()?;
     /// # Ok(())
     /// # }
     /// ```
@@ -114,9 +113,8 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// # let client = ZkClient::connect("127.0.0.1:2181")?;
     /// let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).pull_consumer();
     /// let queue = builder.build_queue()?;
-    /// queue.start()?;
     /// let job = receiver.take()?;
-    /// println!("got {}", job.into_inner());
+    /// println!("got {}", job.ack());
     /// # Ok(())
     /// # }
     /// ```
@@ -167,7 +165,7 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// Whether `put` returns once the item is handed to the queue's put
     /// thread (`true`) or once it is stored (`false`). Results of background
     /// puts, failures included, reach the put listeners;
-    /// [`flush_puts`](DistributedQueue::flush_puts) waits for them. Defaults to
+    /// [`flush_timeout`](Queue::flush_timeout) waits for them. Defaults to
     /// `true`, or `false` when [`max_items`](Self::max_items) is set.
     ///
     /// ``` no_run
@@ -370,11 +368,19 @@ impl<T: Send + 'static> QueueBuilder<T> {
         self
     }
 
-    /// A plain FIFO queue (Curator's `buildQueue`).
+    /// A plain FIFO queue (Curator's `buildQueue`), started: its nodes are
+    /// created (queue, lock and dead-letter paths), and its consumer (if it
+    /// has one) and its put thread (for background puts) run until it is
+    /// closed or dropped.
     ///
     /// # Errors
     /// [`Error::InvalidPath`] or [`Error::InvalidArgument`] for inconsistent
-    /// options; see the setters.
+    /// options (see the setters), before any request; ZooKeeper errors
+    /// creating the nodes; [`Error::NotAuthorized`] for a queue with a
+    /// consumer whose client may not read the queue node (ZooKeeper checks no
+    /// ACL when a node exists, so this is read once here rather than met at
+    /// the first scan); [`Error::Spawn`] if a thread cannot be started. The
+    /// other `build_*` methods fail the same way.
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -386,7 +392,7 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// # }
     /// ```
     pub fn build_queue(self) -> Result<DistributedQueue<T>> {
-        self.build(Kind::Plain).map(DistributedQueue::from_core)
+        self.build(Kind::Plain)
     }
 
     /// A priority queue (Curator's `buildPriorityQueue`): lower priorities
@@ -401,16 +407,14 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
     /// # let client = ZkClient::connect("127.0.0.1:2181")?;
     /// let queue = QueueBuilder::new(&client, "/tasks", StringSerializer).build_priority_queue(10)?;
-    /// queue.start()?;
     /// queue.put("urgent".to_string(), -1)?;
     /// # Ok(())
     /// # }
     /// ```
     pub fn build_priority_queue(self, min_items_before_refresh: usize) -> Result<PriorityQueue<T>> {
-        self.build(Kind::Priority {
-            min_items_before_refresh,
-        })
-        .map(PriorityQueue::from_core)
+        let mut builder = self;
+        builder.options.min_items_before_refresh = min_items_before_refresh;
+        builder.build(Kind::Priority)
     }
 
     /// A delay queue (Curator's `buildDelayQueue`): items are delivered once
@@ -423,13 +427,12 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// use std::time::{Duration, SystemTime};
     /// use zk_queue::DeliverAt;
     /// let queue = QueueBuilder::new(&client, "/reminders", StringSerializer).build_delay_queue()?;
-    /// queue.start()?;
     /// queue.put("later".to_string(), DeliverAt::from(SystemTime::now() + Duration::from_secs(60)))?;
     /// # Ok(())
     /// # }
     /// ```
     pub fn build_delay_queue(self) -> Result<DelayQueue<T>> {
-        self.build(Kind::Delay).map(DelayQueue::from_core)
+        self.build(Kind::Delay)
     }
 
     /// A queue of items with ids (Curator's `buildIdQueue`), FIFO, whose items
@@ -440,7 +443,6 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
     /// # let client = ZkClient::connect("127.0.0.1:2181")?;
     /// let queue = QueueBuilder::new(&client, "/orders", StringSerializer).build_id_queue()?;
-    /// queue.start()?;
     /// queue.put("ship".to_string(), "order-7")?;
     /// # Ok(())
     /// # }
@@ -452,10 +454,10 @@ impl<T: Send + 'static> QueueBuilder<T> {
                 reason: "an id queue's path must not contain '|'",
             });
         }
-        self.build(Kind::Id).map(IdQueue::from_core)
+        self.build(Kind::Id)
     }
 
-    fn build(mut self, kind: Kind) -> Result<Arc<Core<T>>> {
+    fn build<K>(mut self, kind: Kind) -> Result<Queue<T, K>> {
         path::validate_queue_path(&self.path)?;
         let invalid = |what: &str| Err(Error::InvalidArgument(what.to_owned()));
         for (name, other) in [
@@ -500,14 +502,18 @@ impl<T: Send + 'static> QueueBuilder<T> {
         if self.options.max_items.is_some() && !self.put_in_background_set {
             self.options.put_in_background = false;
         }
-        Ok(Arc::new(Core::new(
+        let core = Arc::new(Core::new(
             self.client,
             self.path,
             kind,
             self.serializer,
             self.consumer,
             self.options,
-        )))
+        ));
+        // The handle closes the queue if starting fails half way.
+        let queue = Queue::new(Arc::clone(&core));
+        core.start()?;
+        Ok(queue)
     }
 }
 

@@ -12,30 +12,9 @@ use super::store::{Floor, Put};
 use super::{ErrorMode, PutListener, QueueConsumer};
 use crate::client::{Acl, CreateMode, ZkClient};
 use crate::codec::{encode_frame, QueueSerializer};
-use crate::error::{Error, Result};
-use crate::naming::{is_item, NameKind};
+use crate::error::{Error, PutError, Result};
+use crate::naming::{is_item, Kind};
 use crate::path;
-
-/// How a queue names its items and orders them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
-    Plain,
-    Priority { min_items_before_refresh: usize },
-    Delay,
-    Id,
-}
-
-impl Kind {
-    /// How items of this kind are ordered.
-    pub(crate) fn names(self) -> NameKind {
-        match self {
-            Kind::Plain => NameKind::Plain,
-            Kind::Priority { .. } => NameKind::Priority,
-            Kind::Delay => NameKind::Delay,
-            Kind::Id => NameKind::Id,
-        }
-    }
-}
 
 /// The builder's settings.
 #[derive(Clone, Debug)]
@@ -49,13 +28,16 @@ pub(crate) struct Options {
     pub(crate) rescan_interval: Duration,
     pub(crate) error_mode: ErrorMode,
     pub(crate) max_attempts: Option<u32>,
+    /// A priority consumer's items per listing before it looks again.
+    pub(crate) min_items_before_refresh: usize,
     pub(crate) dead_letter_path: Option<String>,
     pub(crate) acl: Vec<Acl>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq)]
 enum Life {
-    Latent,
+    /// Built, threads not all started yet: no handle exists.
+    Starting,
     Started,
     Stopped,
 }
@@ -83,16 +65,14 @@ impl<T> Core<T> {
     /// Flushes puts, stops claiming, waits for in-flight items, all within
     /// the final-flush time.
     pub(crate) fn close(&self) {
-        {
-            let mut life = self.life.lock();
-            if !matches!(*life, Life::Started) {
-                *life = Life::Stopped;
-                return;
-            }
-            *life = Life::Stopped;
+        let was = std::mem::replace(&mut *self.life.lock(), Life::Stopped);
+        if was == Life::Stopped {
+            return;
         }
         let deadline = Instant::now() + self.options.final_flush;
-        if !self.options.final_flush.is_zero() && !self.wait_pending(Some(deadline)) {
+        // A queue whose start failed has no puts to wait for, but may have
+        // threads to stop.
+        if was == Life::Started && !self.options.final_flush.is_zero() && !self.wait_pending(Some(deadline)) {
             log::warn!("queue {}: background puts still pending at close", self.path);
         }
         if let Some(putter) = self.putter.lock().take() {
@@ -148,7 +128,7 @@ impl<T: Send + 'static> Core<T> {
             consumer,
             options,
             listeners: RwLock::new(Vec::new()),
-            life: Mutex::new(Life::Latent),
+            life: Mutex::new(Life::Starting),
             pending: Mutex::new(0),
             pending_done: Condvar::new(),
             putter: Mutex::new(None),
@@ -158,14 +138,11 @@ impl<T: Send + 'static> Core<T> {
         }
     }
 
-    /// Creates the queue's nodes and starts its threads.
+    /// Creates the queue's nodes and starts its threads; called once, by the
+    /// builder, before any handle exists. If it fails, closing the queue
+    /// stops the threads it started.
     pub(crate) fn start(self: &Arc<Self>) -> Result<()> {
         let mut life = self.life.lock();
-        match *life {
-            Life::Latent => {}
-            Life::Started => return Err(Error::InvalidState("the queue is already started")),
-            Life::Stopped => return Err(Error::InvalidState("the queue is closed and cannot restart")),
-        }
         self.ensure_nodes()?;
         if self.consumer.is_some() {
             // `exists` is never ACL-checked: one read refuses a consumer that
@@ -211,14 +188,23 @@ impl<T: Send + 'static> Core<T> {
         self.listeners.write().push(listener);
     }
 
-    /// Stores `items` in one node named `<path>/<prefix><seq>`. Returns
-    /// `false` if a bounded queue stayed full until the deadline.
-    pub(crate) fn put_items(&self, prefix: &str, items: Vec<T>, deadline: Option<Instant>) -> Result<bool> {
-        if !matches!(*self.life.lock(), Life::Started) {
-            return Err(Error::InvalidState("the queue is not started"));
+    /// Stores the items of `batch` in one node named `<path>/<prefix><seq>`.
+    /// A bounded queue that stays full until the deadline gives the batch
+    /// back, untouched.
+    pub(crate) fn put<B>(
+        &self,
+        prefix: &str,
+        batch: B,
+        deadline: Option<Instant>,
+    ) -> std::result::Result<(), PutError<B>>
+    where
+        B: AsRef<[T]> + Into<Vec<T>>,
+    {
+        if *self.life.lock() != Life::Started {
+            return Err(Error::InvalidState("the queue is closed").into());
         }
-        let mut records = Vec::with_capacity(items.len());
-        for item in &items {
+        let mut records = Vec::with_capacity(batch.as_ref().len());
+        for item in batch.as_ref() {
             let bytes = self
                 .serializer
                 .serialize(item)
@@ -226,15 +212,15 @@ impl<T: Send + 'static> Core<T> {
             records.push(bytes);
         }
         let frame = encode_frame(records.iter().map(Vec::as_slice)).map_err(Error::encoding)?;
-        let node_prefix = path::join(&self.path, prefix);
-        let put = Put::new(node_prefix, frame);
+        let put = Put::new(path::join(&self.path, prefix), frame);
         self.client
             .check_create_size(&put.node_prefix, put.data.len(), &self.options.acl)?;
         if let Some(max) = self.options.max_items {
             if !self.wait_for_space(max, deadline)? {
-                return Ok(false);
+                return Err(PutError::Full(batch));
             }
         }
+        let items = batch.into();
         let putter = self.putter.lock();
         match putter.as_ref() {
             Some(putter) => {
@@ -251,7 +237,7 @@ impl<T: Send + 'static> Core<T> {
                 result?;
             }
         }
-        Ok(true)
+        Ok(())
     }
 
     /// Tells the put listeners how a put ended.
@@ -280,7 +266,7 @@ impl<T: Send + 'static> Core<T> {
             Err(e) => return Err(e),
         };
         names.retain(|n| is_item(n));
-        self.kind.names().sort(&mut names);
+        self.kind.sort(&mut names);
         for name in names {
             // The head may be consumed meanwhile: look at the next one then.
             if let Some(stat) = self.client.exists(&path::join(&self.path, &name))? {

@@ -38,7 +38,6 @@ const POLL: Duration = Duration::from_millis(100);
 ///     .lock_path("/jobs-locks")
 ///     .pull_consumer();
 /// let queue = builder.build_queue()?;
-/// queue.start()?;
 /// while let Some(job) = receiver.take_timeout(Duration::from_secs(5))? {
 ///     println!("working on {}", *job);
 ///     job.ack(); // deleted from ZooKeeper now
@@ -66,7 +65,6 @@ pub struct ItemReceiver<T> {
 /// # let client = ZkClient::connect("127.0.0.1:2181")?;
 /// # let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").pull_consumer();
 /// # let queue = builder.build_queue()?;
-/// # queue.start()?;
 /// let delivery = receiver.take()?;
 /// match delivery.parse::<u32>() {
 ///     Ok(n) => {
@@ -93,7 +91,6 @@ impl<T> Delivery<T> {
     /// # let client = ZkClient::connect("127.0.0.1:2181")?;
     /// # let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").pull_consumer();
     /// # let queue = builder.build_queue()?;
-    /// # queue.start()?;
     /// let delivery = receiver.take()?;
     /// println!("working on {}", delivery.item());
     /// delivery.ack();
@@ -104,7 +101,7 @@ impl<T> Delivery<T> {
         self.item.as_ref().expect("a delivery holds its item until consumed")
     }
 
-    /// Acknowledges the item: it was processed.
+    /// Acknowledges the item (it was processed) and returns it.
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -112,34 +109,18 @@ impl<T> Delivery<T> {
     /// # let client = ZkClient::connect("127.0.0.1:2181")?;
     /// # let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").pull_consumer();
     /// # let queue = builder.build_queue()?;
-    /// # queue.start()?;
     /// let delivery = receiver.take()?;
     /// println!("done with {}", *delivery);
     /// delivery.ack(); // the item is deleted now
     /// # Ok(())
     /// # }
     /// ```
-    pub fn ack(mut self) {
+    pub fn ack(mut self) -> T {
         self.answer(Ok(()));
-    }
-
-    /// Acknowledges the item and returns it.
-    ///
-    /// ``` no_run
-    /// # fn main() -> Result<(), zk_queue::Error> {
-    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
-    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
-    /// # let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").pull_consumer();
-    /// # let queue = builder.build_queue()?;
-    /// # queue.start()?;
-    /// let job: String = receiver.take()?.into_inner(); // acknowledged
-    /// println!("{job}");
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn into_inner(mut self) -> T {
-        self.answer(Ok(()));
-        self.item.take().expect("a delivery holds its item until consumed")
+        match self.item.take() {
+            Some(item) => item,
+            None => unreachable!("a delivery holds its item until acknowledged"),
+        }
     }
 
     /// Reports that the item could not be processed.
@@ -150,7 +131,6 @@ impl<T> Delivery<T> {
     /// # let client = ZkClient::connect("127.0.0.1:2181")?;
     /// # let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").pull_consumer();
     /// # let queue = builder.build_queue()?;
-    /// # queue.start()?;
     /// let delivery = receiver.take()?;
     /// delivery.nack("the printer is out of paper"); // requeued (the default error mode)
     /// # Ok(())
@@ -226,10 +206,9 @@ impl<T> ItemReceiver<T> {
     /// # let client = ZkClient::connect("127.0.0.1:2181")?;
     /// # let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").pull_consumer();
     /// # let queue = builder.build_queue()?;
-    /// # queue.start()?;
     /// loop {
     ///     match receiver.take() {
-    ///         Ok(job) => println!("{}", job.into_inner()),
+    ///         Ok(job) => println!("{}", job.ack()),
     ///         Err(zk_queue::Error::Closed) => break,
     ///         Err(e) => return Err(e),
     ///     }
@@ -250,10 +229,9 @@ impl<T> ItemReceiver<T> {
     /// # let client = ZkClient::connect("127.0.0.1:2181")?;
     /// # let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").pull_consumer();
     /// # let queue = builder.build_queue()?;
-    /// # queue.start()?;
     /// use std::time::Duration;
     /// match receiver.take_timeout(Duration::from_secs(1))? {
-    ///     Some(job) => job.ack(),
+    ///     Some(job) => println!("done with {}", job.ack()),
     ///     None => println!("nothing within a second"),
     /// }
     /// # Ok(())
@@ -275,7 +253,6 @@ impl<T> ItemReceiver<T> {
     /// # let client = ZkClient::connect("127.0.0.1:2181")?;
     /// # let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").pull_consumer();
     /// # let queue = builder.build_queue()?;
-    /// # queue.start()?;
     /// if let Some(job) = receiver.try_take()? {
     ///     job.ack();
     /// }
@@ -478,7 +455,7 @@ mod tests {
         let item = item.to_string();
         let thread = std::thread::spawn(move || (consumer.consume(item).is_ok(), consumer));
         let delivery = receiver.deliveries.recv_timeout(Duration::from_secs(5)).unwrap();
-        let got = delivery.into_inner();
+        let got = delivery.ack();
         let (answered, _still_open) = thread.join().unwrap();
         assert!(answered, "the taker's answer reached the queue");
         (got, receiver.try_take().map(|none| assert!(none.is_none())))

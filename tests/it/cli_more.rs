@@ -15,9 +15,8 @@ fn cli_watch_rates_reports_depth_and_rates() {
     let queue = QueueBuilder::new(&client, &path, BytesSerializer)
         .build_queue()
         .unwrap();
-    queue.start().unwrap();
     queue.put(b"first".to_vec()).unwrap();
-    assert!(queue.flush_puts(Duration::from_secs(10)).unwrap());
+    assert!(queue.flush_timeout(Duration::from_secs(10)));
     let watcher = Command::new(env!("CARGO_BIN_EXE_zkq"))
         .args([
             "--connect",

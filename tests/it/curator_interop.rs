@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use zk_queue::{DeliverAt, QueueBuilder, StringSerializer, ZkClient};
 
 use crate::support::java::{ErrorMode as PeerErrorMode, PeerCommand};
-use crate::support::queues::{consumer, producer, started};
+use crate::support::queues::{consumer, producer};
 use crate::support::recorder::Recorder;
 use crate::support::{client, server::shared_connect_string, server::unique_path};
 
@@ -27,22 +27,18 @@ fn start_consumer(client: &ZkClient, path: &str, kind: &str, recorder: &Recorder
     match kind {
         "plain" => {
             let q = builder.build_queue().unwrap();
-            q.start().unwrap();
             Box::new(q)
         }
         "priority" => {
             let q = builder.build_priority_queue(0).unwrap();
-            q.start().unwrap();
             Box::new(q)
         }
         "delay" => {
             let q = builder.build_delay_queue().unwrap();
-            q.start().unwrap();
             Box::new(q)
         }
         _ => {
             let q = builder.build_id_queue().unwrap();
-            q.start().unwrap();
             Box::new(q)
         }
     }
@@ -110,7 +106,6 @@ fn rust_removes_curator_ids_that_curator_itself_cannot() {
     let queue = QueueBuilder::new(&client, &ids, StringSerializer)
         .build_id_queue()
         .unwrap();
-    queue.start().unwrap();
     assert_eq!(queue.remove("job/1|x").unwrap(), 2);
     assert_eq!(peer("curator-consume-id", &ids, 1).run().unwrap(), ["b"]);
 }
@@ -122,7 +117,6 @@ fn curator_consumes_every_rust_kind_in_order() {
     let build = || QueueBuilder::new(&client, &unique_path("rust-kinds"), StringSerializer).put_in_background(false);
 
     let plain = build().build_queue().unwrap();
-    plain.start().unwrap();
     for i in 0..n {
         plain.put(format!("plain {i}")).unwrap();
     }
@@ -132,7 +126,6 @@ fn curator_consumes_every_rust_kind_in_order() {
     assert_eq!(peer("curator-consume", plain.path(), 2 * n).run().unwrap(), expected);
 
     let prio = build().build_priority_queue(0).unwrap();
-    prio.start().unwrap();
     for i in 0..n {
         prio.put(format!("p{}-{i}", 9 - i % 10), (9 - i % 10) as i32).unwrap();
     }
@@ -145,7 +138,6 @@ fn curator_consumes_every_rust_kind_in_order() {
     );
 
     let delay = build().build_delay_queue().unwrap();
-    delay.start().unwrap();
     let base = now_ms() - 60_000;
     for o in (0..n as i64).rev() {
         delay
@@ -156,7 +148,6 @@ fn curator_consumes_every_rust_kind_in_order() {
     assert_eq!(peer("curator-consume-delay", delay.path(), n).run().unwrap(), expected);
 
     let ids = build().build_id_queue().unwrap();
-    ids.start().unwrap();
     for i in 0..n {
         ids.put(format!("id{i}"), &format!("order/{i}")).unwrap();
     }
@@ -171,11 +162,10 @@ fn lock_safe_curator_and_rust_consumers_share_a_queue_exactly_once() {
     let locks = unique_path("mixed-lock-safe-locks");
     let seed = client();
     let producer = QueueBuilder::new(&seed, &path, StringSerializer).build_queue().unwrap();
-    producer.start().unwrap();
     for i in 0..ITEMS {
         producer.put(format!("item {i}")).unwrap();
     }
-    assert!(producer.flush_puts(WAIT).unwrap());
+    assert!(producer.flush_timeout(WAIT));
     let java: Vec<_> = (0..2)
         .map(|_| {
             peer("curator-consume", &path, ITEMS)
@@ -194,7 +184,7 @@ fn lock_safe_curator_and_rust_consumers_share_a_queue_exactly_once() {
     let queues: Vec<_> = clients
         .iter()
         .zip(&recorders)
-        .map(|(c, r)| started(consumer(c, &path, r).lock_path(&locks).build_queue()))
+        .map(|(c, r)| consumer(c, &path, r).lock_path(&locks).build_queue().unwrap())
         .collect();
     let deadline = Instant::now() + Duration::from_secs(120);
     while !seed.get_children(&path).unwrap().0.is_empty() {
@@ -228,9 +218,8 @@ fn curator_consumes_an_item_rust_requeued() {
         .lock_path(&locks)
         .build_queue()
         .unwrap();
-    let producer = started(producer(&client, &path).build_queue());
+    let producer = producer(&client, &path).build_queue().unwrap();
     producer.put("fails in rust".into()).unwrap();
-    rust.start().unwrap();
     recorder.wait_until(WAIT, |r| !r.deliveries().is_empty());
     rust.close();
     // The requeued node carries a trailer with the attempt count; Curator ignores it.

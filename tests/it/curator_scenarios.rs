@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use zk_queue::testing::TestingServer;
 use zk_queue::{QueueBuilder, StringSerializer};
 
-use crate::support::queues::{consumer, producer, started};
+use crate::support::queues::{consumer, producer};
 use crate::support::recorder::Recorder;
 use crate::support::{client, client_of, server::unique_path};
 
@@ -22,17 +22,16 @@ fn several_consumer_threads_process_every_item_once() {
     // testCustomExecutor: a pool instead of the direct executor.
     let path = unique_path("sc-threads");
     let client = client();
-    let source = started(producer(&client, &path).build_queue());
+    let source = producer(&client, &path).build_queue().unwrap();
     for i in 0..300 {
         source.put(i.to_string()).unwrap();
     }
     let recorder = Recorder::new().slow(Duration::from_millis(2));
-    let _queue = started(
-        consumer(&client, &path, &recorder)
-            .consumer_threads(4)
-            .lock_path(&unique_path("sc-threads-locks"))
-            .build_queue(),
-    );
+    let _queue = consumer(&client, &path, &recorder)
+        .consumer_threads(4)
+        .lock_path(&unique_path("sc-threads-locks"))
+        .build_queue()
+        .unwrap();
     let got = recorder.wait_for(300, WAIT);
     let distinct: HashSet<&String> = got.iter().collect();
     assert_eq!(distinct.len(), 300);
@@ -46,7 +45,7 @@ fn items_a_failing_consumer_gives_up_go_to_the_healthy_one() {
     let path = unique_path("sc-crash");
     let locks = unique_path("sc-crash-locks");
     let client = client();
-    let source = started(producer(&client, &path).build_queue());
+    let source = producer(&client, &path).build_queue().unwrap();
     for i in 0..100 {
         source.put(i.to_string()).unwrap();
     }
@@ -55,12 +54,14 @@ fn items_a_failing_consumer_gives_up_go_to_the_healthy_one() {
         .slow(Duration::from_millis(5));
     let healthy = Recorder::new().slow(Duration::from_millis(5));
     let (sick_client, healthy_client) = (client.clone(), crate::support::client());
-    let _one = started(consumer(&sick_client, &path, &sick).lock_path(&locks).build_queue());
-    let _two = started(
-        consumer(&healthy_client, &path, &healthy)
-            .lock_path(&locks)
-            .build_queue(),
-    );
+    let _one = consumer(&sick_client, &path, &sick)
+        .lock_path(&locks)
+        .build_queue()
+        .unwrap();
+    let _two = consumer(&healthy_client, &path, &healthy)
+        .lock_path(&locks)
+        .build_queue()
+        .unwrap();
     let deadline = Instant::now() + WAIT;
     while sick.items().len() + healthy.items().len() < 100 {
         assert!(Instant::now() < deadline, "not all consumed");
@@ -89,17 +90,19 @@ fn two_producers_one_consumer_get_every_item_once() {
     let path = unique_path("sc-two-producers");
     let client = client();
     let recorder = Recorder::new();
-    let _consumer = started(consumer(&client, &path, &recorder).build_queue());
+    let _consumer = consumer(&client, &path, &recorder).build_queue().unwrap();
     thread::scope(|s| {
         for range in [0..50, 50..100] {
             let path = &path;
             s.spawn(move || {
                 let client = crate::support::client();
-                let queue = started(QueueBuilder::new(&client, path, StringSerializer).build_queue());
+                let queue = QueueBuilder::new(&client, path, StringSerializer)
+                    .build_queue()
+                    .unwrap();
                 for i in range {
                     queue.put(i.to_string()).unwrap();
                 }
-                assert!(queue.flush_puts(WAIT).unwrap());
+                assert!(queue.flush_timeout(WAIT));
             });
         }
     });
@@ -113,15 +116,17 @@ fn flush_puts_reports_pending_puts_until_the_server_answers() {
     let server = TestingServer::start().unwrap();
     let client = client_of(&server.connect_string());
     let path = unique_path("sc-flush");
-    let queue = started(QueueBuilder::new(&client, &path, StringSerializer).build_queue());
+    let queue = QueueBuilder::new(&client, &path, StringSerializer)
+        .build_queue()
+        .unwrap();
     server.pause().unwrap();
     queue.put("held up".into()).unwrap();
     assert!(
-        !queue.flush_puts(Duration::from_millis(500)).unwrap(),
+        !queue.flush_timeout(Duration::from_millis(500)),
         "the put is still pending"
     );
     server.resume().unwrap();
-    assert!(queue.flush_puts(WAIT).unwrap());
+    assert!(queue.flush_timeout(WAIT));
     assert_eq!(client.get_children(&path).unwrap().0.len(), 1);
 }
 
@@ -130,17 +135,17 @@ fn an_urgent_item_put_while_taking_comes_right_after_the_item_in_hand() {
     // testSortingWhileTaking: min 0 and a hand-off consumer (the pull form).
     let path = unique_path("sc-sorting");
     let client = client();
-    let source = started(producer(&client, &path).build_priority_queue(0));
+    let source = producer(&client, &path).build_priority_queue(0).unwrap();
     for i in 0..10 {
         source.put(i.to_string(), 10).unwrap();
     }
     let (builder, receiver) = QueueBuilder::new(&client, &path, StringSerializer).pull_consumer();
-    let _queue = started(builder.build_priority_queue(0));
-    assert_eq!(receiver.take_timeout(WAIT).unwrap().unwrap().into_inner(), "0");
+    let _queue = builder.build_priority_queue(0).unwrap();
+    assert_eq!(receiver.take_timeout(WAIT).unwrap().unwrap().ack(), "0");
     source.put("1000".into(), 1).unwrap();
     // "1" was already claimed for the next taker; then the urgent item.
-    assert_eq!(receiver.take_timeout(WAIT).unwrap().unwrap().into_inner(), "1");
-    assert_eq!(receiver.take_timeout(WAIT).unwrap().unwrap().into_inner(), "1000");
+    assert_eq!(receiver.take_timeout(WAIT).unwrap().unwrap().ack(), "1");
+    assert_eq!(receiver.take_timeout(WAIT).unwrap().unwrap().ack(), "1000");
 }
 
 #[test]
@@ -150,17 +155,16 @@ fn a_requeued_id_item_keeps_its_id() {
     let client = client();
     let delivered = Arc::new(AtomicUsize::new(0));
     let counter = delivered.clone();
-    let _queue = started(
-        QueueBuilder::new(&client, &path, StringSerializer)
-            .consumer(move |_: String| -> Result<(), zk_queue::ConsumeError> {
-                counter.fetch_add(1, Ordering::SeqCst);
-                thread::sleep(Duration::from_millis(200));
-                Err("always fails".into())
-            })
-            .lock_path(&unique_path("sc-id-requeue-locks"))
-            .build_id_queue(),
-    );
-    let source = started(producer(&client, &path).build_id_queue());
+    let _queue = QueueBuilder::new(&client, &path, StringSerializer)
+        .consumer(move |_: String| -> Result<(), zk_queue::ConsumeError> {
+            counter.fetch_add(1, Ordering::SeqCst);
+            thread::sleep(Duration::from_millis(200));
+            Err("always fails".into())
+        })
+        .lock_path(&unique_path("sc-id-requeue-locks"))
+        .build_id_queue()
+        .unwrap();
+    let source = producer(&client, &path).build_id_queue().unwrap();
     source.put("job".into(), "the-id").unwrap();
     let deadline = Instant::now() + WAIT;
     while delivered.load(Ordering::SeqCst) < 2 {
@@ -181,11 +185,10 @@ fn bounded_producers_overshoot_by_at_most_one_item_each() {
     let path = unique_path("sc-bounded");
     let client = client();
     let recorder = Recorder::new().slow(Duration::from_millis(5));
-    let _consumer = started(
-        consumer(&client, &path, &recorder)
-            .lock_path(&unique_path("sc-bounded-locks"))
-            .build_queue(),
-    );
+    let _consumer = consumer(&client, &path, &recorder)
+        .lock_path(&unique_path("sc-bounded-locks"))
+        .build_queue()
+        .unwrap();
     let stop = AtomicBool::new(false);
     let largest = thread::scope(|s| {
         let sampler = s.spawn(|| {
@@ -204,7 +207,7 @@ fn bounded_producers_overshoot_by_at_most_one_item_each() {
                 let path = &path;
                 s.spawn(move || {
                     let client = crate::support::client();
-                    let queue = started(producer(&client, path).max_items(MAX).build_queue());
+                    let queue = producer(&client, path).max_items(MAX).build_queue().unwrap();
                     for i in 0..100 {
                         queue.put(format!("{p}-{i}")).unwrap();
                     }

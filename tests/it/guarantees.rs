@@ -15,7 +15,7 @@ use zk_queue::{
     ZkClient,
 };
 
-use crate::support::queues::{consumer, producer, started};
+use crate::support::queues::{consumer, producer};
 use crate::support::recorder::Recorder;
 use crate::support::server::unique_path;
 use crate::support::worker::{self, Tally, Worker, WorkerConfig};
@@ -263,13 +263,12 @@ fn children(client: &ZkClient, path: &str) -> Vec<String> {
 }
 
 fn gated_queue(client: &ZkClient, queue: &str, locks: &str, gate: Gate) -> DistributedQueue<String> {
-    started(
-        QueueBuilder::new(client, queue, StringSerializer)
-            .consumer(gate)
-            .lock_path(locks)
-            .claim_window(1)
-            .build_queue(),
-    )
+    QueueBuilder::new(client, queue, StringSerializer)
+        .consumer(gate)
+        .lock_path(locks)
+        .claim_window(1)
+        .build_queue()
+        .unwrap()
 }
 
 #[test]
@@ -281,7 +280,9 @@ fn an_expired_consumer_cannot_acknowledge_and_spares_the_new_holders_lock() {
     let client_a = short_session_client(&proxy.connect_string());
     let (gate_a, a) = gate();
     let queue_a = gated_queue(&client_a, &queue, &locks, gate_a);
-    started(producer(&direct, &queue).build_queue())
+    producer(&direct, &queue)
+        .build_queue()
+        .unwrap()
         .put("job".into())
         .unwrap();
     assert_eq!(a.started.recv_timeout(WAIT).unwrap(), "job");
@@ -347,13 +348,12 @@ fn a_lost_lock_create_reply_neither_loses_the_item_nor_orphans_the_lock() {
     let client = lasting_client(&proxy);
     let session = client.session_id().unwrap();
     let recorder = Recorder::new();
-    let _consumer = started(
-        consumer(&client, &queue, &recorder)
-            .lock_path(&locks)
-            .claim_window(4)
-            .build_queue(),
-    );
-    let producer = started(producer(&direct, &queue).build_queue());
+    let _consumer = consumer(&client, &queue, &recorder)
+        .lock_path(&locks)
+        .claim_window(4)
+        .build_queue()
+        .unwrap();
+    let producer = producer(&direct, &queue).build_queue().unwrap();
     // Once the first item is consumed and acknowledged, the consumer is idle.
     producer.put("warm-up".into()).unwrap();
     recorder.wait_for(1, WAIT);
@@ -395,8 +395,8 @@ fn a_lost_acknowledge_reply_neither_loses_the_item_nor_orphans_the_lock() {
     let (builder, receiver) = QueueBuilder::new(&client, &queue, StringSerializer)
         .lock_path(&locks)
         .pull_consumer();
-    let pulled = started(builder.build_queue());
-    let producer = started(producer(&direct, &queue).build_queue());
+    let pulled = builder.build_queue().unwrap();
+    let producer = producer(&direct, &queue).build_queue().unwrap();
     producer.put("job-1".into()).unwrap();
     producer.put("job-2".into()).unwrap();
 
@@ -439,8 +439,10 @@ fn an_acknowledge_cut_off_by_a_short_partition_settles_once_it_heals() {
     let (builder, receiver) = QueueBuilder::new(&client, &queue, StringSerializer)
         .lock_path(&locks)
         .pull_consumer();
-    let pulled = started(builder.build_queue());
-    started(producer(&direct, &queue).build_queue())
+    let pulled = builder.build_queue().unwrap();
+    producer(&direct, &queue)
+        .build_queue()
+        .unwrap()
         .put("job".into())
         .unwrap();
     let delivery = receiver.take_timeout(WAIT).unwrap().expect("job");
@@ -469,17 +471,16 @@ fn consumers_keep_working_on_the_new_session_after_an_expiry() {
     let (pushed, pulled) = (unique_path("expiry-push"), unique_path("expiry-pull"));
     let client = short_session_client(&proxy.connect_string());
     let recorder = Recorder::new();
-    let _push = started(
-        consumer(&client, &pushed, &recorder)
-            .lock_path(&unique_path("expiry-push-locks"))
-            .build_queue(),
-    );
+    let _push = consumer(&client, &pushed, &recorder)
+        .lock_path(&unique_path("expiry-push-locks"))
+        .build_queue()
+        .unwrap();
     let (builder, receiver) = QueueBuilder::new(&client, &pulled, StringSerializer)
         .lock_path(&unique_path("expiry-pull-locks"))
         .pull_consumer();
-    let _pull = started(builder.build_queue());
-    let push_producer = started(producer(&direct, &pushed).build_queue());
-    let pull_producer = started(producer(&direct, &pulled).build_queue());
+    let _pull = builder.build_queue().unwrap();
+    let push_producer = producer(&direct, &pushed).build_queue().unwrap();
+    let pull_producer = producer(&direct, &pulled).build_queue().unwrap();
     push_producer.put("before".into()).unwrap();
     pull_producer.put("before".into()).unwrap();
     recorder.wait_for(1, WAIT);

@@ -8,11 +8,11 @@ use std::time::{Duration, Instant};
 
 use zk_queue::testing::TestingServer;
 use zk_queue::{
-    ConnectionState, CreateMode, DistributedQueue, Error, ItemReceiver, QueueBuilder, SimpleQueue, StringSerializer,
-    ZkClient,
+    ConnectionState, CreateMode, DistributedQueue, Error, ItemReceiver, PutError, QueueBuilder, SimpleQueue,
+    StringSerializer, ZkClient,
 };
 
-use crate::support::queues::{consumer, producer, started};
+use crate::support::queues::{consumer, producer};
 use crate::support::recorder::Recorder;
 use crate::support::{client, client_of, eventually, frame, server::unique_path};
 
@@ -36,7 +36,7 @@ fn delete_once_empty(client: &ZkClient, path: &str) {
 }
 
 fn started_producer(client: &ZkClient, path: &str) -> DistributedQueue<String> {
-    started(producer(client, path).build_queue())
+    producer(client, path).build_queue().unwrap()
 }
 
 // ---------------------------------------------------------------------------
@@ -134,7 +134,7 @@ fn an_empty_record_round_trips_alone_and_inside_a_multi() {
     let path = unique_path("hostile-empty");
     let client = client();
     let recorder = Recorder::new();
-    let _consumer = started(consumer(&client, &path, &recorder).build_queue());
+    let _consumer = consumer(&client, &path, &recorder).build_queue().unwrap();
     let producer = started_producer(&client, &path);
     producer.put(String::new()).unwrap();
     producer.put_multi(vec!["a".into(), String::new(), "b".into()]).unwrap();
@@ -154,7 +154,7 @@ fn put_multi_of_no_items_is_refused_before_sending() {
     }
     assert!(matches!(
         producer.put_multi_timeout(Vec::new(), Duration::from_secs(1)),
-        Err(Error::InvalidArgument(_))
+        Err(PutError::Failed(Error::InvalidArgument(_)))
     ));
     assert_eq!(client.stats(), before, "no request was sent");
     assert!(children(&client, &path).is_empty(), "no empty node was stored");
@@ -302,7 +302,7 @@ fn corrupt_and_foreign_children_are_set_aside(name: &str, lock: bool, dead_lette
             Taker::Callback(recorder.clone(), Cell::new(0)),
         )
     };
-    let queue = started(builder.build_queue());
+    let queue = builder.build_queue().unwrap();
     assert_eq!(taker.take(6), (0..6).map(|i| format!("good-{i}")).collect::<Vec<_>>());
 
     // More of the same while the consumer runs, then a good item after it.
@@ -470,7 +470,7 @@ fn deleted_queue_node_is_recreated(name: &str, lock: bool, pull: bool, delete_lo
             Taker::Callback(recorder, Cell::new(0)),
         )
     };
-    let queue = started(builder.build_queue());
+    let queue = builder.build_queue().unwrap();
     let producer = started_producer(&other, &path);
     for round in 0..3 {
         producer.put(format!("before-{round}")).unwrap();
@@ -516,7 +516,10 @@ fn a_lock_safe_consumer_keeps_delivering_after_its_lock_directory_alone_is_delet
     let path = unique_path("hostile-deleted-locks");
     let locks = unique_path("hostile-deleted-locks-locks");
     let recorder = Recorder::new();
-    let queue = started(consumer(&client, &path, &recorder).lock_path(&locks).build_queue());
+    let queue = consumer(&client, &path, &recorder)
+        .lock_path(&locks)
+        .build_queue()
+        .unwrap();
     let producer = started_producer(&other, &path);
     for round in 0..3 {
         producer.put(format!("before-{round}")).unwrap();
@@ -545,7 +548,7 @@ fn dead_letter_path_is_recreated(name: &str, lock: bool) {
     if lock {
         builder = builder.lock_path(&unique_path(&format!("{name}-locks")));
     }
-    let queue = started(builder.build_queue());
+    let queue = builder.build_queue().unwrap();
     let producer = started_producer(&other, &path);
     producer.put("first".into()).unwrap();
     recorder.wait_for(1, WAIT);
@@ -606,7 +609,7 @@ fn node_with_children_is_left_alone(name: &str, lock: bool) {
     if lock {
         builder = builder.lock_path(&locks);
     }
-    let queue = started(builder.build_queue());
+    let queue = builder.build_queue().unwrap();
     recorder.wait_for(2, WAIT);
     eventually(WAIT, "the good items acknowledged", || {
         children(&other, &path).len() == 1
@@ -771,7 +774,7 @@ fn queues_longer_than_one_default_size_listing_drain_in_order() {
     }
 
     let recorder = Recorder::new();
-    let queue = started(consumer(&client, &path, &recorder).build_queue());
+    let queue = consumer(&client, &path, &recorder).build_queue().unwrap();
     recorder.wait_for(2_000, WAIT);
     queue.close();
     // Items claimed before the close are consumed too (at most once).
@@ -782,7 +785,7 @@ fn queues_longer_than_one_default_size_listing_drain_in_order() {
     let (builder, receiver) = QueueBuilder::new(&client, &path, StringSerializer)
         .lock_path(&unique_path("hostile-huge-locks"))
         .pull_consumer();
-    let pulled = started(builder.build_queue());
+    let pulled = builder.build_queue().unwrap();
     for i in got.len()..got.len() + 500 {
         let delivery = receiver.take_timeout(WAIT).unwrap().expect("an item");
         assert_eq!(*delivery, i.to_string());

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use zk_queue::{Error, QueueBuilder, StringSerializer};
 
-use crate::support::queues::{producer, started};
+use crate::support::queues::producer;
 use crate::support::{client, server::unique_path};
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -17,16 +17,15 @@ fn threads_take_items_in_order_and_acks_delete_them() {
     let (builder, receiver) = QueueBuilder::new(&client, &path, StringSerializer)
         .lock_path(&unique_path("pull-locks"))
         .pull_consumer();
-    let queue = builder.build_queue().unwrap();
-    queue.start().unwrap();
-    let producer = started(producer(&client, &path).build_queue());
+    let _queue = builder.build_queue().unwrap();
+    let producer = producer(&client, &path).build_queue().unwrap();
     for i in 0..10 {
         producer.put(i.to_string()).unwrap();
     }
     let mut got = Vec::new();
     for _ in 0..10 {
         let delivery = receiver.take_timeout(WAIT).unwrap().expect("an item");
-        got.push(delivery.into_inner());
+        got.push(delivery.ack());
     }
     assert_eq!(got, (0..10).map(|i| i.to_string()).collect::<Vec<_>>());
     let deadline = Instant::now() + WAIT;
@@ -44,9 +43,8 @@ fn an_unacknowledged_delivery_is_requeued_not_lost() {
     let (builder, receiver) = QueueBuilder::new(&client, &path, StringSerializer)
         .lock_path(&unique_path("pull-nack-locks"))
         .pull_consumer();
-    let queue = builder.build_queue().unwrap();
-    queue.start().unwrap();
-    let producer = started(producer(&client, &path).build_queue());
+    let _queue = builder.build_queue().unwrap();
+    let producer = producer(&client, &path).build_queue().unwrap();
     producer.put("job".into()).unwrap();
     let first = receiver.take_timeout(WAIT).unwrap().unwrap();
     assert_eq!(*first, "job");
@@ -66,7 +64,6 @@ fn take_fails_with_closed_once_the_queue_closes() {
     let client = client();
     let (builder, receiver) = QueueBuilder::new(&client, &path, StringSerializer).pull_consumer();
     let queue = builder.build_queue().unwrap();
-    queue.start().unwrap();
     let result = thread::scope(|s| {
         let taker = s.spawn(|| receiver.take());
         thread::sleep(Duration::from_millis(200));
@@ -86,8 +83,7 @@ fn the_errors_channel_tells_of_an_item_moved_to_the_dead_letter_path() {
         .dead_letter_path(&dead)
         .pull_consumer();
     let errors = receiver.errors();
-    let queue = builder.build_queue().unwrap();
-    queue.start().unwrap();
+    let _queue = builder.build_queue().unwrap();
     client
         .create(
             &format!("{path}/queue-"),
@@ -95,12 +91,9 @@ fn the_errors_channel_tells_of_an_item_moved_to_the_dead_letter_path() {
             zk_queue::CreateMode::PersistentSequential,
         )
         .unwrap();
-    let producer = started(producer(&client, &path).build_queue());
+    let producer = producer(&client, &path).build_queue().unwrap();
     producer.put("good".into()).unwrap();
-    assert_eq!(
-        receiver.take_timeout(WAIT).unwrap().expect("an item").into_inner(),
-        "good"
-    );
+    assert_eq!(receiver.take_timeout(WAIT).unwrap().expect("an item").ack(), "good");
     match errors.recv_timeout(WAIT) {
         Ok(Error::CorruptItem { path: item, .. }) => assert_eq!(item, format!("{path}/queue-0000000000")),
         other => panic!("{other:?}"),

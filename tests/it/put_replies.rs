@@ -6,9 +6,11 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use zk_queue::testing::FaultProxy;
-use zk_queue::{inspect, ConnectionState, Error, PutListener, QueueBuilder, RetryNTimes, StringSerializer, ZkClient};
+use zk_queue::{
+    inspect, ConnectionState, Error, PutError, PutListener, QueueBuilder, RetryNTimes, StringSerializer, ZkClient,
+};
 
-use crate::support::queues::{consumer, producer, started};
+use crate::support::queues::{consumer, producer};
 use crate::support::recorder::Recorder;
 use crate::support::server::{shared_connect_string, unique_path};
 use crate::support::{self, wait_for_state};
@@ -51,7 +53,7 @@ fn a_put_whose_reply_is_dropped_is_stored_once_and_reported_stored() {
     let client = proxied(&proxy);
     let direct = support::client();
     let path = unique_path("put-dropped-reply");
-    let queue = started(producer(&client, &path).build_queue());
+    let queue = producer(&client, &path).build_queue().unwrap();
     queue.put("before".into()).unwrap();
     let states = client.state_listener();
     let listed = listings(&client);
@@ -72,8 +74,8 @@ fn a_put_whose_item_is_taken_before_its_read_back_is_sent_again_and_counted() {
     let direct = support::client();
     let path = unique_path("put-taken-before-read-back");
     let recorder = Recorder::new();
-    let _consumer = started(consumer(&direct, &path, &recorder).build_queue());
-    let queue = started(producer(&client, &path).build_queue());
+    let _consumer = consumer(&direct, &path, &recorder).build_queue().unwrap();
+    let queue = producer(&client, &path).build_queue().unwrap();
 
     // The create is applied and its reply dropped; the idle consumer takes
     // the item long before the producer's request times out and reads back.
@@ -91,12 +93,12 @@ fn a_first_put_whose_reply_is_dropped_is_found_among_other_producers_items() {
     let client = proxied(&proxy);
     let direct = support::client();
     let path = unique_path("put-dropped-first");
-    let other = started(producer(&direct, &path).build_queue());
+    let other = producer(&direct, &path).build_queue().unwrap();
     for i in 0..3 {
         other.put(format!("other {i}")).unwrap();
     }
     // This producer has put nothing yet: its floor is the queue's cversion.
-    let queue = started(producer(&client, &path).build_queue());
+    let queue = producer(&client, &path).build_queue().unwrap();
     proxy.drop_next_reply();
     queue.put("mine".into()).unwrap();
     other.put("other 3".into()).unwrap();
@@ -112,7 +114,7 @@ fn a_priority_put_whose_reply_is_dropped_is_stored_once() {
     let client = proxied(&proxy);
     let direct = support::client();
     let path = unique_path("put-dropped-priority");
-    let queue = started(producer(&client, &path).build_priority_queue(1));
+    let queue = producer(&client, &path).build_priority_queue(1).unwrap();
     queue.put("low".into(), 5).unwrap();
     proxy.drop_next_reply();
     queue.put("urgent".into(), -5).unwrap();
@@ -144,7 +146,9 @@ fn background_puts_whose_replies_are_lost_mid_batch_are_each_stored_exactly_once
     let client = proxied(&proxy);
     let direct = support::client();
     let path = unique_path("put-cut-batch");
-    let queue = started(QueueBuilder::new(&client, &path, StringSerializer).build_queue());
+    let queue = QueueBuilder::new(&client, &path, StringSerializer)
+        .build_queue()
+        .unwrap();
     let outcomes = Arc::new(Outcomes::default());
     queue.add_put_listener(Listen(Arc::clone(&outcomes)));
     const ITEMS: usize = 2_000;
@@ -158,7 +162,7 @@ fn background_puts_whose_replies_are_lost_mid_batch_are_each_stored_exactly_once
             proxy.drop_next_reply();
         }
     }
-    assert!(queue.flush_puts(Duration::from_secs(60)).unwrap(), "every put finished");
+    assert!(queue.flush_timeout(Duration::from_secs(60)), "every put finished");
     wait_for_state(&states, ConnectionState::Suspended, Duration::from_secs(10));
     assert!(listings(&client) > listed, "outcomes were read back");
     assert!(outcomes.failed.lock().is_empty(), "no put failed");
@@ -186,12 +190,15 @@ fn put_timeout_gives_up_at_its_deadline_while_the_server_is_unreachable() {
         .connect()
         .unwrap();
     let path = unique_path("put-timeout-unreachable");
-    let queue = started(producer(&client, &path).build_queue());
+    let queue = producer(&client, &path).build_queue().unwrap();
     proxy.blackhole();
     let started_at = std::time::Instant::now();
     let result = queue.put_timeout("stuck".into(), Duration::from_secs(2));
     let elapsed = started_at.elapsed();
-    assert!(matches!(result, Err(Error::Timeout { .. })), "{result:?}");
+    assert!(
+        matches!(result, Err(PutError::Failed(Error::Timeout { .. }))),
+        "{result:?}"
+    );
     assert!(
         elapsed >= Duration::from_secs(2) && elapsed < Duration::from_millis(4_500),
         "gave up after {elapsed:?}"

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use zk_queue::{CreateMode, Error, ErrorMode, PutListener, QueueBuilder, StringSerializer, ZkClient};
+use zk_queue::{CreateMode, Error, ErrorMode, PutError, PutListener, QueueBuilder, StringSerializer, ZkClient};
 
-use crate::support::queues::{consumer, producer, started};
+use crate::support::queues::{consumer, producer};
 use crate::support::recorder::Recorder;
 use crate::support::{client, server::unique_path};
 
@@ -21,7 +21,7 @@ fn items(prefix: &str, n: usize) -> Vec<String> {
 
 /// A started plain queue whose puts return once stored.
 fn plain(client: &ZkClient, path: &str) -> zk_queue::DistributedQueue<String> {
-    started(producer(client, path).build_queue())
+    producer(client, path).build_queue().unwrap()
 }
 
 #[test]
@@ -29,7 +29,7 @@ fn a_single_consumer_receives_items_in_put_order() {
     let path = unique_path("q-simple");
     let recorder = Recorder::new();
     let client = client();
-    let _consumer = started(consumer(&client, &path, &recorder).build_queue());
+    let _consumer = consumer(&client, &path, &recorder).build_queue().unwrap();
     let producer = plain(&client, &path);
     for item in items("", 10) {
         producer.put(item).unwrap();
@@ -45,7 +45,7 @@ fn put_multi_stores_one_node_and_delivers_every_item_in_order() {
     producer.put_multi(items("", 100)).unwrap();
     assert_eq!(client.get_children(&path).unwrap().0.len(), 1, "one node for 100 items");
     let recorder = Recorder::new();
-    let _consumer = started(consumer(&client, &path, &recorder).build_queue());
+    let _consumer = consumer(&client, &path, &recorder).build_queue().unwrap();
     assert_eq!(recorder.wait_for(100, WAIT), items("", 100));
 }
 
@@ -65,7 +65,6 @@ fn counted(client: &ZkClient, path: &str) -> (zk_queue::DistributedQueue<String>
     let queue = QueueBuilder::new(client, path, StringSerializer).build_queue().unwrap();
     let (done, failed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
     queue.add_put_listener(CountingListener(done.clone(), failed.clone()));
-    queue.start().unwrap();
     (queue, done, failed)
 }
 
@@ -77,7 +76,7 @@ fn put_listener_hears_of_every_background_put_and_flush_waits_for_them() {
     for item in items("", 50) {
         queue.put(item).unwrap();
     }
-    assert!(queue.flush_puts(WAIT).unwrap());
+    assert!(queue.flush_timeout(WAIT));
     assert_eq!((done.load(Ordering::SeqCst), failed.load(Ordering::SeqCst)), (50, 0));
     assert_eq!(client.get_children(&path).unwrap().0.len(), 50);
 }
@@ -92,7 +91,7 @@ fn a_failed_background_put_reaches_the_listener() {
     client.create(&path, b"", CreateMode::Ephemeral).unwrap();
     queue.put("x".into()).unwrap();
     assert!(
-        queue.flush_puts(WAIT).unwrap(),
+        queue.flush_timeout(WAIT),
         "a failed put is finished, not pending forever"
     );
     assert_eq!((done.load(Ordering::SeqCst), failed.load(Ordering::SeqCst)), (0, 1));
@@ -105,7 +104,10 @@ fn requeue_redelivers_a_failed_item_and_delete_mode_drops_it() {
     let locks = unique_path("q-error-mode-locks");
     let client = client();
     let recorder = Recorder::new().failing(|item, _| item == "fail-once" || item == "always");
-    let requeue = started(consumer(&client, &path, &recorder).lock_path(&locks).build_queue());
+    let requeue = consumer(&client, &path, &recorder)
+        .lock_path(&locks)
+        .build_queue()
+        .unwrap();
     let first = plain(&client, &path);
     first.put("fail-once".into()).unwrap();
     recorder.wait_until(WAIT, |r| r.deliveries().len() >= 2);
@@ -115,12 +117,11 @@ fn requeue_redelivers_a_failed_item_and_delete_mode_drops_it() {
 
     let path = unique_path("q-delete-mode");
     let recorder = Recorder::new().failing(|item, _| item == "always");
-    let _delete = started(
-        consumer(&client, &path, &recorder)
-            .lock_path(&locks)
-            .error_mode(ErrorMode::Delete)
-            .build_queue(),
-    );
+    let _delete = consumer(&client, &path, &recorder)
+        .lock_path(&locks)
+        .error_mode(ErrorMode::Delete)
+        .build_queue()
+        .unwrap();
     let second = plain(&client, &path);
     second.put("always".into()).unwrap();
     second.put("after".into()).unwrap();
@@ -145,7 +146,7 @@ fn lock_safe_consumers_process_each_item_exactly_once() {
     let queues: Vec<_> = clients
         .iter()
         .zip(&recorders)
-        .map(|(c, r)| started(consumer(c, &path, r).lock_path(&locks).build_queue()))
+        .map(|(c, r)| consumer(c, &path, r).lock_path(&locks).build_queue().unwrap())
         .collect();
     let deadline = Instant::now() + WAIT;
     while recorders.iter().map(|r| r.items().len()).sum::<usize>() < 300 {
@@ -166,11 +167,10 @@ fn requeue_does_not_redeliver_records_already_consumed() {
     let path = unique_path("q-partial");
     let client = client();
     let recorder = Recorder::new().failing(|_, delivery| delivery == 1);
-    let _queue = started(
-        consumer(&client, &path, &recorder)
-            .lock_path(&unique_path("q-partial-locks"))
-            .build_queue(),
-    );
+    let _queue = consumer(&client, &path, &recorder)
+        .lock_path(&unique_path("q-partial-locks"))
+        .build_queue()
+        .unwrap();
     plain(&client, &path).put_multi(items("", 3)).unwrap();
     recorder.wait_for(3, WAIT);
     assert_eq!(recorder.deliveries(), ["0", "1", "1", "2"]);
@@ -182,13 +182,12 @@ fn an_item_failing_max_attempts_moves_to_the_dead_letter_path() {
     let dead = unique_path("q-poison-dead");
     let client = client();
     let recorder = Recorder::new().failing(|item, _| item == "poison");
-    let _queue = started(
-        consumer(&client, &path, &recorder)
-            .lock_path(&unique_path("q-poison-locks"))
-            .max_attempts(3)
-            .dead_letter_path(&dead)
-            .build_queue(),
-    );
+    let _queue = consumer(&client, &path, &recorder)
+        .lock_path(&unique_path("q-poison-locks"))
+        .max_attempts(3)
+        .dead_letter_path(&dead)
+        .build_queue()
+        .unwrap();
     let producer = plain(&client, &path);
     producer.put("poison".into()).unwrap();
     producer.put("fine".into()).unwrap();
@@ -199,7 +198,7 @@ fn an_item_failing_max_attempts_moves_to_the_dead_letter_path() {
     assert_eq!(recorder.items(), ["fine"]);
     // The dead letter is a plain queue item another queue can drain.
     let drained = Recorder::new();
-    let _dlq = started(consumer(&client, &dead, &drained).build_queue());
+    let _dlq = consumer(&client, &dead, &drained).build_queue().unwrap();
     assert_eq!(drained.wait_for(1, WAIT), ["poison"]);
 }
 
@@ -225,8 +224,7 @@ fn undecodable_items_are_moved_to_dead_letters_or_left_but_never_deleted() {
         if with_dead_letters {
             builder = builder.dead_letter_path(&dead);
         }
-        let queue = builder.build_queue().unwrap();
-        queue.start().unwrap();
+        let _queue = builder.build_queue().unwrap();
         plain(&client, &path).put("good".into()).unwrap();
         assert_eq!(recorder.wait_for(1, WAIT), ["good"]);
         thread::sleep(Duration::from_millis(300));
@@ -266,7 +264,10 @@ fn a_stranded_item_is_picked_up_within_a_second_of_its_holder_closing() {
         )
         .unwrap();
     let recorder = Recorder::new();
-    let _queue = started(consumer(&seed, &path, &recorder).lock_path(&locks).build_queue());
+    let _queue = consumer(&seed, &path, &recorder)
+        .lock_path(&locks)
+        .build_queue()
+        .unwrap();
     thread::sleep(Duration::from_millis(500));
     assert!(recorder.deliveries().is_empty(), "held by another consumer");
     let closed = Instant::now();
@@ -284,11 +285,10 @@ fn close_waits_for_the_item_being_consumed() {
     let path = unique_path("q-close");
     let client = client();
     let recorder = Recorder::new().slow(Duration::from_millis(700));
-    let queue = started(
-        consumer(&client, &path, &recorder)
-            .lock_path(&unique_path("q-close-locks"))
-            .build_queue(),
-    );
+    let queue = consumer(&client, &path, &recorder)
+        .lock_path(&unique_path("q-close-locks"))
+        .build_queue()
+        .unwrap();
     plain(&client, &path).put("slow".into()).unwrap();
     recorder.wait_until(WAIT, |r| !r.deliveries().is_empty());
     queue.close();
@@ -300,17 +300,19 @@ fn close_waits_for_the_item_being_consumed() {
 }
 
 #[test]
-fn lifecycle_misuse_is_a_typed_error() {
+fn a_built_queue_is_ready_and_a_closed_one_refuses_puts() {
     let client = client();
-    let queue = QueueBuilder::new(&client, &unique_path("q-life"), StringSerializer)
-        .build_queue()
-        .unwrap();
-    assert!(matches!(queue.put("x".into()), Err(Error::InvalidState(_))));
-    queue.start().unwrap();
-    assert!(matches!(queue.start(), Err(Error::InvalidState(_))));
+    let path = unique_path("q-life");
+    let queue = producer(&client, &path).build_queue().unwrap();
+    queue.put("x".into()).unwrap();
+    assert_eq!(queue.len().unwrap(), 1, "stored without a start");
     queue.close();
-    assert!(matches!(queue.put("x".into()), Err(Error::InvalidState(_))));
-    assert!(matches!(queue.start(), Err(Error::InvalidState(_))));
+    assert!(matches!(queue.put("y".into()), Err(Error::InvalidState(_))));
+    assert!(matches!(
+        queue.try_put("y".into()),
+        Err(PutError::Failed(Error::InvalidState(_)))
+    ));
+    assert_eq!(queue.len().unwrap(), 1, "nothing stored after close");
 }
 
 #[test]
@@ -355,7 +357,7 @@ fn a_consumer_whose_lock_was_replaced_deletes_nothing_and_hears_lease_lost() {
             self.errors.lock().push(error.to_string());
         }
     }
-    let queue = QueueBuilder::new(&client, &path, StringSerializer)
+    let _queue = QueueBuilder::new(&client, &path, StringSerializer)
         .consumer(Blocking {
             entered: entered_tx,
             go: go_rx,
@@ -364,7 +366,6 @@ fn a_consumer_whose_lock_was_replaced_deletes_nothing_and_hears_lease_lost() {
         .lock_path(&locks)
         .build_queue()
         .unwrap();
-    queue.start().unwrap();
     plain(&client, &path).put("contested".into()).unwrap();
     entered_rx.recv_timeout(WAIT).unwrap();
     let lock = format!("{locks}/queue-0000000000");
@@ -411,7 +412,6 @@ fn a_consumer_lists_the_queue_once_per_pass_not_once_per_item() {
         }
         let before = consumer_client.stats();
         let queue = builder.build_queue().unwrap();
-        queue.start().unwrap();
         recorder.wait_for(200, WAIT);
         queue.close();
         let listings = consumer_client.stats().get_children - before.get_children;
@@ -433,13 +433,12 @@ fn closing_a_lock_safe_consumer_releases_its_prefetched_leases() {
         source.put(item).unwrap();
     }
     let recorder = Recorder::new().slow(Duration::from_millis(300));
-    let queue = started(
-        consumer(&client, &path, &recorder)
-            .lock_path(&locks)
-            .claim_window(10)
-            .final_flush(Duration::from_secs(5))
-            .build_queue(),
-    );
+    let queue = consumer(&client, &path, &recorder)
+        .lock_path(&locks)
+        .claim_window(10)
+        .final_flush(Duration::from_secs(5))
+        .build_queue()
+        .unwrap();
     recorder.wait_until(WAIT, |r| !r.deliveries().is_empty());
     // Leases on items not yet consumed are held ahead.
     assert!(client.get_children(&locks).unwrap().0.len() > 1, "prefetched");
@@ -458,7 +457,7 @@ fn closing_a_lock_safe_consumer_releases_its_prefetched_leases() {
     );
     // Another consumer takes the rest, in order.
     let rest = Recorder::new();
-    let _other = started(consumer(&client, &path, &rest).lock_path(&locks).build_queue());
+    let _other = consumer(&client, &path, &rest).lock_path(&locks).build_queue().unwrap();
     let mut all = consumed;
     all.extend(rest.wait_for(left.len(), WAIT));
     assert_eq!(all, items("", 30));

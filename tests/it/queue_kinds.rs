@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 use zk_queue::testing::TestingServer;
 use zk_queue::{ConnectionState, CreateMode, DeliverAt, QueueBuilder, StringSerializer};
 
-use crate::support::queues::{consumer, producer, started};
+use crate::support::queues::{consumer, producer};
 use crate::support::recorder::Recorder;
 use crate::support::{client, client_of, server::unique_path};
 
@@ -31,14 +31,14 @@ fn priority_queue_delivers_lower_priorities_first_over_the_whole_range() {
     // Curator's testSimple: random priorities, value = priority.
     let path = unique_path("prio-range");
     let client = client();
-    let producer = started(producer(&client, &path).build_priority_queue(0));
+    let producer = producer(&client, &path).build_priority_queue(0).unwrap();
     let mut priorities: Vec<i32> = (0..100).map(|_| fastrand::i32(..)).collect();
     priorities.extend([i32::MIN, i32::MAX, 0, -1, 1]);
     for p in &priorities {
         producer.put(p.to_string(), *p).unwrap();
     }
     let recorder = Recorder::new();
-    let _consumer = started(consumer(&client, &path, &recorder).build_priority_queue(0));
+    let _consumer = consumer(&client, &path, &recorder).build_priority_queue(0).unwrap();
     let got: Vec<i32> = recorder
         .wait_for(priorities.len(), WAIT)
         .iter()
@@ -52,12 +52,12 @@ fn priority_queue_delivers_lower_priorities_first_over_the_whole_range() {
 fn equal_priorities_come_out_in_put_order() {
     let path = unique_path("prio-fifo");
     let client = client();
-    let producer = started(producer(&client, &path).build_priority_queue(1));
+    let producer = producer(&client, &path).build_priority_queue(1).unwrap();
     for i in 0..20 {
         producer.put(format!("{}-{i}", i % 2), i % 2).unwrap();
     }
     let recorder = Recorder::new();
-    let _consumer = started(consumer(&client, &path, &recorder).build_priority_queue(1));
+    let _consumer = consumer(&client, &path, &recorder).build_priority_queue(1).unwrap();
     let got = recorder.wait_for(20, WAIT);
     let expected: Vec<String> = (0..20)
         .filter(|i| i % 2 == 0)
@@ -74,13 +74,13 @@ fn a_late_urgent_item_overtakes_after_min_items_before_refresh() {
     // within the next few.
     let path = unique_path("prio-refresh");
     let client = client();
-    let producer = started(producer(&client, &path).build_priority_queue(3));
+    let producer = producer(&client, &path).build_priority_queue(3).unwrap();
     for i in 0..10 {
         producer.put(i.to_string(), 10 + i).unwrap();
     }
     // Slow enough that a put delayed by load still lands within a few items.
     let recorder = Recorder::new().slow(Duration::from_millis(300));
-    let _consumer = started(consumer(&client, &path, &recorder).build_priority_queue(3));
+    let _consumer = consumer(&client, &path, &recorder).build_priority_queue(3).unwrap();
     recorder.wait_for(1, WAIT);
     producer.put("urgent".into(), 1).unwrap();
     let got = recorder.wait_for(11, WAIT);
@@ -98,7 +98,7 @@ fn a_requeued_item_keeps_its_priority() {
     let (go_tx, go_rx) = crossbeam_channel::bounded::<()>(1);
     let seen = std::sync::Arc::new(parking_lot::Mutex::new(Vec::new()));
     let record = seen.clone();
-    let consumer = QueueBuilder::new(&client, &path, StringSerializer)
+    let _consumer = QueueBuilder::new(&client, &path, StringSerializer)
         .consumer(move |item: String| -> Result<(), zk_queue::ConsumeError> {
             let first = !record.lock().contains(&item);
             record.lock().push(item.clone());
@@ -113,9 +113,8 @@ fn a_requeued_item_keeps_its_priority() {
         .lock_path(&unique_path("prio-requeue-locks"))
         .build_priority_queue(1)
         .unwrap();
-    let producer = started(producer(&client, &path).build_priority_queue(1));
+    let producer = producer(&client, &path).build_priority_queue(1).unwrap();
     producer.put("low".into(), 100).unwrap();
-    consumer.start().unwrap();
     started_rx.recv_timeout(WAIT).unwrap();
     for i in 0..5 {
         producer.put(format!("high-{i}"), 1).unwrap();
@@ -135,7 +134,7 @@ fn delay_queue_holds_items_until_due_then_orders_by_due_time() {
     // Curator's testBasic, testLateAddition and testSorting (shuffled due times).
     let path = unique_path("delay");
     let client = client();
-    let producer = started(producer(&client, &path).build_delay_queue());
+    let producer = producer(&client, &path).build_delay_queue().unwrap();
     let base = in_millis(-10_000).epoch_millis();
     let mut order: Vec<i64> = (0..50).collect();
     fastrand::shuffle(&mut order);
@@ -147,12 +146,11 @@ fn delay_queue_holds_items_until_due_then_orders_by_due_time() {
     producer.put("far future".into(), in_millis(i32::MAX as i64)).unwrap();
     producer.put("soon".into(), in_millis(1_500)).unwrap();
     let recorder = Recorder::new();
-    let consumer = QueueBuilder::new(&client, &path, StringSerializer)
+    let _consumer = QueueBuilder::new(&client, &path, StringSerializer)
         .consumer(recorder.clone())
         .build_delay_queue()
         .unwrap();
     let started = Instant::now();
-    consumer.start().unwrap();
     let due: Vec<String> = recorder.wait_for(50, WAIT);
     assert_eq!(
         due,
@@ -174,13 +172,13 @@ fn delay_queue_holds_items_until_due_then_orders_by_due_time() {
 fn delay_items_due_at_the_same_time_come_out_in_put_order() {
     let path = unique_path("delay-ties");
     let client = client();
-    let producer = started(producer(&client, &path).build_delay_queue());
+    let producer = producer(&client, &path).build_delay_queue().unwrap();
     let at = in_millis(-1_000);
     for i in 0..30 {
         producer.put(i.to_string(), at).unwrap();
     }
     let recorder = Recorder::new();
-    let _consumer = started(consumer(&client, &path, &recorder).build_delay_queue());
+    let _consumer = consumer(&client, &path, &recorder).build_delay_queue().unwrap();
     assert_eq!(
         recorder.wait_for(30, WAIT),
         (0..30).map(|i| i.to_string()).collect::<Vec<_>>()
@@ -193,7 +191,7 @@ fn id_queue_keeps_put_order_and_removes_ids_with_separators() {
     // Curator's remove can never match.
     let path = unique_path("ids");
     let client = client();
-    let queue = started(producer(&client, &path).build_id_queue());
+    let queue = producer(&client, &path).build_id_queue().unwrap();
     let ids: Vec<String> = (0..20).map(|i| format!("job/{i}|{}", fastrand::u32(..))).collect();
     for (i, id) in ids.iter().enumerate() {
         queue.put(i.to_string(), id).unwrap();
@@ -207,7 +205,7 @@ fn id_queue_keeps_put_order_and_removes_ids_with_separators() {
         Err(zk_queue::Error::InvalidArgument(_))
     ));
     let recorder = Recorder::new();
-    let _consumer = started(consumer(&client, &path, &recorder).build_id_queue());
+    let _consumer = consumer(&client, &path, &recorder).build_id_queue().unwrap();
     let expected: Vec<String> = (0..20).filter(|i| *i != 3).map(|i| i.to_string()).collect();
     assert_eq!(recorder.wait_for(19, WAIT), expected);
 }
@@ -220,7 +218,7 @@ fn remove_skips_an_item_a_consumer_holds() {
     let client = client();
     let release = std::sync::Arc::new(AtomicBool::new(false));
     let hold = release.clone();
-    let consumer = QueueBuilder::new(&client, &path, StringSerializer)
+    let _consumer = QueueBuilder::new(&client, &path, StringSerializer)
         .consumer(move |_: String| -> Result<(), zk_queue::ConsumeError> {
             while !hold.load(Ordering::SeqCst) {
                 thread::sleep(Duration::from_millis(10));
@@ -230,8 +228,7 @@ fn remove_skips_an_item_a_consumer_holds() {
         .lock_path(&locks)
         .build_id_queue()
         .unwrap();
-    consumer.start().unwrap();
-    let producer = started(producer(&client, &path).lock_path(&locks).build_id_queue());
+    let producer = producer(&client, &path).lock_path(&locks).build_id_queue().unwrap();
     producer.put("held".into(), "id").unwrap();
     let deadline = Instant::now() + WAIT;
     // Wait until the consumer holds it.
@@ -252,7 +249,6 @@ fn put_timeout_on_a_full_queue_honours_its_deadline_under_churn() {
         .max_items(2)
         .build_queue()
         .unwrap();
-    queue.start().unwrap();
     queue.put("a".into()).unwrap();
     queue.put("b".into()).unwrap();
     let stop = AtomicBool::new(false);
@@ -269,9 +265,13 @@ fn put_timeout_on_a_full_queue_honours_its_deadline_under_churn() {
             }
         });
         let started = Instant::now();
-        let stored = queue.put_timeout("c".into(), Duration::from_secs(1)).unwrap();
+        let stored = queue.put_timeout("c".into(), Duration::from_secs(1));
         stop.store(true, Ordering::SeqCst);
-        assert!(!stored, "the queue was full");
+        assert_eq!(
+            stored.unwrap_err().into_inner(),
+            Some("c".to_string()),
+            "the queue was full"
+        );
         started.elapsed()
     });
     assert!(
@@ -289,13 +289,16 @@ fn a_bounded_queue_accepts_again_once_a_consumer_makes_room() {
         .max_items(1)
         .build_queue()
         .unwrap();
-    producer.start().unwrap();
     producer.put("1".into()).unwrap();
-    assert!(!producer.put_timeout("2".into(), Duration::from_millis(300)).unwrap());
+    let full = producer
+        .put_timeout("2".into(), Duration::from_millis(300))
+        .unwrap_err();
+    assert_eq!(full.into_inner(), Some("2".to_string()), "the item comes back");
+    assert!(producer.try_put("2".into()).unwrap_err().is_full());
     let recorder = Recorder::new();
-    let _consumer = started(consumer(&client, &path, &recorder).build_queue());
+    let _consumer = consumer(&client, &path, &recorder).build_queue().unwrap();
     for i in 2..=5 {
-        assert!(producer.put_timeout(i.to_string(), WAIT).unwrap());
+        producer.put_timeout(i.to_string(), WAIT).unwrap();
     }
     assert_eq!(recorder.wait_for(5, WAIT), ["1", "2", "3", "4", "5"]);
 }
@@ -312,12 +315,12 @@ fn the_consumer_hears_of_connection_changes_and_items_survive_a_long_outage() {
         .unwrap();
     let path = unique_path("partition");
     let recorder = Recorder::new();
-    let _consumer = started(consumer(&consumer_client, &path, &recorder).build_queue());
+    let _consumer = consumer(&consumer_client, &path, &recorder).build_queue().unwrap();
     server.kill().unwrap();
     thread::sleep(Duration::from_secs(4)); // twice the session timeout
     server.restart().unwrap();
     let producer_client = client_of(&server.connect_string());
-    let producer = started(producer(&producer_client, &path).build_queue());
+    let producer = producer(&producer_client, &path).build_queue().unwrap();
     producer.put("after the partition".into()).unwrap();
     assert_eq!(recorder.wait_for(1, WAIT), ["after the partition"]);
     let states = recorder.states();

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use zk_queue::{CreateMode, DistributedQueue};
 
-use crate::support::queues::{consumer, producer, started};
+use crate::support::queues::{consumer, producer};
 use crate::support::recorder::Recorder;
 use crate::support::{client, server::unique_path};
 
@@ -34,12 +34,11 @@ fn a_lock_safe_queue_counts_puts_claims_consumption_and_one_requeue() {
         failed |= fail;
         fail
     });
-    let queue = started(
-        consumer(&client, &path, &recorder)
-            .lock_path(&unique_path("stats-requeue-locks"))
-            .put_in_background(false)
-            .build_queue(),
-    );
+    let queue = consumer(&client, &path, &recorder)
+        .lock_path(&unique_path("stats-requeue-locks"))
+        .put_in_background(false)
+        .build_queue()
+        .unwrap();
     assert_eq!(queue.stats(), zk_queue::QueueStats::default());
     for item in ["a", "fail-once", "b", "c"] {
         queue.put(item.to_owned()).unwrap();
@@ -58,7 +57,7 @@ fn a_lock_safe_queue_counts_puts_claims_consumption_and_one_requeue() {
     assert_eq!(stats.dead_lettered, 0);
     assert_eq!(stats.lease_lost, 0);
     assert_eq!(stats.in_flight, 0);
-    assert_eq!(queue.depth().unwrap(), 0);
+    assert_eq!(queue.len().unwrap(), 0);
 }
 
 #[test]
@@ -67,14 +66,13 @@ fn an_item_failing_max_attempts_counts_as_dead_lettered() {
     let dead = unique_path("stats-poison-dead");
     let client = client();
     let recorder = Recorder::new().failing(|item, _| item == "poison");
-    let queue = started(
-        consumer(&client, &path, &recorder)
-            .lock_path(&unique_path("stats-poison-locks"))
-            .max_attempts(2)
-            .dead_letter_path(&dead)
-            .put_in_background(false)
-            .build_queue(),
-    );
+    let queue = consumer(&client, &path, &recorder)
+        .lock_path(&unique_path("stats-poison-locks"))
+        .max_attempts(2)
+        .dead_letter_path(&dead)
+        .put_in_background(false)
+        .build_queue()
+        .unwrap();
     queue.put("poison".to_owned()).unwrap();
     queue.put("fine".to_owned()).unwrap();
     let stats = settled(&queue, |s| s.dead_lettered == 1 && s.consumed == 1);
@@ -92,8 +90,8 @@ fn a_plain_consumer_counts_claims_and_a_producer_only_its_puts() {
     let path = unique_path("stats-plain");
     let client = client();
     let recorder = Recorder::new().failing(|item, _| item == "bad");
-    let consuming = started(consumer(&client, &path, &recorder).build_queue());
-    let putting = started(producer(&client, &path).build_queue());
+    let consuming = consumer(&client, &path, &recorder).build_queue().unwrap();
+    let putting = producer(&client, &path).build_queue().unwrap();
     for item in ["x", "bad", "y"] {
         putting.put(item.to_owned()).unwrap();
     }
@@ -114,9 +112,9 @@ fn depth_counts_queue_items_but_not_foreign_children() {
     let path = unique_path("stats-depth");
     let client = client();
     let unstarted = producer(&client, &path).build_queue().unwrap();
-    assert_eq!(unstarted.depth().unwrap(), 0, "no queue node yet");
-    let queue = started(producer(&client, &path).build_queue());
-    assert_eq!(queue.depth().unwrap(), 0);
+    assert_eq!(unstarted.len().unwrap(), 0, "no queue node yet");
+    let queue = producer(&client, &path).build_queue().unwrap();
+    assert_eq!(queue.len().unwrap(), 0);
     queue.put("one".to_owned()).unwrap();
     queue.put("two".to_owned()).unwrap();
     queue.put_multi(vec!["three".to_owned(), "four".to_owned()]).unwrap();
@@ -127,7 +125,7 @@ fn depth_counts_queue_items_but_not_foreign_children() {
         .create(&format!("{path}/qn-"), b"x", CreateMode::PersistentSequential)
         .unwrap();
     assert_eq!(client.get_children(&path).unwrap().0.len(), 5);
-    assert_eq!(queue.depth().unwrap(), 3, "a multi-item node counts once");
+    assert_eq!(queue.len().unwrap(), 3, "a multi-item node counts once");
     assert_eq!(queue.stats().puts, 4);
 }
 
@@ -135,7 +133,7 @@ fn depth_counts_queue_items_but_not_foreign_children() {
 fn oldest_age_reports_how_long_the_head_has_waited() {
     let client = client();
     let path = unique_path("stats-age");
-    let queue = started(producer(&client, &path).build_priority_queue(0));
+    let queue = producer(&client, &path).build_priority_queue(0).unwrap();
     assert_eq!(queue.oldest_age().unwrap(), None, "a missing or empty queue has no age");
     queue.put("old".into(), 5).unwrap();
     std::thread::sleep(Duration::from_millis(300));

@@ -16,7 +16,7 @@ use zk_queue::{
     StringSerializer, ZkClient,
 };
 
-use crate::support::queues::{producer, started};
+use crate::support::queues::producer;
 use crate::support::recorder::Recorder;
 use crate::support::server::{shared_connect_string, unique_path};
 use crate::support::{client, eventually};
@@ -101,7 +101,7 @@ fn protected_queue(owner: &ZkClient, name: &str) -> (Protected, Vec<(String, Vec
         locks: format!("{base}/locks"),
         dead: format!("{base}/dead"),
     };
-    let queue = started(protected.builder(owner).build_queue());
+    let queue = protected.builder(owner).build_queue().unwrap();
     for item in ["a", "b", "c"] {
         queue.put(item.to_string()).unwrap();
     }
@@ -156,20 +156,19 @@ fn assert_stranger_is_denied(stranger: &ZkClient, protected: &Protected, snapsho
     );
 
     // A producer: starting finds the nodes there; putting is denied.
-    let queue: DistributedQueue<String> = started(producer(stranger, &protected.queue).build_queue());
+    let queue: DistributedQueue<String> = producer(stranger, &protected.queue).build_queue().unwrap();
     assert_denied("put", queue.put("intruder".to_string()));
-    assert_denied("depth", queue.depth());
+    assert_denied("len", queue.len());
     queue.close();
 
-    // A consumer of any kind could take nothing: its start is refused.
+    // A consumer of any kind could take nothing: building it is refused.
     let locking = QueueBuilder::new(stranger, &protected.queue, StringSerializer)
         .consumer(ErrorLog::default())
         .lock_path(&protected.locks)
-        .build_queue()
-        .unwrap();
-    assert_denied("start a lock-safe consumer", locking.start());
+        .build_queue();
+    assert_denied("build a lock-safe consumer", locking);
     let (builder, _receiver) = QueueBuilder::new(stranger, &protected.queue, StringSerializer).pull_consumer();
-    assert_denied("start a pull consumer", builder.build_queue().unwrap().start());
+    assert_denied("build a pull consumer", builder.build_queue());
 }
 
 /// After the denials: the same items with the same bytes, no lock and no dead
@@ -187,7 +186,11 @@ fn assert_untouched_then_consumed(owner: &ZkClient, protected: &Protected, snaps
         "an item moved"
     );
     let recorder = Recorder::new();
-    let _consumer = started(protected.builder(owner).consumer(recorder.clone()).build_queue());
+    let _consumer = protected
+        .builder(owner)
+        .consumer(recorder.clone())
+        .build_queue()
+        .unwrap();
     assert_eq!(recorder.wait_for(3, WAIT), ["a", "b", "c"]);
     assert!(recorder.errors().is_empty(), "{:?}", recorder.errors());
 }
@@ -230,13 +233,13 @@ fn revoked_then_restored(name: &str, pull: bool) {
         let builder = base_builder.consumer(log.clone()).lock_path(&format!("{base}/locks"));
         (builder, None)
     };
-    let consumer = started(builder.build_queue());
+    let consumer = builder.build_queue().unwrap();
 
     owner.set_acl(&path, &owner_acl(), None).unwrap();
     assert_denied("listing after the revoke", worker.get_children(&path));
     // The consumer's watch stays silent for the owner's put; its next scan
     // is denied.
-    let put = started(producer(&owner, &path).build_queue());
+    let put = producer(&owner, &path).build_queue().unwrap();
     put.put("a".to_string()).unwrap();
     if let Some(receiver) = &receiver {
         match receiver.take_timeout(WAIT) {
@@ -265,7 +268,7 @@ fn revoked_then_restored(name: &str, pull: bool) {
         let mut stale = 0;
         let item = loop {
             match receiver.take_timeout(WAIT) {
-                Ok(Some(delivery)) => break delivery.into_inner(),
+                Ok(Some(delivery)) => break delivery.ack(),
                 Err(Error::NotAuthorized { .. }) if stale < 2 => stale += 1,
                 other => panic!("pull take after the restore: {other:?}"),
             }
@@ -337,7 +340,7 @@ fn a_read_only_client_can_read_but_neither_take_nor_lock() {
         Acl::digest(USER, PASSWORD, Perms::ALL),
         Acl::new(Perms::READ, "world", "anyone"),
     ];
-    let queue = started(protected.builder(&owner).acl(acl).build_queue());
+    let queue = protected.builder(&owner).acl(acl).build_queue().unwrap();
     for item in ["a", "b", "c"] {
         queue.put(item.to_string()).unwrap();
     }
@@ -349,11 +352,10 @@ fn a_read_only_client_can_read_but_neither_take_nor_lock() {
     // Plain mode reads the items but may not delete (claim) them: each is
     // reported and left in place, and the consumer waits for a change.
     let plain = ErrorLog::default();
-    let consumer = started(
-        QueueBuilder::new(&reader, &protected.queue, StringSerializer)
-            .consumer(plain.clone())
-            .build_queue(),
-    );
+    let consumer = QueueBuilder::new(&reader, &protected.queue, StringSerializer)
+        .consumer(plain.clone())
+        .build_queue()
+        .unwrap();
     plain.wait_for_errors(3, WAIT);
     thread::sleep(Duration::from_millis(500));
     consumer.close();
@@ -364,12 +366,11 @@ fn a_read_only_client_can_read_but_neither_take_nor_lock() {
 
     // Lock-safe mode may not create locks.
     let locking = ErrorLog::default();
-    let consumer = started(
-        QueueBuilder::new(&reader, &protected.queue, StringSerializer)
-            .consumer(locking.clone())
-            .lock_path(&protected.locks)
-            .build_queue(),
-    );
+    let consumer = QueueBuilder::new(&reader, &protected.queue, StringSerializer)
+        .consumer(locking.clone())
+        .lock_path(&protected.locks)
+        .build_queue()
+        .unwrap();
     locking.wait_for_errors(2, WAIT);
     consumer.close();
     let errors = locking.errors.lock().clone();
@@ -392,7 +393,7 @@ fn every_node_the_queue_creates_carries_its_acl() {
     let acl = owner_acl();
     let acl_of = |path: &str| owner.get_acl(path).unwrap_or_else(|e| panic!("{path}: {e}")).0;
     let (builder, receiver) = protected.builder(&owner).max_attempts(2).pull_consumer();
-    let queue = started(builder.build_queue());
+    let queue = builder.build_queue().unwrap();
     for node in [
         &format!("{base}/deep"),
         &protected.queue,
@@ -433,14 +434,13 @@ fn every_node_the_queue_creates_carries_its_acl() {
 fn a_background_put_node_carries_the_queues_acl() {
     let owner = owner();
     let path = format!("{}/queue", open_base("acl-background-put"));
-    let queue = started(
-        QueueBuilder::new(&owner, &path, StringSerializer)
-            .put_in_background(true)
-            .acl(owner_acl())
-            .build_queue(),
-    );
+    let queue = QueueBuilder::new(&owner, &path, StringSerializer)
+        .put_in_background(true)
+        .acl(owner_acl())
+        .build_queue()
+        .unwrap();
     queue.put("x".to_string()).unwrap();
-    assert!(queue.flush_puts(WAIT).unwrap());
+    assert!(queue.flush_timeout(WAIT));
     let (names, _) = owner.get_children(&path).unwrap();
     let [item] = names.as_slice() else { panic!("{names:?}") };
     assert_eq!(owner.get_acl(&format!("{path}/{item}")).unwrap().0, owner_acl());
@@ -468,28 +468,25 @@ fn an_ip_acl_admits_loopback_clients_and_denies_other_addresses() {
     let client = client_with(None);
 
     let local = format!("{base}/local");
-    let queue = started(
-        producer(&client, &local)
-            .acl(vec![Acl::ip("127.0.0.1", Perms::ALL)])
-            .build_queue(),
-    );
+    let queue = producer(&client, &local)
+        .acl(vec![Acl::ip("127.0.0.1", Perms::ALL)])
+        .build_queue()
+        .unwrap();
     queue.put("here".to_string()).unwrap();
     assert_eq!(client.get_acl(&local).unwrap().0, [Acl::ip("127.0.0.1", Perms::ALL)]);
     let recorder = Recorder::new();
-    let _consumer = started(
-        QueueBuilder::new(&client_with(None), &local, StringSerializer)
-            .consumer(recorder.clone())
-            .build_queue(),
-    );
+    let _consumer = QueueBuilder::new(&client_with(None), &local, StringSerializer)
+        .consumer(recorder.clone())
+        .build_queue()
+        .unwrap();
     assert_eq!(recorder.wait_for(1, WAIT), ["here"]);
 
     // The queue node is created (its parent is open), then nothing more.
     let elsewhere = format!("{base}/elsewhere");
-    let queue = started(
-        producer(&client, &elsewhere)
-            .acl(vec![Acl::ip("10.255.255.1", Perms::ALL)])
-            .build_queue(),
-    );
+    let queue = producer(&client, &elsewhere)
+        .acl(vec![Acl::ip("10.255.255.1", Perms::ALL)])
+        .build_queue()
+        .unwrap();
     assert_denied("put", queue.put("there".to_string()));
     assert_denied("get_children", client.get_children(&elsewhere));
     assert_eq!(client.exists(&elsewhere).unwrap().map(|s| s.num_children), Some(0));

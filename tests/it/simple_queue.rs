@@ -119,7 +119,7 @@ fn take_blocks_again_after_the_first_wake() {
 fn poll_timeout_on_an_empty_queue_returns_none_after_the_timeout() {
     let queue = SimpleQueue::new(&client(), &unique_path("poll-timeout")).unwrap();
     let started = Instant::now();
-    assert_eq!(queue.poll_timeout(Duration::from_secs(3)).unwrap(), None);
+    assert_eq!(queue.take_timeout(Duration::from_secs(3)).unwrap(), None);
     let waited = started.elapsed();
     assert!(waited >= Duration::from_secs(3), "{waited:?}");
     assert!(waited < Duration::from_secs(6), "{waited:?}");

@@ -5,7 +5,7 @@ use std::io::BufRead;
 use anyhow::{bail, Context as _};
 use clap::Args;
 use serde::Serialize;
-use zk_queue::{BytesSerializer, DeliverAt, QueueBuilder, SimpleQueue};
+use zk_queue::{BytesSerializer, DeliverAt, Queue, QueueBuilder, SimpleQueue};
 
 use crate::common::{now_ms, Context};
 
@@ -75,22 +75,16 @@ pub fn run(ctx: &Context, mut args: PutArgs) -> anyhow::Result<()> {
 
 fn put_curator(ctx: &Context, path: &str, args: &PutArgs, messages: Vec<Vec<u8>>) -> anyhow::Result<()> {
     let builder = || QueueBuilder::new(&ctx.client, path, BytesSerializer).put_in_background(false);
-    // Puts the messages one node each, or all in one node.
-    macro_rules! put_all {
-        ($queue:expr $(, $arg:expr)*) => {{
-            let queue = $queue;
-            queue.start()?;
-            let result = if args.multi {
-                queue.put_multi(messages $(, $arg)*)
-            } else {
-                messages.into_iter().try_for_each(|m| queue.put(m $(, $arg)*))
-            };
-            queue.close();
-            result?;
-        }};
-    }
-    if let Some(priority) = args.priority {
-        put_all!(builder().build_priority_queue(1)?, priority);
+    let multi = args.multi;
+    if let Some(p) = args.priority {
+        let queue = builder().build_priority_queue(1)?;
+        put_all(
+            &queue,
+            messages,
+            multi,
+            |m| queue.put(m, p),
+            |ms| queue.put_multi(ms, p),
+        )
     } else if args.delay_ms.is_some() || args.at.is_some() {
         let at = match (args.delay_ms, args.at) {
             (Some(delay), _) => now_ms().saturating_add(i64::try_from(delay).unwrap_or(i64::MAX)),
@@ -100,11 +94,43 @@ fn put_curator(ctx: &Context, path: &str, args: &PutArgs, messages: Vec<Vec<u8>>
         let Ok(at) = DeliverAt::from_epoch_millis(at) else {
             bail!("invalid due time {at}: must be a positive epoch time in milliseconds");
         };
-        put_all!(builder().build_delay_queue()?, at);
+        let queue = builder().build_delay_queue()?;
+        put_all(
+            &queue,
+            messages,
+            multi,
+            |m| queue.put(m, at),
+            |ms| queue.put_multi(ms, at),
+        )
     } else if let Some(id) = &args.id {
-        put_all!(builder().build_id_queue()?, id.as_str());
+        let queue = builder().build_id_queue()?;
+        put_all(
+            &queue,
+            messages,
+            multi,
+            |m| queue.put(m, id),
+            |ms| queue.put_multi(ms, id),
+        )
     } else {
-        put_all!(builder().build_queue()?);
+        let queue = builder().build_queue()?;
+        put_all(&queue, messages, multi, |m| queue.put(m), |ms| queue.put_multi(ms))
     }
-    Ok(())
+}
+
+/// Puts the messages one node each (`one`), or all in one node (`many`),
+/// then closes the queue.
+fn put_all<K>(
+    queue: &Queue<Vec<u8>, K>,
+    messages: Vec<Vec<u8>>,
+    multi: bool,
+    one: impl Fn(Vec<u8>) -> zk_queue::Result<()>,
+    many: impl FnOnce(Vec<Vec<u8>>) -> zk_queue::Result<()>,
+) -> anyhow::Result<()> {
+    let result = if multi {
+        many(messages)
+    } else {
+        messages.into_iter().try_for_each(one)
+    };
+    queue.close();
+    Ok(result?)
 }

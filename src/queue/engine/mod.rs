@@ -28,10 +28,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crossbeam_channel::Sender;
 use parking_lot::{Condvar, Mutex};
 
-use super::core::{Core, Kind};
+use super::core::Core;
 use crate::client::ChildWatch;
 use crate::error::{Error, Result};
-use crate::naming::{delay_epoch, is_item};
+use crate::naming::{delay_epoch, is_item, Kind};
 use crate::sync::{earliest, Latch};
 
 /// The longest pause between scans while errors persist.
@@ -402,18 +402,12 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
         watches.push(lock_watch);
         locked.extend(locks);
     }
-    let kind = core.kind.names();
     let mut items: Vec<String> = names.into_iter().filter(|n| is_item(n)).collect();
-    kind.sort(&mut items);
+    core.kind.sort(&mut items);
 
-    let refresh_after = match core.kind {
-        // At least one item per listing, so a steady stream of puts cannot
-        // starve the consumer (Curator's livelock with 0).
-        Kind::Priority {
-            min_items_before_refresh,
-        } => Some(min_items_before_refresh.max(1)),
-        _ => None,
-    };
+    // At least one item per listing, so a steady stream of puts cannot
+    // starve the consumer (Curator's livelock with 0).
+    let refresh_after = (core.kind == Kind::Priority).then(|| core.options.min_items_before_refresh.max(1));
     // Plain mode claims a window at a time; a priority queue's window ends
     // where it may have to look again.
     let window = refresh_after.map_or(core.options.claim_window, |n| n.min(core.options.claim_window));

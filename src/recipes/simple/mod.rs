@@ -17,7 +17,7 @@ use crate::sync::earliest;
 /// `SimpleDistributedQueue`.
 pub(crate) const ITEM_PREFIX: &str = "qn-";
 
-/// How often an `offer` recreates a queue node that keeps vanishing (a
+/// How often a `put` recreates a queue node that keeps vanishing (a
 /// container reaped between the recreate and the create) before giving up.
 const MAX_RECREATES: usize = 5;
 
@@ -55,6 +55,15 @@ const MAX_WAIT_BACKOFF: Duration = Duration::from_secs(1);
 /// `&self` methods may be called from many threads at once; threads sharing a
 /// handle share its local list and claim different items.
 ///
+/// # Names
+/// The crate's verbs are `put`, and `take` / `try_take` / `take_timeout`
+/// (waits, never waits, waits up to a bound), as on every queue here. The
+/// Java recipe's names are kept for those who know them, each defined by the
+/// crate's verbs: [`offer`](Self::offer) is `put`, [`poll`](Self::poll) is
+/// `try_take`, [`remove`](Self::remove) is `try_take` that fails on an empty
+/// queue, and [`element`](Self::element) is [`peek`](Self::peek) that fails
+/// on an empty queue.
+///
 /// # Examples
 /// ```no_run
 /// # fn main() -> Result<(), zk_queue::Error> {
@@ -62,9 +71,9 @@ const MAX_WAIT_BACKOFF: Duration = Duration::from_secs(1);
 /// use zk_queue::{SimpleQueue, ZkClient};
 /// let client = ZkClient::connect("127.0.0.1:2181")?;
 /// let queue = SimpleQueue::new(&client, "/jobs")?;
-/// queue.offer(b"first")?;
+/// queue.put(b"first")?;
 /// assert_eq!(queue.take()?, b"first");
-/// assert_eq!(queue.poll_timeout(Duration::from_millis(100))?, None);
+/// assert_eq!(queue.take_timeout(Duration::from_millis(100))?, None);
 /// # Ok(())
 /// # }
 /// ```
@@ -146,18 +155,18 @@ impl SimpleQueue {
     /// passes its deadline while the client still holds it for sending after a
     /// reconnection, the attempt's outcome is unknown. Such an attempt is
     /// retried, so in that rare case the item can be stored twice; and an
-    /// `offer` that returns a connection error may still have stored it.
+    /// `put` that returns a connection error may still have stored it.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
     /// let queue = zk_queue::SimpleQueue::new(&client, "/jobs")?;
-    /// let node = queue.offer(b"payload")?;
+    /// let node = queue.put(b"payload")?;
     /// assert!(node.starts_with("/jobs/qn-"));
     /// # Ok(())
     /// # }
     /// ```
-    pub fn offer(&self, data: &[u8]) -> Result<String> {
+    pub fn put(&self, data: &[u8]) -> Result<String> {
         let prefix = path::join(&self.dir, ITEM_PREFIX);
         for _ in 0..MAX_RECREATES {
             match self
@@ -172,7 +181,8 @@ impl SimpleQueue {
         Err(Error::NoNode { path: self.dir.clone() })
     }
 
-    /// The head item, without removing it.
+    /// The Java recipe's `element`: [`peek`](Self::peek), but an empty
+    /// queue is an error.
     ///
     /// # Errors
     /// [`Error::NoSuchElement`] if the queue is empty or does not exist.
@@ -190,10 +200,11 @@ impl SimpleQueue {
     /// # }
     /// ```
     pub fn element(&self) -> Result<Vec<u8>> {
-        self.next(false, Wait::No)?.ok_or(Error::NoSuchElement)
+        self.peek()?.ok_or(Error::NoSuchElement)
     }
 
-    /// Removes and returns the head item.
+    /// The Java recipe's `remove`: [`try_take`](Self::try_take), but an
+    /// empty queue is an error.
     ///
     /// # Errors
     /// [`Error::NoSuchElement`] if the queue is empty or does not exist.
@@ -202,13 +213,13 @@ impl SimpleQueue {
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
     /// let queue = zk_queue::SimpleQueue::new(&client, "/jobs")?;
-    /// queue.offer(b"a")?;
+    /// queue.put(b"a")?;
     /// assert_eq!(queue.remove()?, b"a");
     /// # Ok(())
     /// # }
     /// ```
     pub fn remove(&self) -> Result<Vec<u8>> {
-        self.next(true, Wait::No)?.ok_or(Error::NoSuchElement)
+        self.try_take()?.ok_or(Error::NoSuchElement)
     }
 
     /// Removes and returns the head item, waiting as long as it takes for one.
@@ -271,9 +282,40 @@ impl SimpleQueue {
         self.next(false, Wait::No)
     }
 
-    /// Removes and returns the head item, or `None` if the queue is empty.
-    /// Losing a race for the head to another consumer moves on to the next
-    /// item; `None` means the queue really was empty.
+    /// Removes and returns the head item, or `None` if the queue is empty;
+    /// never waits for an item. Losing a race for the head to another
+    /// consumer moves on to the next item; `None` means the queue really was
+    /// empty.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = zk_queue::SimpleQueue::new(&client, "/jobs")?;
+    /// while let Some(item) = queue.try_take()? {
+    ///     println!("{item:?}");
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn try_take(&self) -> Result<Option<Vec<u8>>> {
+        self.next(true, Wait::No)
+    }
+
+    /// The Java recipe's `offer`: the same as [`put`](Self::put).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = zk_queue::SimpleQueue::new(&client, "/jobs")?;
+    /// queue.offer(b"payload")?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn offer(&self, data: &[u8]) -> Result<String> {
+        self.put(data)
+    }
+
+    /// The Java recipe's `poll`: the same as [`try_take`](Self::try_take).
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -286,22 +328,7 @@ impl SimpleQueue {
     /// # }
     /// ```
     pub fn poll(&self) -> Result<Option<Vec<u8>>> {
-        self.next(true, Wait::No)
-    }
-
-    /// Curator's `poll(timeout)`: the same as [`take_timeout`](Self::take_timeout).
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), zk_queue::Error> {
-    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// use std::time::Duration;
-    /// let queue = zk_queue::SimpleQueue::new(&client, "/jobs")?;
-    /// assert_eq!(queue.poll_timeout(Duration::from_millis(10))?, None);
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn poll_timeout(&self, timeout: Duration) -> Result<Option<Vec<u8>>> {
-        self.take_timeout(timeout)
+        self.try_take()
     }
 
     /// The number of items (children named `qn-<number>`), listed afresh.

@@ -72,7 +72,6 @@ impl Producer {
                 .put_in_background(false)
                 .build_queue()
                 .expect("the producer's queue");
-            producer.start().expect("the producer starts");
             let mut produced = Produced {
                 items: Vec::with_capacity(count),
                 ambiguous: 0,

@@ -171,16 +171,12 @@ impl Handle {
         })
     }
 
-    fn start(&self) -> zk_queue::Result<()> {
-        each!(self, q => q.start())
-    }
-
     fn close(&self) {
         each!(self, q => q.close())
     }
 
-    fn flush(&self, timeout: Duration) -> zk_queue::Result<bool> {
-        each!(self, q => q.flush_puts(timeout))
+    fn flush(&self, timeout: Duration) -> bool {
+        each!(self, q => q.flush_timeout(timeout))
     }
 
     fn add_put_listener(&self, listener: impl PutListener<Vec<u8>>) {
@@ -269,7 +265,6 @@ fn run_queue_case(
             builder = builder.lock_path(lock_path);
         }
         let queue = Handle::build(builder, spec.kind, ctx.priority_refresh).context("building a consumer")?;
-        queue.start().context("starting a consumer")?;
         consumers.push((client, queue));
     }
 
@@ -284,7 +279,6 @@ fn run_queue_case(
             ctx.priority_refresh,
         )
         .context("building a producer")?;
-        queue.start().context("starting a producer")?;
         queue.add_put_listener(PutWatch {
             stored: Arc::clone(&stored),
             collector: Arc::clone(&collector),
@@ -394,7 +388,7 @@ fn produce(
             bail!("{}: still putting", deadline.missed());
         }
     }
-    if !queue.flush(deadline.remaining()).context("flush_puts")? {
+    if !queue.flush(deadline.remaining()) {
         bail!("{}: background puts still pending", deadline.missed());
     }
     Ok(Instant::now())

@@ -134,6 +134,8 @@ pub fn child_main(cli: &super::Args, host: &super::Host, args: &[String]) -> any
 
     let progress = Arc::new((Mutex::new((0usize, None::<Instant>)), Condvar::new()));
     let counter = Arc::clone(&progress);
+    // The queue consumes from the moment it is built.
+    let started = Instant::now();
     let queue = QueueBuilder::new(&client, path, BytesSerializer)
         .consumer(move |item: Vec<u8>| -> Result<(), ConsumeError> {
             std::hint::black_box(item);
@@ -148,8 +150,6 @@ pub fn child_main(cli: &super::Args, host: &super::Host, args: &[String]) -> any
         })
         .build_queue()
         .context("building the consumer")?;
-    let started = Instant::now();
-    queue.start().context("starting the consumer")?;
     let (count, done) = &*progress;
     let mut state = count.lock().unwrap_or_else(|e| e.into_inner());
     while state.0 < n {

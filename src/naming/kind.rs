@@ -1,0 +1,182 @@
+//! The one kind of a Curator queue: how its items are named and the order
+//! consumers take them in.
+
+use std::fmt;
+
+use super::curator::{delay_epoch, is_item, item_sequence, parse_id, parse_priority, split_item, PRIORITY_PREFIX_LEN};
+use super::{SequenceKey, QUEUE_PREFIX};
+
+/// The kind of a Curator queue (or of one of its item names), which decides
+/// the order items are taken in.
+///
+/// ```
+/// use zk_queue::Kind;
+///
+/// assert_eq!(Kind::of_name("queue-0000000003"), Kind::Plain);
+/// assert_eq!(Kind::of_name("queue-1000000050000000000"), Kind::Priority);
+/// assert_eq!(Kind::of_name("queue-|18BCFE56800|0000000000"), Kind::Delay);
+/// assert_eq!(Kind::of_name("queue-|job_1_x|0000000000"), Kind::Id);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// `DistributedQueue`: `queue-<seq>`, taken in name order. Classic items
+    /// are of this kind too.
+    Plain,
+    /// `DistributedPriorityQueue`: `queue-<9-char priority><seq>`, lower
+    /// priorities first.
+    Priority,
+    /// `DistributedDelayQueue`: `queue-|<hex epoch ms>|<seq>`, by due time.
+    Delay,
+    /// `DistributedIdQueue`: `queue-|<id>|<seq>`, by sequence.
+    Id,
+}
+
+impl Kind {
+    /// The kind a Curator item name was written by.
+    ///
+    /// A name with `|…|` after `queue-` is a delay name if the text between
+    /// the bars is hexadecimal, else an id name (so an id made only of hex
+    /// digits reads as a due time); a name with a 9-character priority before
+    /// its sequence is a priority name; everything else (including classic
+    /// and foreign names) is [`Kind::Plain`].
+    ///
+    /// ```
+    /// use zk_queue::Kind;
+    /// assert_eq!(Kind::of_name("queue-|BEEF|0000000001"), Kind::Delay);
+    /// assert_eq!(Kind::of_name("qn-0000000001"), Kind::Plain);
+    /// ```
+    pub fn of_name(name: &str) -> Kind {
+        let Some(rest) = name.strip_prefix(QUEUE_PREFIX) else {
+            return Kind::Plain;
+        };
+        if rest.starts_with('|') {
+            return match parse_id(name) {
+                Some(text) if !text.is_empty() && text.bytes().all(|b| b.is_ascii_hexdigit()) => Kind::Delay,
+                Some(_) => Kind::Id,
+                None => Kind::Plain,
+            };
+        }
+        match split_item(name) {
+            Some((prefix, _))
+                if prefix.len() == PRIORITY_PREFIX_LEN
+                    && prefix.get(QUEUE_PREFIX.len()..).and_then(parse_priority).is_some() =>
+            {
+                Kind::Priority
+            }
+            _ => Kind::Plain,
+        }
+    }
+
+    /// The kind of a Curator queue from its children: the most common kind
+    /// among names that are not plain (plain names appear in every kind of
+    /// queue, as requeued items), or [`Kind::Plain`] if all are plain. Ties go
+    /// to priority, then delay, then id. Foreign and classic names are ignored.
+    ///
+    /// ```
+    /// use zk_queue::Kind;
+    /// let names = ["queue-0000000002", "queue-|00000005|0000000000", "queue-|00000007|0000000001"];
+    /// assert_eq!(Kind::detect(&names), Kind::Delay);
+    /// assert_eq!(Kind::detect(&["queue-0000000000", "qn-0000000001"]), Kind::Plain);
+    /// ```
+    pub fn detect<S: AsRef<str>>(names: &[S]) -> Kind {
+        let mut counts = [0usize; 3];
+        for name in names.iter().map(AsRef::as_ref).filter(|n| is_item(n)) {
+            match Kind::of_name(name) {
+                Kind::Priority => counts[0] += 1,
+                Kind::Delay => counts[1] += 1,
+                Kind::Id => counts[2] += 1,
+                Kind::Plain => {}
+            }
+        }
+        let kinds = [Kind::Priority, Kind::Delay, Kind::Id];
+        let max = counts.iter().copied().max().unwrap_or(0);
+        if max == 0 {
+            return Kind::Plain;
+        }
+        kinds[counts.iter().position(|&c| c == max).unwrap_or(0)]
+    }
+
+    /// The sort key of an item name.
+    ///
+    /// - Plain and priority: the whole name, as Curator sorts them. A plain
+    ///   `queue-<seq>` name (an item Curator requeued, which drops the
+    ///   priority) therefore sorts before every priority name while its
+    ///   sequence is below 10⁹; and in a plain queue, names past the
+    ///   counter's sign wrap sort first. Both are kept for compatibility.
+    /// - Delay: the due time ([`delay_epoch`], 0 if unparsable), then the
+    ///   sequence. Curator leaves items due at the same time unordered; the
+    ///   tie-break only refines its order.
+    /// - Id: the sequence (FIFO; a requeued item goes to the back), read in
+    ///   creation order across the sign wrap. Curator compares the names with
+    ///   `|id|` removed, i.e. `queue-<seq>` strings, which is the same order
+    ///   for non-negative sequences. Names whose sequence does not parse come
+    ///   last, by name.
+    pub(crate) fn order_key(self, name: &str) -> OrderKey<'_> {
+        match self {
+            Kind::Plain | Kind::Priority => OrderKey::Name(name),
+            Kind::Delay => OrderKey::Due {
+                epoch: delay_epoch(name),
+                sequence: SequenceOrder::of(name),
+            },
+            Kind::Id => OrderKey::Sequence(SequenceOrder::of(name)),
+        }
+    }
+
+    /// Sorts item names into the order they are taken in. Names that are not
+    /// items ([`is_item`]) should be filtered out first.
+    pub(crate) fn sort<S: AsRef<str>>(self, names: &mut [S]) {
+        names.sort_by(|a, b| self.order_key(a.as_ref()).cmp(&self.order_key(b.as_ref())));
+    }
+}
+
+impl fmt::Display for Kind {
+    /// The kind's name in lowercase: `plain`, `priority`, `delay` or `id`.
+    ///
+    /// ```
+    /// assert_eq!(zk_queue::Kind::Delay.to_string(), "delay");
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Kind::Plain => "plain",
+            Kind::Priority => "priority",
+            Kind::Delay => "delay",
+            Kind::Id => "id",
+        })
+    }
+}
+
+/// The sort key of an item name under a [`Kind`]; keys of one kind
+/// compare as that kind's consumers order items.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum OrderKey<'a> {
+    /// Plain and priority: the whole name.
+    Name(&'a str),
+    /// Delay: the due time, then the sequence.
+    Due {
+        /// Due time in epoch milliseconds ([`delay_epoch`]).
+        epoch: i64,
+        /// Tie-break.
+        sequence: SequenceOrder<'a>,
+    },
+    /// Id: the sequence.
+    Sequence(SequenceOrder<'a>),
+}
+
+/// Order by sequence in creation order (across the counter's sign wrap), the
+/// names without a sequence last, by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum SequenceOrder<'a> {
+    /// A name with a sequence; the name breaks ties between equal sequences.
+    Known(SequenceKey, &'a str),
+    /// A name without a parsable sequence.
+    Unknown(&'a str),
+}
+
+impl<'a> SequenceOrder<'a> {
+    fn of(name: &'a str) -> SequenceOrder<'a> {
+        match item_sequence(name).and_then(SequenceKey::new) {
+            Some(key) => SequenceOrder::Known(key, name),
+            None => SequenceOrder::Unknown(name),
+        }
+    }
+}
