@@ -1,4 +1,4 @@
-//! A queue handle's statistics (`stats`) and its fresh item count (`depth`).
+//! A queue handle's statistics (`stats`) and its fresh item count (`len`).
 
 use std::time::{Duration, Instant};
 
@@ -108,11 +108,13 @@ fn a_plain_consumer_counts_claims_and_a_producer_only_its_puts() {
 }
 
 #[test]
-fn depth_counts_queue_items_but_not_foreign_children() {
-    let path = unique_path("stats-depth");
+fn len_counts_queue_items_but_not_foreign_children() {
+    let path = unique_path("stats-len");
     let client = client();
-    let unstarted = producer(&client, &path).build_queue().unwrap();
-    assert_eq!(unstarted.len().unwrap(), 0, "no queue node yet");
+    let gone_path = unique_path("stats-len-gone");
+    let gone = producer(&client, &gone_path).build_queue().unwrap();
+    client.delete(&gone_path, None).unwrap();
+    assert_eq!(gone.len().unwrap(), 0, "no queue node");
     let queue = producer(&client, &path).build_queue().unwrap();
     assert_eq!(queue.len().unwrap(), 0);
     queue.put("one".to_owned()).unwrap();
