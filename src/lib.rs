@@ -157,7 +157,7 @@ mod codec;
 mod error;
 pub mod inspect;
 mod naming;
-mod path;
+pub mod path;
 mod queue;
 mod recipes;
 mod sync;
@@ -176,7 +176,7 @@ pub use error::{ClientError, Error, PutError, Result};
 pub use naming::Kind;
 pub use queue::kinds;
 pub use queue::{
-    ConsumeError, DelayQueue, DeliverAt, Delivery, DistributedQueue, ErrorMode, IdQueue, ItemReceiver, PriorityQueue,
-    PutListener, Queue, QueueBuilder, QueueConsumer, QueueStats,
+    ConsumeError, DeadLetters, DelayQueue, DeliverAt, Delivery, DistributedQueue, ErrorMode, IdQueue, ItemReceiver,
+    PriorityQueue, PutListener, Queue, QueueBuilder, QueueConsumer, QueueStats, Requeued,
 };
 pub use recipes::{SimpleQueue, SimpleQueueBuilder};

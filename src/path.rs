@@ -1,4 +1,12 @@
-//! ZooKeeper path validation and joining, done before any request is sent.
+//! ZooKeeper node paths: the one validator, applied before any request is
+//! sent (the library's calls and the `zkq` tool use it), and joining.
+//!
+//! ```
+//! use zk_queue::path;
+//! assert!(path::validate("/jobs/queue-0000000001").is_ok());
+//! assert!(path::validate("/jobs/").is_err());
+//! assert_eq!(path::join("/jobs", "queue-"), "/jobs/queue-");
+//! ```
 
 use crate::error::{Error, Result};
 
@@ -7,7 +15,21 @@ use crate::error::{Error, Result};
 /// empty, `.` or `..` component, no trailing `/` (except the root itself) and
 /// no control or private-use characters (Rust strings cannot hold the
 /// surrogates the server also forbids).
-pub(crate) fn validate(path: &str) -> Result<()> {
+///
+/// # Errors
+/// [`Error::InvalidPath`] naming what is wrong.
+///
+/// ```
+/// use zk_queue::{path, Error};
+/// path::validate("/")?;
+/// match path::validate("/a//b") {
+///     Err(Error::InvalidPath { reason, .. }) => assert_eq!(reason, "path has an empty component ('//')"),
+///     other => panic!("{other:?}"),
+/// }
+/// assert!(path::validate("/a\u{7}b").is_err(), "control characters are refused");
+/// # Ok::<(), zk_queue::Error>(())
+/// ```
+pub fn validate(path: &str) -> Result<()> {
     let invalid = |reason| {
         Err(Error::InvalidPath {
             path: path.to_owned(),
@@ -64,8 +86,13 @@ pub(crate) fn name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
-/// Joins a parent path and a child name.
-pub(crate) fn join(parent: &str, child: &str) -> String {
+/// Joins a parent path and a child name; the root's children are `/<name>`.
+///
+/// ```
+/// assert_eq!(zk_queue::path::join("/", "jobs"), "/jobs");
+/// assert_eq!(zk_queue::path::join("/app", "jobs"), "/app/jobs");
+/// ```
+pub fn join(parent: &str, child: &str) -> String {
     if parent == "/" {
         format!("/{child}")
     } else {

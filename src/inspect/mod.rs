@@ -111,6 +111,20 @@ impl Layout {
     }
 }
 
+impl std::fmt::Display for Layout {
+    /// The layout's name in lowercase: `classic` or `curator`.
+    ///
+    /// ```
+    /// assert_eq!(zk_queue::inspect::Layout::Classic.to_string(), "classic");
+    /// ```
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Layout::Classic => "classic",
+            Layout::Curator => "curator",
+        })
+    }
+}
+
 /// What an item's node name says about it.
 ///
 /// ```

@@ -270,7 +270,7 @@ impl<T: Send + 'static> Core<T> {
         for name in names {
             // The head may be consumed meanwhile: look at the next one then.
             if let Some(stat) = self.client.exists(&path::join(&self.path, &name))? {
-                let age = super::engine::epoch_millis() - stat.ctime;
+                let age = super::DeliverAt::now().epoch_millis() - stat.ctime;
                 return Ok(Some(Duration::from_millis(age.max(0).unsigned_abs())));
             }
         }

@@ -35,6 +35,33 @@ impl DeliverAt {
         Ok(DeliverAt(millis))
     }
 
+    /// Now, by this machine's clock: due at once. Curator's delay queues
+    /// compare due times with the consumer's clock, and so does this crate.
+    ///
+    /// ```
+    /// use std::time::SystemTime;
+    /// use zk_queue::DeliverAt;
+    /// let now = DeliverAt::now();
+    /// assert!(now <= DeliverAt::from(SystemTime::now()));
+    /// ```
+    pub fn now() -> DeliverAt {
+        DeliverAt::from(SystemTime::now())
+    }
+
+    /// `delay` from now, by this machine's clock.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use zk_queue::DeliverAt;
+    /// let later = DeliverAt::after(Duration::from_secs(60));
+    /// assert!(later.epoch_millis() - DeliverAt::now().epoch_millis() > 59_000);
+    /// ```
+    pub fn after(delay: std::time::Duration) -> DeliverAt {
+        SystemTime::now()
+            .checked_add(delay)
+            .map_or(DeliverAt(i64::MAX), DeliverAt::from)
+    }
+
     /// The due time in epoch milliseconds.
     ///
     /// ```

@@ -8,6 +8,7 @@
 mod builder;
 mod consumer;
 mod core;
+mod dead_letter;
 mod deliver_at;
 mod engine;
 mod handle;
@@ -19,6 +20,7 @@ mod store;
 
 pub use builder::QueueBuilder;
 pub use consumer::{ConsumeError, ErrorMode, PutListener, QueueConsumer};
+pub use dead_letter::{DeadLetters, Requeued};
 pub use deliver_at::DeliverAt;
 pub use handle::Queue;
 pub use pull::{Delivery, ItemReceiver};

@@ -23,12 +23,13 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
 use parking_lot::{Condvar, Mutex};
 
 use super::core::Core;
+use super::DeliverAt;
 use crate::client::ChildWatch;
 use crate::error::{Error, Result};
 use crate::naming::{delay_epoch, is_item, Kind};
@@ -411,7 +412,7 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
     // Plain mode claims a window at a time; a priority queue's window ends
     // where it may have to look again.
     let window = refresh_after.map_or(core.options.claim_window, |n| n.min(core.options.claim_window));
-    let now_ms = epoch_millis();
+    let now_ms = DeliverAt::now().epoch_millis();
     let lock_safe = core.options.lock_path.is_some();
     // Lock-safe: never more leases than the claim window.
     let room = || {
@@ -474,12 +475,4 @@ fn claim_window<T: Send + 'static>(
         Some(lock_dir) => claim::locked_window(core, control, tx, lock_dir, names),
         None => claim::window(core, control, tx, names),
     }
-}
-
-/// Milliseconds since the Unix epoch on this machine's clock (Curator's
-/// delay queues compare due times with the consumer's clock too).
-pub(crate) fn epoch_millis() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
