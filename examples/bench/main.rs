@@ -2,44 +2,219 @@
 //! kind end to end against it, drain scaling, and a consumer's peak memory.
 //!
 //! `cargo run --release --example bench -- [flags]` (`--help` lists them).
-//! The same benchmark as `zkq bench` (feature `cli`): this example only
-//! parses the flags and runs the shared implementation in
-//! `src/bin/zkq/bench/`, which documents the measurements.
+//!
+//! Uses the connect string given (`--connect`, else `ZK_CONNECT`), else an
+//! embedded ZooKeeper started here. Prints a table on stdout, or one JSON
+//! document with `--json`; a progress bar goes to stderr when it is a
+//! terminal. Fails if any part failed or missed its deadline.
+//!
+//! - Ceiling: pipelined creates, then deletes, of N znodes of S bytes
+//!   (`create_many` / `delete_many`); the item ceiling is the create+delete
+//!   rate `1 / (1/creates + 1/deletes)`. A short serial probe (one create or
+//!   delete at a time) sets the deadlines of the cases.
+//! - Cases: each item carries its put time (nanoseconds since one `Instant`
+//!   of this process, big-endian, first 8 bytes) and its index (next 8
+//!   bytes); the consumer records `now - put time` (latency) and the index
+//!   (loss and duplicate check). A case runs from the first put to the last
+//!   consume; producers run concurrently with consumers.
+//! - Drain scaling and memory: a queue preloaded with Curator frames by
+//!   `create_many` is drained by a plain consumer in a child process (the
+//!   current executable again, with `--connect C --drain-child PATH N`),
+//!   which reports its time and its peak RSS (`VmHWM` of /proc/self/status).
 
-#[path = "../../src/bin/zkq/bench/mod.rs"]
-mod bench;
+mod cases;
+mod ceiling;
+mod drain;
+mod env;
+mod report;
+mod util;
 
 use std::process::ExitCode;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use anyhow::{bail, ensure, Context};
 use clap::Parser;
+use zk_queue::ZkClient;
+
+use cases::CaseName;
+use report::{Document, Out, Settings};
+use util::Budget;
 
 /// zk-queue benchmark: server ceiling, queue cases, drain scaling and memory.
 #[derive(Parser, Debug)]
 #[command(name = "bench")]
-struct Cli {
+struct Args {
     /// ZooKeeper connect string [default: ZK_CONNECT, else an embedded server started here]
     #[arg(long)]
     connect: Option<String>,
     /// Print one JSON document instead of tables
     #[arg(long)]
     json: bool,
-    #[command(flatten)]
-    bench: bench::Args,
+    /// Items per case (and znodes of the ceiling measurement)
+    #[arg(short = 'n', long = "items", default_value_t = 10_000)]
+    items: usize,
+    /// Bytes per item (at least 16: put time and index)
+    #[arg(short = 's', long = "size", default_value_t = 100)]
+    size: usize,
+    /// Producers and consumers of the e2e-4x4 case
+    #[arg(long, default_value_t = 4)]
+    threads: usize,
+    /// Cases to run, comma-separated [default: all]
+    #[arg(long, value_enum, value_delimiter = ',')]
+    cases: Option<Vec<CaseName>>,
+    /// Queue lengths of the drain-scaling runs (the largest also gives the memory figure)
+    #[arg(long, value_delimiter = ',', default_values_t = [1_000, 10_000, 40_000])]
+    drain_sizes: Vec<usize>,
+    /// A case fails if it takes longer than this many times its expected time
+    /// (its serial requests at the measured serial request latency; at least 30 s)
+    #[arg(long, default_value_t = 10.0)]
+    deadline_factor: f64,
+    /// `min_items_before_refresh` of the priority case
+    #[arg(long, default_value_t = 10)]
+    priority_refresh: usize,
+    /// Internal: drain the queue at PATH, which holds N items, and report as JSON
+    #[arg(long, hide = true, num_args = 2, value_names = ["PATH", "N"])]
+    drain_child: Option<Vec<String>>,
+    /// Internal: the drain child's deadline in seconds
+    #[arg(long, hide = true, default_value_t = 600)]
+    child_timeout_secs: u64,
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let args = Args::parse();
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
-    let host = bench::Host {
-        connect: cli.connect,
-        json: cli.json,
-        child_args: &[],
-    };
-    match bench::run(&cli.bench, &host) {
+    match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("bench: error: {e:#}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// Runs the benchmark, or the drain child when `--drain-child` is given.
+/// Fails when a case or drain failed or missed its deadline.
+fn run(args: &Args) -> anyhow::Result<()> {
+    if let Some(path_and_n) = &args.drain_child {
+        return drain::child_main(args, path_and_n).context("drain child");
+    }
+    if !run_all(args)? {
+        bail!("some parts failed (see above)");
+    }
+    Ok(())
+}
+
+/// The whole benchmark; `Ok(false)` when a case or drain failed.
+fn run_all(cli: &Args) -> anyhow::Result<bool> {
+    ensure!(cli.items > 0, "--items must be positive");
+    ensure!(
+        cli.size >= util::HEADER,
+        "--size must be at least {} bytes",
+        util::HEADER
+    );
+    ensure!(cli.threads > 0, "--threads must be positive");
+    ensure!(cli.drain_sizes.iter().all(|&q| q > 0), "--drain-sizes must be positive");
+    ensure!(cli.deadline_factor >= 1.0, "--deadline-factor must be at least 1");
+    let started = Instant::now();
+    util::now_nanos(); // fixes the time base of put times
+    let show_progress = util::progress_enabled();
+
+    let server = env::Server::connect_or_start(cli.connect.clone())?;
+    let machine = env::Machine::probe(&server);
+    let admin = ZkClient::connect(&server.connect).with_context(|| format!("connecting to {}", server.connect))?;
+    let millis = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    let root = format!("{}/run-{}-{millis}", util::BENCH_ROOT, std::process::id());
+    admin.ensure_path(&root).with_context(|| format!("creating {root}"))?;
+
+    let mut cases = cli.cases.clone().unwrap_or_else(CaseName::all);
+    cases.sort();
+    cases.dedup();
+    let settings = Settings {
+        items: cli.items,
+        size: cli.size,
+        threads: cli.threads,
+        cases: cases.iter().map(|c| c.name().to_owned()).collect(),
+        drain_sizes: cli.drain_sizes.clone(),
+        deadline_factor: cli.deadline_factor,
+        priority_refresh: cli.priority_refresh,
+    };
+    let out = Out::new(cli.json);
+    out.header(&settings, &machine);
+
+    let ceiling =
+        ceiling::measure(&admin, &root, cli.items, cli.size, show_progress).context("measuring the server ceiling")?;
+    out.ceiling(&ceiling);
+    let budget = Budget {
+        factor: cli.deadline_factor,
+        op_secs: ceiling.serial_request_secs(),
+    };
+
+    let ctx = cases::Ctx {
+        admin: &admin,
+        connect: &server.connect,
+        root: &root,
+        items: cli.items,
+        size: cli.size,
+        threads: cli.threads,
+        budget,
+        show_progress,
+        priority_refresh: cli.priority_refresh,
+        ceiling: ceiling.items_per_s,
+        create_ceiling: ceiling.creates_per_s,
+    };
+    out.case_header();
+    let mut case_reports = Vec::new();
+    for case in cases {
+        let e2e_rate = case_reports
+            .iter()
+            .find(|r: &&report::CaseReport| r.case == CaseName::E2e.name())
+            .and_then(|r| r.items_per_s);
+        let report = cases::run(&ctx, case, e2e_rate);
+        out.case(&report);
+        case_reports.push(report);
+    }
+
+    let mut drains = Vec::new();
+    if !cli.drain_sizes.is_empty() {
+        out.drain_header();
+    }
+    for &q in &cli.drain_sizes {
+        let report = drain::run(&ctx, q);
+        out.drain(&report);
+        drains.push(report);
+    }
+    let scaling = report::DrainScaling::of(&drains);
+    let memory = report::Memory::of(&drains);
+    out.footer(scaling.as_ref(), memory.as_ref());
+
+    if let Err(e) = util::remove_tree(&admin, &root) {
+        eprintln!("bench: warning: could not remove {root}: {e:#}");
+    }
+    // The shared parent goes too unless another run still uses it.
+    let _ = admin.delete(util::BENCH_ROOT, None);
+
+    let ok = case_reports.iter().all(|c| c.error.is_none()) && drains.iter().all(|d| d.error.is_none());
+    if cli.json {
+        let document = Document {
+            command: std::env::args().collect::<Vec<_>>().join(" "),
+            machine,
+            settings,
+            ceiling,
+            cases: case_reports,
+            drain: drains,
+            drain_scaling: scaling,
+            memory,
+            total_secs: started.elapsed().as_secs_f64(),
+            ok,
+        };
+        println!("{}", serde_json::to_string_pretty(&document)?);
+    } else {
+        println!("\ntotal time {:.1} s", started.elapsed().as_secs_f64());
+    }
+    // The clients go before an embedded server stops.
+    admin.close();
+    drop(server);
+    Ok(ok)
 }

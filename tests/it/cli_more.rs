@@ -98,12 +98,3 @@ fn cli_a_missing_queue_is_named_in_one_line() {
     assert_eq!(code, 1, "purge without --yes on a non-terminal refuses: {stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
-
-#[test]
-fn cli_bench_refuses_unknown_cases_and_auth() {
-    let (code, stdout, stderr) = zkq(&["bench", "--cases", "nope"]);
-    assert_eq!((code, stdout.as_str()), (2, ""), "a usage error: {stderr}");
-    assert!(stderr.contains("invalid value 'nope'"), "{stderr}");
-    let (code, _, stderr) = zkq(&["--auth", "a:b", "bench", "--items", "10"]);
-    assert_eq!((code, stderr.as_str()), (1, "zkq: bench does not support --auth\n"));
-}

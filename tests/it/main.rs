@@ -2,6 +2,7 @@
 //! through `zk_queue::testing` (or the server named by `ZK_CONNECT`).
 
 mod bad_input;
+mod bench;
 mod cli;
 mod cli_more;
 mod client;

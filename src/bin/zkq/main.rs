@@ -5,7 +5,6 @@
 //! detected from a queue's children. Errors are printed as one line
 //! `zkq: <message>` on stderr, with exit code 1 (2 for usage errors).
 
-mod bench;
 mod common;
 mod dead_letter;
 mod purge;
@@ -17,8 +16,7 @@ mod watch;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::parser::ValueSource;
-use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 
 /// Inspect and operate distributed queues on Apache ZooKeeper.
 #[derive(Debug, Parser)]
@@ -60,13 +58,6 @@ enum Command {
     /// Inspect, purge or requeue a dead-letter path.
     #[command(subcommand)]
     DeadLetter(dead_letter::DeadLetterCommand),
-    /// Benchmark: server ceiling, queue cases, drain scaling and memory.
-    ///
-    /// Measures the ZooKeeper named by `--connect` or `ZK_CONNECT`, else an
-    /// embedded server started here (`--connect`'s default does not count).
-    /// Creates and removes its nodes under `/zk-queue-bench`. `--json` prints
-    /// one JSON document; fails if any part failed or missed its deadline.
-    Bench(bench::Args),
 }
 
 impl Command {
@@ -89,19 +80,12 @@ impl Command {
             Command::Purge(args) => vec![args.path.as_str()],
             Command::Watch(args) => vec![args.path.as_str()],
             Command::DeadLetter(command) => command.paths(),
-            Command::Bench(_) => Vec::new(),
         }
     }
 }
 
 fn main() -> ExitCode {
-    let matches = Cli::command().get_matches();
-    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-    // `bench` takes `--connect` only when given on the command line: it reads
-    // `ZK_CONNECT` itself (to report it as the origin), and without either
-    // it starts an embedded server instead of using the default.
-    let connect_given = matches.value_source("connect") == Some(ValueSource::CommandLine);
-    match run(cli, connect_given) {
+    match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("zkq: {err:#}");
@@ -110,16 +94,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli, connect_given: bool) -> anyhow::Result<()> {
-    if let Command::Bench(args) = &cli.command {
-        anyhow::ensure!(cli.auth.is_none(), "bench does not support --auth");
-        let host = bench::Host {
-            connect: connect_given.then_some(cli.connect),
-            json: cli.json,
-            child_args: &["bench"],
-        };
-        return bench::run(args, &host);
-    }
+fn run(cli: Cli) -> anyhow::Result<()> {
     for path in cli.command.paths() {
         common::check_path(path)?;
     }
@@ -133,7 +108,6 @@ fn run(cli: Cli, connect_given: bool) -> anyhow::Result<()> {
         Command::Purge(args) => purge::run(&ctx, args),
         Command::Watch(args) => watch::run(&ctx, args),
         Command::DeadLetter(command) => dead_letter::run(&ctx, command),
-        Command::Bench(_) => unreachable!("bench runs without the shared client"),
     };
     ctx.client.close();
     result

@@ -8,6 +8,7 @@ pub mod server;
 pub mod worker;
 pub mod workload;
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use zk_queue::{ConnectionState, RetryNTimes, ZkClient};
@@ -19,6 +20,27 @@ pub fn eventually(within: Duration, what: &str, mut condition: impl FnMut() -> b
         assert!(Instant::now() < deadline, "not within {within:?}: {what}");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// The binary of the example `name`. `cargo test` builds the examples into
+/// `target/<profile>/examples/`, beside the `deps/` this test binary runs
+/// from; `cargo test --test it` alone does not, so build it first then
+/// (`cargo build --example <name>`).
+pub fn example_exe(name: &str) -> PathBuf {
+    let test_exe = std::env::current_exe().expect("the test binary");
+    let profile_dir = test_exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("the test binary runs from target/<profile>/deps");
+    let exe = profile_dir
+        .join("examples")
+        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        exe.is_file(),
+        "{} is missing: build it with `cargo build --example {name}`",
+        exe.display()
+    );
+    exe
 }
 
 /// A new client (its own session) of the shared server.

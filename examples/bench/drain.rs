@@ -80,7 +80,6 @@ fn drain(ctx: &Ctx, path: &str, q: usize) -> anyhow::Result<(f64, ChildReport)> 
     let exe = std::env::current_exe().context("locating the bench binary")?;
     let mut child = Command::new(exe)
         .args(["--connect", ctx.connect])
-        .args(ctx.child_args)
         .args(["--drain-child", path, &q.to_string()])
         .args(["--child-timeout-secs", &deadline.allowed.as_secs().max(1).to_string()])
         .stdin(Stdio::null())
@@ -122,12 +121,12 @@ fn drain(ctx: &Ctx, path: &str, q: usize) -> anyhow::Result<(f64, ChildReport)> 
 }
 
 /// The child: drains `N` items from `PATH` with a plain consumer.
-pub fn child_main(cli: &super::Args, host: &super::Host, args: &[String]) -> anyhow::Result<()> {
+pub fn child_main(cli: &super::Args, args: &[String]) -> anyhow::Result<()> {
     let [path, n] = args else {
         bail!("--drain-child takes PATH and N")
     };
     let n: usize = n.parse().with_context(|| format!("--drain-child N: {n:?}"))?;
-    let connect = host.connect.as_deref().context("--drain-child needs --connect")?;
+    let connect = cli.connect.as_deref().context("--drain-child needs --connect")?;
     let deadline = Instant::now() + Duration::from_secs(cli.child_timeout_secs);
     let client = ZkClient::connect(connect).with_context(|| format!("connecting to {connect}"))?;
     let vmhwm_before_kb = util::proc_status_kb("VmHWM")?;

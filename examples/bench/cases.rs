@@ -63,8 +63,6 @@ pub struct Ctx<'a> {
     pub admin: &'a ZkClient,
     pub connect: &'a str,
     pub root: &'a str,
-    /// Arguments of the drain child before its own (see `Host::child_args`).
-    pub child_args: &'a [&'a str],
     pub items: usize,
     pub size: usize,
     pub threads: usize,
