@@ -20,7 +20,7 @@ const MULTI_ITEMS_PER_NODE: usize = 100;
 /// The cases, in the order they run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
 pub enum CaseName {
-    /// Background puts only, then flush_puts
+    /// Background puts only, then flush_timeout
     Put,
     /// 1 producer, 1 callback consumer, plain queue
     E2e,

@@ -26,7 +26,7 @@ const CHILD_GRACE: Duration = Duration::from_secs(20);
 #[derive(Debug, Serialize, Deserialize)]
 pub struct ChildReport {
     pub items: usize,
-    /// From `start()` of the consumer to its last consumed item.
+    /// From building the consumer (which starts it) to its last consumed item.
     pub secs: f64,
     /// Peak RSS after connecting, before the consumer started.
     pub vmhwm_before_kb: u64,

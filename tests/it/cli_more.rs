@@ -84,6 +84,13 @@ fn cli_every_subcommand_refuses_an_invalid_path_with_one_line() {
         assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
         assert!(stderr.starts_with("zkq: invalid path"), "{args:?}: {stderr}");
     }
+    // The library's own check: a control character is refused before connecting.
+    let (code, _, stderr) = zkq(&["ls", "/jobs\u{7}"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.starts_with("zkq: invalid path") && stderr.contains("control"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -9,6 +9,7 @@ mod client;
 mod concurrency;
 mod curator_interop;
 mod curator_scenarios;
+mod dead_letters;
 mod fault_proxy;
 mod faults;
 mod guarantees;

@@ -1,11 +1,11 @@
 //! Connection, duration parsing, listing and output helpers.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 use serde::Serialize;
-use zk_queue::inspect::{order, DecodedItem, ItemName, Kind, Layout};
-use zk_queue::{RetryNTimes, ZkClient};
+use zk_queue::inspect::{order, ItemName, Kind, Layout};
+use zk_queue::{DeliverAt, RetryNTimes, ZkClient};
 
 /// The client and output mode shared by subcommands.
 pub struct Context {
@@ -39,25 +39,6 @@ impl Context {
     }
 }
 
-/// Checks a node path as the server would (and the library does before any
-/// request), so a bad path is reported without connecting.
-pub fn check_path(path: &str) -> anyhow::Result<()> {
-    let reason = if path.is_empty() {
-        "path is empty"
-    } else if !path.starts_with('/') {
-        "path must start with '/'"
-    } else if path != "/" && path.ends_with('/') {
-        "path must not end with '/'"
-    } else if path.len() > 1 && path[1..].split('/').any(str::is_empty) {
-        "path has an empty component ('//')"
-    } else if path.len() > 1 && path[1..].split('/').any(|c| c == "." || c == "..") {
-        "path has a relative component ('.' or '..')"
-    } else {
-        return Ok(());
-    };
-    bail!("invalid path {path:?}: {reason}")
-}
-
 /// Parses `10s`, `500ms`, `2m`, `1h` or a bare number of seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
@@ -74,23 +55,6 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         _ => return Err(format!("invalid duration unit {unit:?} (use ms, s, m or h)")),
     };
     Duration::try_from_secs_f64(seconds).map_err(|e| format!("invalid duration {text:?}: {e}"))
-}
-
-/// Milliseconds since the Unix epoch now.
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
-
-/// `parent/name`.
-pub fn child(parent: &str, name: &str) -> String {
-    if parent == "/" {
-        format!("/{name}")
-    } else {
-        format!("{parent}/{name}")
-    }
 }
 
 /// A queue's children split into its items, in consumption order, and the
@@ -129,25 +93,9 @@ impl Listing {
     }
 }
 
-pub fn layout_name(layout: Layout) -> &'static str {
-    match layout {
-        Layout::Classic => "classic",
-        Layout::Curator => "curator",
-    }
-}
-
-pub fn kind_name(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Plain => "plain",
-        Kind::Priority => "priority",
-        Kind::Delay => "delay",
-        Kind::Id => "id",
-    }
-}
-
-/// The length of the item frame of `item` (without the attempt trailer).
-pub fn frame_len(item: &DecodedItem) -> usize {
-    4 + item.records.iter().map(|r| 5 + r.len()).sum::<usize>() + 1
+/// Milliseconds since the Unix epoch now, by the library's clock.
+pub fn now_ms() -> i64 {
+    DeliverAt::now().epoch_millis()
 }
 
 /// Up to `max` characters of `bytes` as text, escaped, for a one-line preview.

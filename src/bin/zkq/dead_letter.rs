@@ -2,11 +2,11 @@
 
 use clap::{Args, Subcommand};
 use serde::Serialize;
-use zk_queue::inspect::{decode_item, Layout};
-use zk_queue::{CreateMode, Op};
+use zk_queue::inspect::Layout;
+use zk_queue::DeadLetters;
 
-use crate::common::{child, frame_len, Context, Listing};
-use crate::purge::{purge, PurgeArgs};
+use crate::common::Context;
+use crate::purge::{confirm, print_deleted, PurgeArgs};
 use crate::read::{describe, print_described};
 
 #[derive(Debug, Subcommand)]
@@ -58,63 +58,32 @@ impl DeadLetterCommand {
 pub fn run(ctx: &Context, command: DeadLetterCommand) -> anyhow::Result<()> {
     match command {
         DeadLetterCommand::List(args) => {
-            let listing = Listing::read(ctx, &args.path, Some(Layout::Curator))?;
-            let head: Vec<_> = listing.items.into_iter().take(args.limit).collect();
+            let dead = DeadLetters::new(&ctx.client, &args.path)?;
+            let head: Vec<_> = dead.list()?.into_iter().take(args.limit).collect();
             let items = describe(ctx, &args.path, Layout::Curator, &head)?;
             print_described(ctx, &items)
         }
-        DeadLetterCommand::Purge(args) => purge(ctx, &args.path, args.yes, Some(Layout::Curator)),
-        DeadLetterCommand::Requeue(args) => requeue(ctx, &args),
-    }
-}
-
-/// Moves each item with one multi: create `<to>/queue-` (sequential) with the
-/// item's frame and the queue node's ACL, and delete the dead letter at the version read.
-fn requeue(ctx: &Context, args: &RequeueArgs) -> anyhow::Result<()> {
-    let listing = Listing::read(ctx, &args.path, Some(Layout::Curator))?;
-    ctx.client.ensure_path(&args.to)?;
-    // Requeued items get the queue node's ACL, as the queue's own puts do.
-    let (acl, _) = ctx.client.get_acl(&args.to)?;
-    let target = child(&args.to, "queue-");
-    let (mut requeued, mut skipped) = (0, 0);
-    for item in &listing.items {
-        let path = child(&args.path, &item.name);
-        let (data, stat) = match ctx.client.get_data(&path) {
-            Ok(read) => read,
-            Err(e) if e.is_no_node() => continue,
-            Err(e) => return Err(e.into()),
-        };
-        let frame = match decode_item(Layout::Curator, &data) {
-            // Without the trailer: the attempt count starts again.
-            Ok(decoded) => data[..frame_len(&decoded)].to_vec(),
-            Err(e) => {
-                eprintln!("zkq: skipping corrupt dead letter {path}: {e}");
-                skipped += 1;
-                continue;
+        DeadLetterCommand::Purge(args) => {
+            let dead = DeadLetters::new(&ctx.client, &args.path)?;
+            let total = dead.list()?.len();
+            if total > 0 && !args.yes && !confirm(&args.path, total)? {
+                anyhow::bail!("purge of {} cancelled", args.path);
             }
-        };
-        let ops = [
-            Op::create_with_acl(target.clone(), frame, CreateMode::PersistentSequential, acl.clone()),
-            Op::delete(path.clone(), Some(stat.version)),
-        ];
-        match ctx.client.multi(&ops) {
-            Ok(_) => requeued += 1,
-            Err(zk_queue::Error::MultiFailed { index: 1, source })
-                if source.is_no_node() || matches!(*source, zk_queue::Error::BadVersion { .. }) =>
-            {
-                // Requeued or changed by someone else meanwhile.
-                skipped += 1;
+            print_deleted(ctx, dead.purge()?)
+        }
+        DeadLetterCommand::Requeue(args) => {
+            let moved = DeadLetters::new(&ctx.client, &args.path)?.requeue_to(&args.to)?;
+            if ctx.json {
+                return ctx.print_json(&RequeueOutput {
+                    requeued: moved.requeued,
+                    skipped: moved.skipped,
+                });
             }
-            Err(e) => return Err(anyhow::Error::new(e).context(format!("cannot requeue {path}"))),
+            println!("{}", moved.requeued);
+            if moved.skipped > 0 {
+                eprintln!("{} skipped", moved.skipped);
+            }
+            Ok(())
         }
-    }
-    if ctx.json {
-        ctx.print_json(&RequeueOutput { requeued, skipped })
-    } else {
-        println!("{requeued}");
-        if skipped > 0 {
-            eprintln!("{skipped} skipped");
-        }
-        Ok(())
     }
 }

@@ -96,7 +96,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     for path in cli.command.paths() {
-        common::check_path(path)?;
+        zk_queue::path::validate(path)?;
     }
     let ctx = common::Context::connect(&cli.connect, cli.session_timeout, cli.auth.as_deref(), cli.json)?;
     let result = match cli.command {

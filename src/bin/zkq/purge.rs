@@ -6,9 +6,10 @@ use anyhow::bail;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
-use zk_queue::inspect::Layout;
 
-use crate::common::{child, Context, Listing};
+use zk_queue::path::join as child;
+
+use crate::common::{Context, Listing};
 
 /// Deletes per `delete_many` call.
 const CHUNK: usize = 1_000;
@@ -27,15 +28,12 @@ struct PurgeOutput {
     deleted: usize,
 }
 
+/// Deletes every item (of the detected layout) under the path.
 pub fn run(ctx: &Context, args: PurgeArgs) -> anyhow::Result<()> {
-    purge(ctx, &args.path, args.yes, None)
-}
-
-/// Deletes every item (of `layout`, else the detected layout) under `path`.
-pub fn purge(ctx: &Context, path: &str, yes: bool, layout: Option<Layout>) -> anyhow::Result<()> {
-    let listing = Listing::read(ctx, path, layout)?;
+    let path = &args.path;
+    let listing = Listing::read(ctx, path, None)?;
     let total = listing.items.len();
-    if total > 0 && !yes && !confirm(path, total)? {
+    if total > 0 && !args.yes && !confirm(path, total)? {
         bail!("purge of {path} cancelled");
     }
     let progress = if std::io::stderr().is_terminal() {
@@ -63,19 +61,26 @@ pub fn purge(ctx: &Context, path: &str, yes: bool, layout: Option<Layout>) -> an
         progress.inc(chunk.len() as u64);
     }
     progress.finish_and_clear();
-    if ctx.json {
-        ctx.print_json(&PurgeOutput { deleted })?;
-    } else {
-        println!("{deleted}");
-    }
+    print_deleted(ctx, deleted)?;
     match failure {
         Some(err) => Err(err.context(format!("purged {deleted} of {total} items"))),
         None => Ok(()),
     }
 }
 
-/// Asks on the terminal; refuses when stdin is not one.
-fn confirm(path: &str, total: usize) -> anyhow::Result<bool> {
+/// Prints how many items were deleted.
+pub fn print_deleted(ctx: &Context, deleted: usize) -> anyhow::Result<()> {
+    if ctx.json {
+        ctx.print_json(&PurgeOutput { deleted })
+    } else {
+        println!("{deleted}");
+        Ok(())
+    }
+}
+
+/// Asks on the terminal before deleting `total` items of `path`; refuses
+/// when stdin is not a terminal.
+pub fn confirm(path: &str, total: usize) -> anyhow::Result<bool> {
     if !std::io::stdin().is_terminal() {
         bail!("refusing to purge {path} without --yes: stdin is not a terminal");
     }

@@ -1,13 +1,14 @@
 //! `zkq put`.
 
 use std::io::BufRead;
+use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 use clap::Args;
 use serde::Serialize;
 use zk_queue::{BytesSerializer, DeliverAt, Queue, QueueBuilder, SimpleQueue};
 
-use crate::common::{now_ms, Context};
+use crate::common::Context;
 
 #[derive(Debug, Args)]
 pub struct PutArgs {
@@ -87,12 +88,12 @@ fn put_curator(ctx: &Context, path: &str, args: &PutArgs, messages: Vec<Vec<u8>>
         )
     } else if args.delay_ms.is_some() || args.at.is_some() {
         let at = match (args.delay_ms, args.at) {
-            (Some(delay), _) => now_ms().saturating_add(i64::try_from(delay).unwrap_or(i64::MAX)),
-            (None, Some(at)) => at,
+            (Some(delay), _) => DeliverAt::after(Duration::from_millis(delay)),
+            (None, Some(at)) => match DeliverAt::from_epoch_millis(at) {
+                Ok(at) => at,
+                Err(_) => bail!("invalid due time {at}: must be a positive epoch time in milliseconds"),
+            },
             (None, None) => unreachable!(),
-        };
-        let Ok(at) = DeliverAt::from_epoch_millis(at) else {
-            bail!("invalid due time {at}: must be a positive epoch time in milliseconds");
         };
         let queue = builder().build_delay_queue()?;
         put_all(

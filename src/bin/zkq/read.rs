@@ -6,7 +6,9 @@ use clap::Args;
 use serde::Serialize;
 use zk_queue::inspect::{decode_item, ItemName, Kind, Layout};
 
-use crate::common::{child, kind_name, layout_name, now_ms, preview, Context, Listing};
+use zk_queue::path::join as child;
+
+use crate::common::{now_ms, preview, Context, Listing};
 
 #[derive(Debug, Args)]
 pub struct PeekArgs {
@@ -45,7 +47,7 @@ pub struct StatsArgs {
 #[derive(Serialize)]
 pub struct PeekedItem {
     name: String,
-    kind: &'static str,
+    kind: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     priority: Option<i32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -87,7 +89,7 @@ pub fn describe(ctx: &Context, path: &str, layout: Layout, items: &[ItemName]) -
             };
             out.push(PeekedItem {
                 name: item.name.clone(),
-                kind: kind_name(item.kind),
+                kind: item.kind.to_string(),
                 priority: item.priority,
                 due: item.due,
                 id: item.id.clone(),
@@ -185,8 +187,8 @@ pub fn ls(ctx: &Context, args: LsArgs) -> anyhow::Result<()> {
 
 #[derive(Serialize, Default)]
 struct Stats {
-    layout: &'static str,
-    kind: &'static str,
+    layout: String,
+    kind: String,
     /// Item nodes.
     items: usize,
     /// Children that are not items.
@@ -217,8 +219,8 @@ struct Stats {
 pub fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
     let listing = Listing::read(ctx, &args.path, None)?;
     let mut stats = Stats {
-        layout: layout_name(listing.layout),
-        kind: kind_name(listing.kind),
+        layout: listing.layout.to_string(),
+        kind: listing.kind.to_string(),
         items: listing.items.len(),
         foreign: listing.foreign.len(),
         ..Stats::default()

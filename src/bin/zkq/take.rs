@@ -7,7 +7,9 @@ use clap::Args;
 use serde::Serialize;
 use zk_queue::inspect::{decode_item, Kind};
 
-use crate::common::{child, now_ms, parse_duration, Context, Listing};
+use zk_queue::path::join as child;
+
+use crate::common::{now_ms, parse_duration, Context, Listing};
 
 #[derive(Debug, Args)]
 pub struct TakeArgs {
