@@ -10,6 +10,7 @@ use zookeeper_client::{SessionState, StateWatcher};
 
 use super::{Config, Shared};
 use crate::error::{Error, Result};
+use crate::sync::Backoff;
 
 /// The state of a client's connection to the ensemble, as Curator names it.
 ///
@@ -120,8 +121,7 @@ pub(crate) fn supervise(shared: Weak<Shared>, mut watcher: StateWatcher, mut clo
 /// Opens a new session after an expiry, retrying with a capped backoff until
 /// it succeeds or the client closes.
 fn renew(shared: &Weak<Shared>, close_rx: &mut oneshot::Receiver<()>) -> Option<StateWatcher> {
-    const MAX_BACKOFF: Duration = Duration::from_secs(2);
-    let mut backoff = Duration::from_millis(50);
+    let mut backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(2));
     loop {
         let attempt = {
             let client = shared.upgrade()?;
@@ -142,12 +142,12 @@ fn renew(shared: &Weak<Shared>, close_rx: &mut oneshot::Receiver<()>) -> Option<
                 return Some(watcher);
             }
             Err(err) => {
-                log::warn!("cannot open a new zookeeper session: {err}; retrying in {backoff:?}");
-                let timer = async_io::Timer::after(backoff);
+                let pause = backoff.pause();
+                log::warn!("cannot open a new zookeeper session: {err}; retrying in {pause:?}");
+                let timer = async_io::Timer::after(pause);
                 if let Either::Right(_) = async_io::block_on(select(timer, &mut *close_rx)) {
                     return None;
                 }
-                backoff = (backoff * 2).min(MAX_BACKOFF);
             }
         }
     }

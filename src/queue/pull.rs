@@ -8,11 +8,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender, TryRecvError};
 use parking_lot::Mutex;
 
+use super::engine::POLL;
 use super::{ConsumeError, QueueConsumer};
 use crate::error::{Error, Result};
-
-/// How often a blocked hand-off checks whether the queue is closing.
-const POLL: Duration = Duration::from_millis(100);
 
 /// Where a queue built with [`QueueBuilder::pull_consumer`](crate::QueueBuilder::pull_consumer)
 /// delivers its items. Any number of threads may take from it.

@@ -2,8 +2,10 @@
 
 use std::time::Instant;
 
+mod backoff;
 mod latch;
 
+pub(crate) use backoff::Backoff;
 pub(crate) use latch::Latch;
 
 /// The earlier of two optional deadlines, where `None` means never.

@@ -33,13 +33,14 @@ use super::DeliverAt;
 use crate::client::ChildWatch;
 use crate::error::{Error, Result};
 use crate::naming::{delay_epoch, is_item, Kind};
-use crate::sync::{earliest, Latch};
+use crate::sync::{earliest, Backoff, Latch};
 
 /// The longest pause between scans while errors persist.
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
-/// How often a blocked hand-off or state wait checks for shutdown.
-pub(super) const POLL: Duration = Duration::from_millis(100);
+/// How often a blocked hand-off or state wait checks for shutdown (a pull
+/// receiver's takers too).
+pub(in crate::queue) const POLL: Duration = Duration::from_millis(100);
 
 /// How soon orphaned locks that could not be deleted are tried again.
 const ORPHAN_RETRY: Duration = Duration::from_millis(500);
@@ -331,7 +332,7 @@ fn forward_states<T: Send + 'static>(core: &Core<T>, control: &Control) {
 }
 
 fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx: Sender<Work<T>>) {
-    let mut backoff = POLL;
+    let mut backoff = Backoff::new(POLL, MAX_BACKOFF);
     let mut failures = 0u32;
     while !control.stopping() {
         let latch = Latch::new();
@@ -343,7 +344,7 @@ fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx: Sender<Wo
         let _guard = core.client.wake_on_state_change(&latch);
         match scan(core, control, &tx, &latch) {
             Ok(pass) => {
-                backoff = POLL;
+                backoff.reset();
                 failures = 0;
                 // Also list again after a while: ZooKeeper drops some watch
                 // events (see `QueueBuilder::rescan_interval`). An interval
@@ -359,10 +360,10 @@ fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx: Sender<Wo
                 } else {
                     log::Level::Warn
                 };
-                log::log!(level, "queue {}: {e}; scanning again in {backoff:?}", core.path);
+                let pause = backoff.pause();
+                log::log!(level, "queue {}: {e}; scanning again in {pause:?}", core.path);
                 core.tell_error(&e);
-                latch.wait_until(Some(Instant::now() + backoff));
-                backoff = (backoff * 2).min(MAX_BACKOFF);
+                latch.wait_until(Some(Instant::now() + pause));
             }
         }
     }

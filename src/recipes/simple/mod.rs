@@ -11,7 +11,7 @@ use self::local::LocalList;
 use crate::client::{Acl, CreateMode, Deleted, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
-use crate::sync::earliest;
+use crate::sync::{earliest, Backoff};
 
 /// Prefix of item nodes, shared with the Java recipe and Curator's
 /// `SimpleDistributedQueue`.
@@ -21,7 +21,9 @@ pub(crate) const ITEM_PREFIX: &str = "qn-";
 /// container reaped between the recreate and the create) before giving up.
 const MAX_RECREATES: usize = 5;
 
-/// The longest pause between attempts of a waiting call while errors persist.
+/// The first and the longest pause between attempts of a waiting call while
+/// errors persist.
+const FIRST_WAIT_BACKOFF: Duration = Duration::from_millis(50);
 const MAX_WAIT_BACKOFF: Duration = Duration::from_secs(1);
 
 /// A FIFO queue of byte items in the classic ZooKeeper recipe's format.
@@ -374,19 +376,18 @@ impl SimpleQueue {
         let Wait::Until(deadline) = wait else {
             return self.next_once(remove, wait);
         };
-        let mut backoff = Duration::from_millis(50);
+        let mut backoff = Backoff::new(FIRST_WAIT_BACKOFF, MAX_WAIT_BACKOFF);
         loop {
             match self.next_once(remove, wait) {
                 Err(e) if e.is_retryable() && !self.client.is_closed() => {
                     let now = Instant::now();
                     let pause = match deadline {
                         Some(d) if now >= d => return Err(e),
-                        Some(d) => backoff.min(d - now),
-                        None => backoff,
+                        Some(d) => backoff.pause().min(d - now),
+                        None => backoff.pause(),
                     };
                     log::warn!("{}: {e}; still waiting for an item", self.dir);
                     std::thread::sleep(pause);
-                    backoff = (backoff * 2).min(MAX_WAIT_BACKOFF);
                 }
                 other => return other,
             }
