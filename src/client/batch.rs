@@ -14,7 +14,7 @@ use futures::future::{join_all, ready, select, Either};
 use zookeeper_client::{Acls, MultiWriteError};
 
 use super::ops::{check_op, create_acls};
-use super::{Acl, CreateMode, Op, Stat, ZkClient};
+use super::{Acl, CreateMode, Op, Session, Stat, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
 
@@ -112,12 +112,12 @@ impl ZkClient {
         )
     }
 
-    /// Many multis, pipelined, each in the session of `generation` only (see
+    /// Many multis, pipelined, each in the session of `session` only (see
     /// [`ZkClient::multi_fenced`]); per-multi results, in order.
-    pub(crate) fn multi_many_fenced(&self, multis: &[Vec<Op>], generation: u64) -> Result<BatchResults<()>> {
+    pub(crate) fn multi_many_fenced(&self, multis: &[Vec<Op>], session: Session) -> Result<BatchResults<()>> {
         let default_acl = self.default_acl();
         let check = |ops: &Vec<Op>| ops.iter().try_for_each(check_op);
-        self.batch("multi", Some(generation), multis, check, |client, ops| async move {
+        self.batch("multi", Some(session), multis, check, |client, ops| async move {
             let first = ops.first().map_or("/", Op::path);
             let acls = create_acls(ops, default_acl);
             let mut writer = client.new_multi_writer();
@@ -207,7 +207,7 @@ impl ZkClient {
     fn batch<'a, I, T: 'a, Fut>(
         &self,
         operation: &'static str,
-        fence: Option<u64>,
+        fence: Option<Session>,
         entries: &'a [I],
         check: impl Fn(&'a I) -> Result<()>,
         send: impl Fn(zookeeper_client::Client, &'a I) -> Fut,
@@ -215,8 +215,8 @@ impl ZkClient {
     where
         Fut: Future<Output = Result<T>> + 'a,
     {
-        let (client, generation) = self.shared.current()?;
-        if fence.is_some_and(|fence| fence != generation) {
+        let (client, session) = self.shared.current()?;
+        if fence.is_some_and(|fence| fence != session) {
             return Ok(entries.iter().map(|_| Err(Error::SessionExpired)).collect());
         }
         let timeout = self.shared.config.request_timeout;

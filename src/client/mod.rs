@@ -299,10 +299,9 @@ impl ZkClient {
         self.shared.wake_on_state_change(latch)
     }
 
-    /// The generation of the current session: 0 for the first, one more for
-    /// each session opened after an expiry.
-    pub(crate) fn generation(&self) -> u64 {
-        self.shared.generation.load(Ordering::Acquire)
+    /// The current session.
+    pub(crate) fn session(&self) -> Session {
+        Session(self.shared.generation.load(Ordering::Acquire))
     }
 
     /// The ACL of nodes created without one.
@@ -326,6 +325,14 @@ impl std::fmt::Debug for ZkClient {
     }
 }
 
+/// One of a client's sessions: the first, or one the client opened after an
+/// expiry (see `session`). A request fenced to a session (a lock's release
+/// or acknowledge) is sent only while that session is current, so a lock
+/// taken in one session never acts in the next, where another consumer may
+/// hold the item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Session(u64);
+
 /// Removes a latch registered by [`ZkClient::wake_on_state_change`] on drop.
 pub(crate) struct WakerGuard<'a> {
     shared: &'a Shared,
@@ -339,11 +346,11 @@ impl Drop for WakerGuard<'_> {
 }
 
 impl Shared {
-    /// The live client and its session generation.
-    pub(crate) fn current(&self) -> Result<(zookeeper_client::Client, u64)> {
-        let generation = self.generation.load(Ordering::Acquire);
+    /// The live client and its session.
+    pub(crate) fn current(&self) -> Result<(zookeeper_client::Client, Session)> {
+        let session = Session(self.generation.load(Ordering::Acquire));
         match &*self.current.read() {
-            Some(client) => Ok((client.clone(), generation)),
+            Some(client) => Ok((client.clone(), session)),
             None => Err(Error::Closed),
         }
     }
@@ -382,9 +389,10 @@ impl Shared {
         WakerGuard { shared: self, id }
     }
 
-    /// Blocks until a session newer than `generation` is installed, the client
+    /// Blocks until a session newer than `session` is installed, the client
     /// closes, or the deadline passes.
-    pub(crate) fn wait_for_new_session(&self, generation: u64, deadline: Instant) {
+    pub(crate) fn wait_for_new_session(&self, session: Session, deadline: Instant) {
+        let Session(generation) = session;
         while self.generation.load(Ordering::Acquire) == generation && !self.closed.load(Ordering::Acquire) {
             let latch = Latch::new();
             let _guard = self.wake_on_state_change(&latch);

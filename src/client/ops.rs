@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use futures::future::{select, Either};
 use zookeeper_client::{Acls, MultiWriteError, MultiWriteResult};
 
-use super::{Acl, ChildWatch, CreateMode, Op, OpResult, Stat, ZkClient};
+use super::{Acl, ChildWatch, CreateMode, Op, OpResult, Session, Stat, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
 use crate::sync::Latch;
@@ -109,12 +109,12 @@ impl ZkClient {
         self.delete_tracked(path, version).map(|_| ())
     }
 
-    /// Deletes a node only in the session of `generation`; see
+    /// Deletes a node only in the session of `session`; see
     /// [`multi_fenced`](Self::multi_fenced).
-    pub(crate) fn delete_fenced(&self, path: &str, version: Option<i32>, generation: u64) -> Result<()> {
+    pub(crate) fn delete_fenced(&self, path: &str, version: Option<i32>, session: Session) -> Result<()> {
         path::validate(path)?;
         let mut ambiguous = false;
-        self.retrying("delete", Some(generation), &mut ambiguous, |c| {
+        self.retrying("delete", Some(session), &mut ambiguous, |c| {
             self.attempt("delete", path, async move { c.delete(path, version).await })
         })
     }
@@ -347,15 +347,15 @@ impl ZkClient {
         self.multi_in(ops, None)
     }
 
-    /// A multi that runs only in the session of `generation`
-    /// ([`ZkClient::generation`]): it is never retried in a newer session, and
+    /// A multi that runs only in the session of `session`
+    /// ([`ZkClient::session`]): it is never retried in a newer session, and
     /// fails with [`Error::SessionExpired`] once that session is gone. Writes
     /// that depend on an ephemeral node of that session use it.
-    pub(crate) fn multi_fenced(&self, ops: &[Op], generation: u64) -> Result<Vec<OpResult>> {
-        self.multi_in(ops, Some(generation))
+    pub(crate) fn multi_fenced(&self, ops: &[Op], session: Session) -> Result<Vec<OpResult>> {
+        self.multi_in(ops, Some(session))
     }
 
-    fn multi_in(&self, ops: &[Op], fence: Option<u64>) -> Result<Vec<OpResult>> {
+    fn multi_in(&self, ops: &[Op], fence: Option<Session>) -> Result<Vec<OpResult>> {
         let default_acl = self.default_acl();
         let mut overhead = REQUEST_HEADER + MULTI_HEADER;
         let mut data = 0;
@@ -518,15 +518,15 @@ impl ZkClient {
     fn retrying<T>(
         &self,
         operation: &'static str,
-        fence: Option<u64>,
+        fence: Option<Session>,
         ambiguous: &mut bool,
         mut attempt: impl FnMut(zookeeper_client::Client) -> Result<T>,
     ) -> Result<T> {
         let started = Instant::now();
         let mut retries = 0;
         loop {
-            let (client, generation) = self.shared.current()?;
-            if fence.is_some_and(|fence| fence != generation) {
+            let (client, session) = self.shared.current()?;
+            if fence.is_some_and(|fence| fence != session) {
                 return Err(Error::SessionExpired);
             }
             self.shared.counters.count(operation);
@@ -538,19 +538,19 @@ impl ZkClient {
                 return Err(err);
             }
             *ambiguous |= matches!(err, Error::ConnectionLoss { .. } | Error::Timeout { .. });
-            self.pause_before_retry(operation, err, generation, &mut retries, started, None)?;
+            self.pause_before_retry(operation, err, session, &mut retries, started, None)?;
         }
     }
 
     /// Decides by the retry policy whether a retryable `err` may be retried:
     /// if so, waits as the policy says (and for a new session after an expiry
-    /// of session `generation`), but not past `deadline`, and counts the
+    /// of session `session`), but not past `deadline`, and counts the
     /// retry; if not, returns the error to give up with.
     pub(crate) fn pause_before_retry(
         &self,
         operation: &'static str,
         err: Error,
-        generation: u64,
+        session: Session,
         retries: &mut u32,
         started: Instant,
         deadline: Option<Instant>,
@@ -566,7 +566,7 @@ impl ZkClient {
         let cap = |until: Instant| deadline.map_or(until, |d| until.min(d));
         if matches!(err, Error::SessionExpired) {
             let wait = self.shared.config.connection_timeout;
-            self.shared.wait_for_new_session(generation, cap(Instant::now() + wait));
+            self.shared.wait_for_new_session(session, cap(Instant::now() + wait));
         }
         std::thread::sleep(cap(Instant::now() + sleep).saturating_duration_since(Instant::now()));
         Ok(())

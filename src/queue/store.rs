@@ -93,7 +93,7 @@ impl<T: Send + 'static> Core<T> {
         // Why the puts not done yet are waiting for a retry.
         let mut cause: Option<Error> = None;
         loop {
-            let generation = self.client.generation();
+            let session = self.client.session();
             if states.iter().any(|s| matches!(s, State::Send)) {
                 let missing_queue = self.send(puts, &mut states, recreated, &mut cause);
                 // The queue node vanished (a reaped container, say): create
@@ -120,7 +120,7 @@ impl<T: Send + 'static> Core<T> {
                 })
             } else {
                 self.client
-                    .pause_before_retry("create", err, generation, &mut retries, started, deadline)
+                    .pause_before_retry("create", err, session, &mut retries, started, deadline)
             };
             if let Err(e) = paused {
                 log::warn!("puts under {} failed: {e}", self.path);

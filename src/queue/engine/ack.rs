@@ -16,6 +16,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
 use super::finish::Lock;
 use super::{let_go, Control};
+use crate::client::Session;
 use crate::error::{Error, Result};
 use crate::queue::core::Core;
 use crate::queue::stats::QueueCounters;
@@ -129,14 +130,14 @@ fn settle<T: Send + 'static>(core: &Core<T>, control: &Control, batch: Vec<Ack>)
             return (batch.into_iter().map(|a| a.name).collect(), unknown);
         }
     };
-    let mut by_session: HashMap<u64, Vec<Ack>> = HashMap::new();
+    let mut by_session: HashMap<Session, Vec<Ack>> = HashMap::new();
     for (ack, stat) in batch.into_iter().zip(stats) {
         match stat {
             Ok(Some(stat)) if stat.czxid != ack.lock.czxid() => {
                 report(core, Error::LeaseLost { path: ack.item_path });
                 done.push(ack.name);
             }
-            Ok(_) => by_session.entry(ack.lock.generation()).or_default().push(ack),
+            Ok(_) => by_session.entry(ack.lock.session()).or_default().push(ack),
             Err(e) if e.is_retryable() => unknown.push(ack),
             Err(e) => {
                 let_go(core, control, &ack.name, &ack.lock);
@@ -145,12 +146,12 @@ fn settle<T: Send + 'static>(core: &Core<T>, control: &Control, batch: Vec<Ack>)
             }
         }
     }
-    for (generation, acks) in by_session {
+    for (session, acks) in by_session {
         let multis: Vec<_> = acks
             .iter()
             .map(|a| a.lock.acknowledge_ops(&a.item_path, a.item_version))
             .collect();
-        let results = match core.client.multi_many_fenced(&multis, generation) {
+        let results = match core.client.multi_many_fenced(&multis, session) {
             Ok(results) => results,
             Err(e) => {
                 report(core, e);

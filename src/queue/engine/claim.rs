@@ -89,7 +89,7 @@ pub(super) fn locked_window<T: Send + 'static>(
     lock_dir: &str,
     names: Vec<String>,
 ) -> Result<usize> {
-    let generation = core.client.generation();
+    let session = core.client.session();
     let token = Lock::token(core);
     let nodes: Vec<(String, Vec<u8>)> = names.iter().map(|n| (path::join(lock_dir, n), token.clone())).collect();
     let created = core
@@ -101,7 +101,7 @@ pub(super) fn locked_window<T: Send + 'static>(
     let mut failure = None;
     for ((name, (lock_path, _)), result) in names.into_iter().zip(nodes).zip(created) {
         let lock = match result {
-            Ok((_, stat)) => Some(Lock::created(lock_path, &stat, generation)),
+            Ok((_, stat)) => Some(Lock::created(lock_path, &stat, session)),
             // Held by another consumer.
             Err(Error::NodeExists { .. }) => None,
             Err(Error::NoNode { .. }) => {
@@ -111,10 +111,10 @@ pub(super) fn locked_window<T: Send + 'static>(
                 None
             }
             // The reply was lost: the lock is ours if it holds our token.
-            Err(e) if e.is_retryable() => match Lock::recover(core, lock_path.clone(), &token, generation) {
+            Err(e) if e.is_retryable() => match Lock::recover(core, lock_path.clone(), &token, session) {
                 Ok(lock) => lock,
                 Err(e) => {
-                    orphan_created(control, lock_path, &token, generation);
+                    orphan_created(control, lock_path, &token, session);
                     failure.get_or_insert(e);
                     None
                 }

@@ -2,7 +2,7 @@
 //! path, each in one multi; and the lock that guards it.
 
 use super::Control;
-use crate::client::{CreateMode, Op};
+use crate::client::{CreateMode, Op, Session};
 use crate::codec::{encode_frame, trailer};
 use crate::error::{Error, Result};
 use crate::naming::{split_item, QUEUE_PREFIX};
@@ -21,17 +21,17 @@ pub(super) struct Lock {
     path: String,
     version: i32,
     czxid: i64,
-    generation: u64,
+    session: Session,
 }
 
 impl Lock {
-    /// The lock created at `path` with `stat`, in session `generation`.
-    pub(super) fn created(path: String, stat: &crate::client::Stat, generation: u64) -> Lock {
+    /// The lock created at `path` with `stat`, in `session`.
+    pub(super) fn created(path: String, stat: &crate::client::Stat, session: Session) -> Lock {
         Lock {
             path,
             version: stat.version,
             czxid: stat.czxid,
-            generation,
+            session,
         }
     }
 
@@ -43,8 +43,8 @@ impl Lock {
         self.czxid
     }
 
-    pub(super) fn generation(&self) -> u64 {
-        self.generation
+    pub(super) fn session(&self) -> Session {
+        self.session
     }
 
     /// The operations that end a claim on `item_path` at `item_version`.
@@ -58,13 +58,13 @@ impl Lock {
         core: &Core<T>,
         path: String,
         token: &[u8],
-        generation: u64,
+        session: Session,
     ) -> Result<Option<Lock>> {
         // The server reconnected to may not have applied the create yet.
         core.client.sync_once(&path)?;
         match core.client.get_data(&path) {
-            Ok((data, stat)) if data == token && core.client.generation() == generation => {
-                Ok(Some(Lock::created(path, &stat, generation)))
+            Ok((data, stat)) if data == token && core.client.session() == session => {
+                Ok(Some(Lock::created(path, &stat, session)))
             }
             Ok(_) | Err(Error::NoNode { .. }) => Ok(None),
             Err(e) => Err(e),
@@ -94,10 +94,7 @@ impl Lock {
                 return false;
             }
         }
-        match core
-            .client
-            .delete_fenced(&self.path, Some(self.version), self.generation)
-        {
+        match core.client.delete_fenced(&self.path, Some(self.version), self.session) {
             Ok(()) | Err(Error::NoNode { .. } | Error::SessionExpired) => true,
             // Still ours, at another version.
             Err(Error::BadVersion { .. }) => false,
@@ -226,7 +223,7 @@ fn settle<T: Send + 'static>(core: &Core<T>, item_path: &str, lock: &Lock, ops: 
         Some(_) => return Err(lease_lost()),
         None => {}
     }
-    match core.client.multi_fenced(ops, lock.generation) {
+    match core.client.multi_fenced(ops, lock.session) {
         Ok(_) => Ok(()),
         Err(Error::MultiFailed { index: 0, .. } | Error::SessionExpired) => match core.client.exists(item_path)? {
             None => Ok(()),

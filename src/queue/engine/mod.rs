@@ -30,7 +30,7 @@ use parking_lot::{Condvar, Mutex};
 
 use super::core::Core;
 use super::DeliverAt;
-use crate::client::ChildWatch;
+use crate::client::{ChildWatch, Session};
 use crate::error::{Error, Result};
 use crate::naming::{delay_epoch, is_item, Kind};
 use crate::sync::{earliest, Backoff, Latch};
@@ -100,7 +100,7 @@ struct Orphan {
     path: String,
     czxid: Option<i64>,
     token: Option<Vec<u8>>,
-    generation: u64,
+    session: Session,
 }
 
 impl Orphan {
@@ -119,27 +119,27 @@ impl Orphan {
 /// orphan, deleted on a later pass.
 fn let_go<T: Send + 'static>(core: &Core<T>, control: &Control, name: &str, lock: &finish::Lock) {
     // A newer session means the lock went with the old one.
-    if !lock.release(core) && core.client.generation() == lock.generation() {
+    if !lock.release(core) && core.client.session() == lock.session() {
         log::warn!("lock {} could not be released; it is retried", lock.path());
         control.orphans.lock().push(Orphan {
             path: lock.path().to_owned(),
             czxid: Some(lock.czxid()),
             token: None,
-            generation: lock.generation(),
+            session: lock.session(),
         });
     }
     control.finished([name]);
 }
 
-/// Keeps the lock at `path`, created with `token` in session `generation`
+/// Keeps the lock at `path`, created with `token` in session `session`
 /// with an unknown outcome, for deletion on a later pass.
-fn orphan_created(control: &Control, path: String, token: &[u8], generation: u64) {
+fn orphan_created(control: &Control, path: String, token: &[u8], session: Session) {
     log::warn!("the creation of lock {path} has an unknown outcome; it is checked again");
     control.orphans.lock().push(Orphan {
         path,
         czxid: None,
         token: Some(token.to_vec()),
-        generation,
+        session,
     });
 }
 
@@ -152,7 +152,7 @@ fn settle_orphans<T: Send + 'static>(core: &Core<T>, control: &Control) -> bool 
     }
     let mut left = Vec::new();
     for orphan in orphans {
-        if core.client.generation() != orphan.generation {
+        if core.client.session() != orphan.session {
             // Its session expired, and its ephemeral locks with it.
             continue;
         }
@@ -160,7 +160,7 @@ fn settle_orphans<T: Send + 'static>(core: &Core<T>, control: &Control) -> bool 
             Ok((data, stat)) if orphan.is(&data, &stat) => {
                 match core
                     .client
-                    .delete_fenced(&orphan.path, Some(stat.version), orphan.generation)
+                    .delete_fenced(&orphan.path, Some(stat.version), orphan.session)
                 {
                     Ok(()) | Err(Error::NoNode { .. } | Error::BadVersion { .. } | Error::SessionExpired) => true,
                     Err(_) => false,
