@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
-use super::finish::Lock;
+use super::finish::{item_decides, lease_lost, Fenced, Lock};
 use super::{let_go, Control};
 use crate::client::Session;
 use crate::error::{Error, Result};
@@ -133,8 +133,8 @@ fn settle<T: Send + 'static>(core: &Core<T>, control: &Control, batch: Vec<Ack>)
     let mut by_session: HashMap<Session, Vec<Ack>> = HashMap::new();
     for (ack, stat) in batch.into_iter().zip(stats) {
         match stat {
-            Ok(Some(stat)) if stat.czxid != ack.lock.czxid() => {
-                report(core, Error::LeaseLost { path: ack.item_path });
+            Ok(found) if ack.lock.replaced(found.as_ref()) => {
+                report(core, lease_lost(core, &ack.item_path));
                 done.push(ack.name);
             }
             Ok(_) => by_session.entry(ack.lock.session()).or_default().push(ack),
@@ -160,34 +160,31 @@ fn settle<T: Send + 'static>(core: &Core<T>, control: &Control, batch: Vec<Ack>)
             }
         };
         for (ack, result) in acks.into_iter().zip(results) {
-            match result {
-                Ok(()) => {
+            match Fenced::of(result) {
+                Fenced::Applied => {
                     log::debug!("acknowledged {}", ack.item_path);
                     done.push(ack.name);
                 }
-                // The lock is gone or changed, or the session expired: unless
-                // an earlier attempt went through, the lease was lost.
-                Err(Error::MultiFailed { index: 0, .. } | Error::SessionExpired) => {
-                    match core.client.exists(&ack.item_path) {
-                        Ok(None) => done.push(ack.name),
-                        Ok(Some(_)) => {
-                            report(core, Error::LeaseLost { path: ack.item_path });
-                            done.push(ack.name);
-                        }
-                        Err(e) if e.is_retryable() => unknown.push(ack),
-                        Err(e) => {
+                Fenced::ItemDecides => match core.client.exists(&ack.item_path) {
+                    Ok(item) => {
+                        if let Err(e) = item_decides(core, &ack.item_path, item) {
                             report(core, e);
-                            done.push(ack.name);
                         }
+                        done.push(ack.name);
                     }
-                }
+                    Err(e) if e.is_retryable() => unknown.push(ack),
+                    Err(e) => {
+                        report(core, e);
+                        done.push(ack.name);
+                    }
+                },
                 // The reply was lost: the multi may or may not have been
                 // applied. Sent again, it settles either way.
-                Err(e) if e.is_retryable() => {
+                Fenced::Failed(e) if e.is_retryable() => {
                     log::debug!("{}: acknowledge outcome unknown ({e}); trying again", ack.item_path);
                     unknown.push(ack);
                 }
-                Err(e) => {
+                Fenced::Failed(e) => {
                     let_go(core, control, &ack.name, &ack.lock);
                     report(core, e);
                     done.push(ack.name);
@@ -198,10 +195,9 @@ fn settle<T: Send + 'static>(core: &Core<T>, control: &Control, batch: Vec<Ack>)
     (done, unknown)
 }
 
+/// Logs and tells the consumer of an error (a lost lease was counted where
+/// it was found).
 fn report<T: Send + 'static>(core: &Core<T>, error: Error) {
-    if matches!(error, Error::LeaseLost { .. }) {
-        QueueCounters::bump(&core.counters.lease_lost);
-    }
     log::warn!("queue {}: {error}", core.path);
     core.tell_error(&error);
 }

@@ -2,7 +2,7 @@
 //! path, each in one multi; and the lock that guards it.
 
 use super::Control;
-use crate::client::{CreateMode, Op, Session};
+use crate::client::{CreateMode, Op, Session, Stat};
 use crate::codec::{encode_frame, trailer};
 use crate::error::{Error, Result};
 use crate::naming::{split_item, QUEUE_PREFIX};
@@ -26,7 +26,7 @@ pub(super) struct Lock {
 
 impl Lock {
     /// The lock created at `path` with `stat`, in `session`.
-    pub(super) fn created(path: String, stat: &crate::client::Stat, session: Session) -> Lock {
+    pub(super) fn created(path: String, stat: &Stat, session: Session) -> Lock {
         Lock {
             path,
             version: stat.version,
@@ -41,6 +41,12 @@ impl Lock {
 
     pub(super) fn czxid(&self) -> i64 {
         self.czxid
+    }
+
+    /// Whether the node found at this lock's path now (`None`: no node) is
+    /// another holder's lock: then nothing of the claim may be touched.
+    pub(super) fn replaced(&self, found: Option<&Stat>) -> bool {
+        found.is_some_and(|stat| stat.czxid != self.czxid)
     }
 
     pub(super) fn session(&self) -> Session {
@@ -86,7 +92,7 @@ impl Lock {
     /// session); `false` if it may still be ours.
     pub(super) fn release<T: Send + 'static>(&self, core: &Core<T>) -> bool {
         match core.client.exists(&self.path) {
-            Ok(Some(stat)) if stat.czxid == self.czxid => {}
+            Ok(Some(stat)) if !self.replaced(Some(&stat)) => {}
             // Gone, or another holder's now.
             Ok(_) => return true,
             Err(e) => {
@@ -207,30 +213,59 @@ pub(super) fn dead_letter<T: Send + 'static>(
     moved
 }
 
-/// Runs a fenced multi that ends a claim. A failed lock check means the lease
-/// was lost, unless the item is already gone: then an earlier attempt of this
-/// very multi went through before its reply was lost.
-fn settle<T: Send + 'static>(core: &Core<T>, item_path: &str, lock: &Lock, ops: &[Op]) -> Result<()> {
-    let lease_lost = || {
-        QueueCounters::bump(&core.counters.lease_lost);
-        Error::LeaseLost {
-            path: item_path.to_owned(),
+/// What the result of a multi fenced on a lock (its first operation checks
+/// the lock) says about the claim it ends: the one reading of it, for single
+/// and batched acknowledges, requeues and dead-letter moves alike.
+pub(super) enum Fenced {
+    /// Applied.
+    Applied,
+    /// The lock check failed, or the session expired. The lease was lost,
+    /// unless the item is already gone: then an earlier attempt of this very
+    /// multi went through before its reply was lost. [`item_decides`] reads
+    /// which.
+    ItemDecides,
+    /// Any other failure: the item changed or vanished under us (removed by
+    /// id, say), or the request failed.
+    Failed(Error),
+}
+
+impl Fenced {
+    pub(super) fn of<R>(result: Result<R>) -> Fenced {
+        match result {
+            Ok(_) => Fenced::Applied,
+            Err(Error::MultiFailed { index: 0, .. } | Error::SessionExpired) => Fenced::ItemDecides,
+            Err(e) => Fenced::Failed(e),
         }
-    };
-    match core.client.exists(&lock.path)? {
-        Some(stat) if stat.czxid == lock.czxid => {}
-        // Replaced by another holder's lock: touch nothing of theirs.
-        Some(_) => return Err(lease_lost()),
-        None => {}
     }
-    match core.client.multi_fenced(ops, lock.session) {
-        Ok(_) => Ok(()),
-        Err(Error::MultiFailed { index: 0, .. } | Error::SessionExpired) => match core.client.exists(item_path)? {
-            None => Ok(()),
-            Some(_) => Err(lease_lost()),
-        },
-        // The item changed or vanished under us (removed by id, say), or the
-        // request failed: the caller lets the lease go for another try.
-        Err(e) => Err(e),
+}
+
+/// After [`Fenced::ItemDecides`]: the item gone (`None`) means the claim was
+/// settled; still there, the lease was lost (counted).
+pub(super) fn item_decides<T>(core: &Core<T>, item_path: &str, item: Option<Stat>) -> Result<()> {
+    match item {
+        None => Ok(()),
+        Some(_) => Err(lease_lost(core, item_path)),
+    }
+}
+
+/// A lost lease on `item_path`, counted.
+pub(super) fn lease_lost<T>(core: &Core<T>, item_path: &str) -> Error {
+    QueueCounters::bump(&core.counters.lease_lost);
+    Error::LeaseLost {
+        path: item_path.to_owned(),
+    }
+}
+
+/// Runs a fenced multi that ends a claim, unless the lock was replaced by
+/// another holder's (then nothing of theirs is touched).
+fn settle<T: Send + 'static>(core: &Core<T>, item_path: &str, lock: &Lock, ops: &[Op]) -> Result<()> {
+    if lock.replaced(core.client.exists(&lock.path)?.as_ref()) {
+        return Err(lease_lost(core, item_path));
+    }
+    match Fenced::of(core.client.multi_fenced(ops, lock.session)) {
+        Fenced::Applied => Ok(()),
+        Fenced::ItemDecides => item_decides(core, item_path, core.client.exists(item_path)?),
+        // The caller lets the lease go for another try.
+        Fenced::Failed(e) => Err(e),
     }
 }
