@@ -36,7 +36,7 @@ pub(crate) struct Options {
 
 #[derive(Debug, PartialEq, Eq)]
 enum Life {
-    /// Built, threads not all started yet: no handle exists.
+    /// Being started by the builder, which holds the only handle.
     Starting,
     Started,
     Stopped,
