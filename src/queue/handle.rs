@@ -88,7 +88,7 @@ impl<T: Send + 'static, K> Queue<T, K> {
     /// # }
     /// ```
     pub fn flush_timeout(&self, timeout: Duration) -> bool {
-        self.core.wait_pending(Instant::now().checked_add(timeout))
+        self.core.wait_pending(deadline_in(timeout))
     }
 
     /// Adds a listener told of every put's outcome.

@@ -381,11 +381,11 @@ impl SimpleQueue {
             match self.next_once(remove, wait) {
                 Err(e) if e.is_retryable() && !self.client.is_closed() => {
                     let now = Instant::now();
-                    let pause = match deadline {
-                        Some(d) if now >= d => return Err(e),
-                        Some(d) => backoff.pause().min(d - now),
-                        None => backoff.pause(),
-                    };
+                    if deadline.is_some_and(|d| now >= d) {
+                        return Err(e);
+                    }
+                    let pause = backoff.pause();
+                    let pause = deadline.map_or(pause, |d| pause.min(d - now));
                     log::warn!("{}: {e}; still waiting for an item", self.dir);
                     std::thread::sleep(pause);
                 }
