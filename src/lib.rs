@@ -107,7 +107,9 @@
 //! - Recipes: [`SimpleQueue`], and the Curator family on a consumer engine
 //!   that lists the queue with one watch and works through each listing.
 //! - [`inspect`]: item names, consumption order and item data, parsed
-//!   without a server (what the `zkq` tool shows).
+//!   without a server (what the `zkq` tool shows); [`RawQueue`] and
+//!   [`DeadLetters`] take, purge and requeue items of either layout as
+//!   stored bytes (what the `zkq` tool changes).
 //! - `testing` (feature `testing`): real ZooKeeper servers and ensembles, and
 //!   a fault-injecting proxy, for tests.
 //!
@@ -177,6 +179,7 @@ pub use naming::Kind;
 pub use queue::kinds;
 pub use queue::{
     ConsumeError, DeadLetters, DelayQueue, DeliverAt, Delivery, DistributedQueue, ErrorMode, IdQueue, ItemReceiver,
-    PriorityQueue, PutListener, Queue, QueueBuilder, QueueConsumer, QueueStats, Requeued,
+    PriorityQueue, PutListener, Queue, QueueBuilder, QueueConsumer, QueueStats, RawItem, RawQueue, RawTaken, Requeued,
+    Undecodable,
 };
 pub use recipes::{SimpleQueue, SimpleQueueBuilder};

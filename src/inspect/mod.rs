@@ -26,6 +26,9 @@ use crate::naming::{
     delay_epoch, is_item, parse_id, parse_priority, parse_sequence, split_item, SequenceKey, PRIORITY_PREFIX_LEN,
     QUEUE_PREFIX,
 };
+pub use listing::Listing;
+
+mod listing;
 
 /// Prefix of the classic recipe's items.
 const CLASSIC_PREFIX: &str = "qn-";

@@ -3,12 +3,10 @@
 use crate::client::{CreateMode, Op, ZkClient};
 use crate::codec::{decode_frame, trailer};
 use crate::error::{Error, Result};
-use crate::inspect::{order, ItemName, Kind, Layout};
+use crate::inspect::{ItemName, Layout};
 use crate::naming::QUEUE_PREFIX;
 use crate::path;
-
-/// Deletes per pipelined batch when purging.
-const PURGE_CHUNK: usize = 1_000;
+use crate::queue::RawQueue;
 
 /// A dead-letter path: where a lock-safe queue moves items that failed
 /// [`max_attempts`](crate::QueueBuilder::max_attempts) times, and
@@ -31,6 +29,7 @@ const PURGE_CHUNK: usize = 1_000;
 pub struct DeadLetters {
     client: ZkClient,
     path: String,
+    raw: RawQueue,
 }
 
 /// What [`DeadLetters::requeue_to`] did.
@@ -59,10 +58,10 @@ impl DeadLetters {
     /// # }
     /// ```
     pub fn new(client: &ZkClient, path: &str) -> Result<DeadLetters> {
-        path::validate_queue_path(path)?;
         Ok(DeadLetters {
             client: client.clone(),
             path: path.to_owned(),
+            raw: RawQueue::new(client, path)?.layout(Layout::Curator),
         })
     }
 
@@ -94,12 +93,11 @@ impl DeadLetters {
     /// # }
     /// ```
     pub fn list(&self) -> Result<Vec<ItemName>> {
-        let names = match self.client.get_children(&self.path) {
-            Ok((names, _)) => names,
-            Err(Error::NoNode { .. }) => return Ok(Vec::new()),
-            Err(e) => return Err(e),
-        };
-        Ok(order(&names, Layout::Curator, Kind::detect(&names)))
+        match self.raw.listing() {
+            Ok(listing) => Ok(listing.items),
+            Err(Error::NoNode { .. }) => Ok(Vec::new()),
+            Err(e) => Err(e),
+        }
     }
 
     /// Moves every dead letter to the end of the queue at `queue_path` as a
@@ -180,27 +178,9 @@ impl DeadLetters {
     /// # }
     /// ```
     pub fn purge(&self) -> Result<usize> {
-        let nodes: Vec<(String, Option<i32>)> = self
-            .list()?
-            .iter()
-            .map(|item| (path::join(&self.path, &item.name), None))
-            .collect();
-        let mut deleted = 0;
-        let mut failure = None;
-        for chunk in nodes.chunks(PURGE_CHUNK) {
-            for result in self.client.delete_many(chunk)? {
-                match result {
-                    Ok(()) => deleted += 1,
-                    Err(Error::NoNode { .. }) => {}
-                    Err(e) => {
-                        failure.get_or_insert(e);
-                    }
-                }
-            }
-        }
-        match failure {
-            Some(e) => Err(e),
-            None => Ok(deleted),
+        match self.raw.purge() {
+            Err(Error::NoNode { .. }) => Ok(0),
+            purged => purged,
         }
     }
 }

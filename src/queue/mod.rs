@@ -15,6 +15,7 @@ mod handle;
 pub mod kinds;
 mod pull;
 mod put;
+mod raw;
 mod stats;
 mod store;
 
@@ -24,6 +25,7 @@ pub use dead_letter::{DeadLetters, Requeued};
 pub use deliver_at::DeliverAt;
 pub use handle::Queue;
 pub use pull::{Delivery, ItemReceiver};
+pub use raw::{RawItem, RawQueue, RawTaken, Undecodable};
 pub use stats::QueueStats;
 
 /// A FIFO queue of Curator's `DistributedQueue` format, made by

@@ -22,6 +22,7 @@ mod queue;
 mod queue_kinds;
 mod queue_stats;
 mod random_faults;
+mod raw_queue;
 mod security;
 mod simple_queue;
 mod support;

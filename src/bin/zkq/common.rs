@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 use serde::Serialize;
-use zk_queue::inspect::{order, ItemName, Kind, Layout};
+use zk_queue::inspect::Listing;
 use zk_queue::{DeliverAt, RetryNTimes, ZkClient};
 
 /// The client and output mode shared by subcommands.
@@ -57,40 +57,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(seconds).map_err(|e| format!("invalid duration {text:?}: {e}"))
 }
 
-/// A queue's children split into its items, in consumption order, and the
+/// Lists `path`'s children, split into items in consumption order and the
 /// rest.
-pub struct Listing {
-    pub layout: Layout,
-    pub kind: Kind,
-    pub items: Vec<ItemName>,
-    pub foreign: Vec<String>,
-}
-
-impl Listing {
-    /// Lists `path`; `layout` forces a layout instead of detecting it.
-    pub fn read(ctx: &Context, path: &str, layout: Option<Layout>) -> anyhow::Result<Listing> {
-        let (names, _) = ctx.client.get_children(path)?;
-        Ok(Listing::of(names, layout))
-    }
-
-    pub fn of(names: Vec<String>, layout: Option<Layout>) -> Listing {
-        let layout = layout.or_else(|| Layout::detect(&names)).unwrap_or(Layout::Curator);
-        let kind = match layout {
-            Layout::Classic => Kind::Plain,
-            Layout::Curator => Kind::detect(&names),
-        };
-        let items = order(&names, layout, kind);
-        let foreign = names
-            .into_iter()
-            .filter(|n| !items.iter().any(|i| &i.name == n))
-            .collect();
-        Listing {
-            layout,
-            kind,
-            items,
-            foreign,
-        }
-    }
+pub fn list(ctx: &Context, path: &str) -> anyhow::Result<Listing> {
+    let (names, _) = ctx.client.get_children(path)?;
+    Ok(Listing::of(names, None))
 }
 
 /// Milliseconds since the Unix epoch now, by the library's clock.

@@ -6,7 +6,7 @@ use zk_queue::inspect::Layout;
 use zk_queue::DeadLetters;
 
 use crate::common::Context;
-use crate::purge::{confirm, print_deleted, PurgeArgs};
+use crate::purge::{purge, PurgeArgs};
 use crate::read::{describe, print_described};
 
 #[derive(Debug, Subcommand)]
@@ -66,10 +66,7 @@ pub fn run(ctx: &Context, command: DeadLetterCommand) -> anyhow::Result<()> {
         DeadLetterCommand::Purge(args) => {
             let dead = DeadLetters::new(&ctx.client, &args.path)?;
             let total = dead.list()?.len();
-            if total > 0 && !args.yes && !confirm(&args.path, total)? {
-                anyhow::bail!("purge of {} cancelled", args.path);
-            }
-            print_deleted(ctx, dead.purge()?)
+            purge(ctx, &args, total, || dead.purge())
         }
         DeadLetterCommand::Requeue(args) => {
             let moved = DeadLetters::new(&ctx.client, &args.path)?.requeue_to(&args.to)?;

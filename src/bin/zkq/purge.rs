@@ -1,18 +1,15 @@
 //! `zkq purge` (and `zkq dead-letter purge`).
 
 use std::io::{BufRead, IsTerminal, Write};
+use std::time::Duration;
 
 use anyhow::bail;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use serde::Serialize;
+use zk_queue::RawQueue;
 
-use zk_queue::path::join as child;
-
-use crate::common::{Context, Listing};
-
-/// Deletes per `delete_many` call.
-const CHUNK: usize = 1_000;
+use crate::common::Context;
 
 #[derive(Debug, Args)]
 pub struct PurgeArgs {
@@ -30,46 +27,32 @@ struct PurgeOutput {
 
 /// Deletes every item (of the detected layout) under the path.
 pub fn run(ctx: &Context, args: PurgeArgs) -> anyhow::Result<()> {
-    let path = &args.path;
-    let listing = Listing::read(ctx, path, None)?;
-    let total = listing.items.len();
-    if total > 0 && !args.yes && !confirm(path, total)? {
-        bail!("purge of {path} cancelled");
+    let queue = RawQueue::new(&ctx.client, &args.path)?;
+    let total = queue.listing()?.items.len();
+    purge(ctx, &args, total, || queue.purge())
+}
+
+/// Asks (unless `--yes`) before deleting `total` items with `purge`, shows
+/// a spinner meanwhile on a terminal, and prints how many were deleted.
+pub fn purge(
+    ctx: &Context,
+    args: &PurgeArgs,
+    total: usize,
+    purge: impl FnOnce() -> zk_queue::Result<usize>,
+) -> anyhow::Result<()> {
+    if total > 0 && !args.yes && !confirm(&args.path, total)? {
+        bail!("purge of {} cancelled", args.path);
     }
-    let progress = if std::io::stderr().is_terminal() {
-        let bar = ProgressBar::new(total as u64);
-        if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} deleted") {
-            bar.set_style(style);
-        }
-        bar
+    let spinner = if std::io::stderr().is_terminal() {
+        let spinner = ProgressBar::new_spinner().with_message(format!("deleting {total} items"));
+        spinner.enable_steady_tick(Duration::from_millis(100));
+        spinner
     } else {
         ProgressBar::hidden()
     };
-    let nodes: Vec<(String, Option<i32>)> = listing.items.iter().map(|i| (child(path, &i.name), None)).collect();
-    let mut deleted = 0;
-    let mut failure = None;
-    for chunk in nodes.chunks(CHUNK) {
-        for ((node, _), result) in chunk.iter().zip(ctx.client.delete_many(chunk)?) {
-            match result {
-                Ok(()) => deleted += 1,
-                Err(e) if e.is_no_node() => {} // taken meanwhile
-                Err(e) => {
-                    failure.get_or_insert_with(|| anyhow::Error::new(e).context(format!("cannot delete {node}")));
-                }
-            }
-        }
-        progress.inc(chunk.len() as u64);
-    }
-    progress.finish_and_clear();
-    print_deleted(ctx, deleted)?;
-    match failure {
-        Some(err) => Err(err.context(format!("purged {deleted} of {total} items"))),
-        None => Ok(()),
-    }
-}
-
-/// Prints how many items were deleted.
-pub fn print_deleted(ctx: &Context, deleted: usize) -> anyhow::Result<()> {
+    let deleted = purge();
+    spinner.finish_and_clear();
+    let deleted = deleted.map_err(|e| anyhow::Error::new(e).context(format!("purge of {} incomplete", args.path)))?;
     if ctx.json {
         ctx.print_json(&PurgeOutput { deleted })
     } else {
@@ -80,7 +63,7 @@ pub fn print_deleted(ctx: &Context, deleted: usize) -> anyhow::Result<()> {
 
 /// Asks on the terminal before deleting `total` items of `path`; refuses
 /// when stdin is not a terminal.
-pub fn confirm(path: &str, total: usize) -> anyhow::Result<bool> {
+fn confirm(path: &str, total: usize) -> anyhow::Result<bool> {
     if !std::io::stdin().is_terminal() {
         bail!("refusing to purge {path} without --yes: stdin is not a terminal");
     }

@@ -4,11 +4,11 @@ use std::collections::BTreeMap;
 
 use clap::Args;
 use serde::Serialize;
-use zk_queue::inspect::{decode_item, ItemName, Kind, Layout};
+use zk_queue::inspect::{decode_item, ItemName, Kind, Layout, Listing};
 
 use zk_queue::path::join as child;
 
-use crate::common::{now_ms, preview, Context, Listing};
+use crate::common::{list, now_ms, preview, Context};
 
 #[derive(Debug, Args)]
 pub struct PeekArgs {
@@ -135,7 +135,7 @@ pub fn print_described(ctx: &Context, items: &[PeekedItem]) -> anyhow::Result<()
 }
 
 pub fn peek(ctx: &Context, args: PeekArgs) -> anyhow::Result<()> {
-    let listing = Listing::read(ctx, &args.path, None)?;
+    let listing = list(ctx, &args.path)?;
     let head: Vec<ItemName> = listing.items.into_iter().take(args.count).collect();
     let items = describe(ctx, &args.path, listing.layout, &head)?;
     print_described(ctx, &items)
@@ -217,7 +217,7 @@ struct Stats {
 }
 
 pub fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
-    let listing = Listing::read(ctx, &args.path, None)?;
+    let listing = list(ctx, &args.path)?;
     let mut stats = Stats {
         layout: listing.layout.to_string(),
         kind: listing.kind.to_string(),

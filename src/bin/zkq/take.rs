@@ -1,15 +1,12 @@
 //! `zkq take`.
 
-use std::collections::HashSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::Args;
 use serde::Serialize;
-use zk_queue::inspect::{decode_item, Kind};
+use zk_queue::RawQueue;
 
-use zk_queue::path::join as child;
-
-use crate::common::{now_ms, parse_duration, Context, Listing};
+use crate::common::{parse_duration, Context};
 
 #[derive(Debug, Args)]
 pub struct TakeArgs {
@@ -31,65 +28,29 @@ struct Taken {
 }
 
 pub fn run(ctx: &Context, args: TakeArgs) -> anyhow::Result<()> {
-    let deadline = Instant::now() + args.timeout;
-    let mut taken: Vec<Taken> = Vec::new();
-    let mut corrupt = HashSet::new();
-    'outer: while taken.len() < args.count {
-        let listing = Listing::read(ctx, &args.path, None)?;
-        let now = now_ms();
-        let mut progressed = false;
-        for item in &listing.items {
-            if taken.len() >= args.count {
-                break 'outer;
-            }
-            if listing.kind == Kind::Delay && item.due.is_some_and(|due| due > now) {
-                // Not due yet; later names may be due (ordered by due time, so not).
-                break;
-            }
-            let path = child(&args.path, &item.name);
-            let (data, stat) = match ctx.client.get_data(&path) {
-                Ok(read) => read,
-                Err(e) if e.is_no_node() => continue,
-                Err(e) => return Err(e.into()),
-            };
-            let decoded = match decode_item(listing.layout, &data) {
-                Ok(decoded) => decoded,
-                Err(e) => {
-                    if corrupt.insert(item.name.clone()) {
-                        eprintln!("zkq: skipping corrupt item {path}: {e}");
-                    }
-                    continue;
-                }
-            };
-            match ctx.client.delete(&path, Some(stat.version)) {
-                Ok(()) => {}
-                Err(e) if e.is_no_node() => continue, // another consumer took it
-                Err(e) => return Err(e.into()),
-            }
-            progressed = true;
-            for record in decoded.records {
-                taken.push(Taken {
-                    name: item.name.clone(),
-                    data: String::from_utf8_lossy(&record).into_owned(),
-                    bytes: record.len(),
-                });
-            }
-        }
-        if !progressed {
-            let now = Instant::now();
-            if now >= deadline {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(100).min(deadline - now));
-        }
+    let queue = RawQueue::new(&ctx.client, &args.path)?;
+    let taken = queue.take_timeout(args.count, args.timeout)?;
+    for bad in &taken.undecodable {
+        eprintln!("zkq: skipping corrupt item {}/{}: {}", args.path, bad.name, bad.error);
     }
+    let records: Vec<Taken> = taken
+        .items
+        .iter()
+        .flat_map(|item| {
+            item.records.iter().map(|record| Taken {
+                name: item.name.name.clone(),
+                data: String::from_utf8_lossy(record).into_owned(),
+                bytes: record.len(),
+            })
+        })
+        .collect();
     if ctx.json {
-        ctx.print_json(&taken)?;
+        ctx.print_json(&records)?;
     } else {
-        for item in &taken {
-            println!("{}", item.data);
+        for record in &records {
+            println!("{}", record.data);
         }
     }
-    eprintln!("{} taken", taken.len());
+    eprintln!("{} taken", records.len());
     Ok(())
 }

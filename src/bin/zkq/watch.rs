@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use serde::Serialize;
 
-use crate::common::{parse_duration, Context, Listing};
+use zk_queue::inspect::Listing;
+
+use crate::common::{parse_duration, Context};
 
 /// Longest wait on a watch before listing again anyway (a watch can be lost
 /// with a session).
