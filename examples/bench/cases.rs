@@ -7,8 +7,8 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{bail, ensure, Context};
 use clap::ValueEnum;
 use zk_queue::{
-    BytesSerializer, ClientStats, ConsumeError, DelayQueue, DeliverAt, DistributedQueue, Error, PriorityQueue,
-    PutListener, QueueBuilder, SimpleQueue, ZkClient,
+    kinds, BytesSerializer, ClientStats, ConsumeError, DeliverAt, Error, Kind, PutListener, Queue, QueueBuilder,
+    SimpleQueue, ZkClient,
 };
 
 use super::report::CaseReport;
@@ -75,13 +75,6 @@ pub struct Ctx<'a> {
     pub create_ceiling: f64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    Plain,
-    Priority,
-    Delay,
-}
-
 /// How a case is set up.
 #[derive(Clone, Copy, Debug)]
 pub struct Spec {
@@ -143,61 +136,51 @@ pub fn run(ctx: &Ctx, case: CaseName, e2e_rate: Option<f64>) -> CaseReport {
     )
 }
 
-/// The queue kinds a case builds, with one put for all.
-enum Handle {
-    Plain(DistributedQueue<Vec<u8>>),
-    Priority(PriorityQueue<Vec<u8>>),
-    Delay(DelayQueue<Vec<u8>>),
-}
-
-macro_rules! each {
-    ($handle:expr, $q:ident => $e:expr) => {
-        match $handle {
-            Handle::Plain($q) => $e,
-            Handle::Priority($q) => $e,
-            Handle::Delay($q) => $e,
-        }
-    };
-}
-
-impl Handle {
-    fn build(builder: QueueBuilder<Vec<u8>>, kind: Kind, refresh: usize) -> zk_queue::Result<Handle> {
-        Ok(match kind {
-            Kind::Plain => Handle::Plain(builder.build_queue()?),
-            Kind::Priority => Handle::Priority(builder.build_priority_queue(refresh)?),
-            Kind::Delay => Handle::Delay(builder.build_delay_queue()?),
-        })
-    }
-
-    fn close(&self) {
-        each!(self, q => q.close())
-    }
-
-    fn flush(&self, timeout: Duration) -> bool {
-        each!(self, q => q.flush_timeout(timeout))
-    }
-
-    fn add_put_listener(&self, listener: impl PutListener<Vec<u8>>) {
-        each!(self, q => q.add_put_listener(listener))
-    }
+/// A queue kind a case builds and fills.
+trait CaseKind: Send + Sized + 'static {
+    fn build(builder: QueueBuilder<Vec<u8>>, refresh: usize) -> zk_queue::Result<Queue<Vec<u8>, Self>>;
 
     /// One item with `put`, several with `put_multi`; a random priority
     /// (0..100) or the due time `due` where the kind needs one.
-    fn put(&self, mut items: Vec<Vec<u8>>, due: DeliverAt) -> zk_queue::Result<()> {
+    fn put(queue: &Queue<Vec<u8>, Self>, items: Vec<Vec<u8>>, due: DeliverAt) -> zk_queue::Result<()>;
+}
+
+impl CaseKind for kinds::Fifo {
+    fn build(builder: QueueBuilder<Vec<u8>>, _: usize) -> zk_queue::Result<Queue<Vec<u8>, Self>> {
+        builder.build_queue()
+    }
+
+    fn put(queue: &Queue<Vec<u8>, Self>, mut items: Vec<Vec<u8>>, _: DeliverAt) -> zk_queue::Result<()> {
+        match items.len() {
+            1 => queue.put(items.remove(0)),
+            _ => queue.put_multi(items),
+        }
+    }
+}
+
+impl CaseKind for kinds::Priority {
+    fn build(builder: QueueBuilder<Vec<u8>>, refresh: usize) -> zk_queue::Result<Queue<Vec<u8>, Self>> {
+        builder.build_priority_queue(refresh)
+    }
+
+    fn put(queue: &Queue<Vec<u8>, Self>, mut items: Vec<Vec<u8>>, _: DeliverAt) -> zk_queue::Result<()> {
         let priority = fastrand::i32(0..100);
-        if items.len() == 1 {
-            let item = items.pop().expect("one item");
-            match self {
-                Handle::Plain(q) => q.put(item),
-                Handle::Priority(q) => q.put(item, priority),
-                Handle::Delay(q) => q.put(item, due),
-            }
-        } else {
-            match self {
-                Handle::Plain(q) => q.put_multi(items),
-                Handle::Priority(q) => q.put_multi(items, priority),
-                Handle::Delay(q) => q.put_multi(items, due),
-            }
+        match items.len() {
+            1 => queue.put(items.remove(0), priority),
+            _ => queue.put_multi(items, priority),
+        }
+    }
+}
+
+impl CaseKind for kinds::Delay {
+    fn build(builder: QueueBuilder<Vec<u8>>, _: usize) -> zk_queue::Result<Queue<Vec<u8>, Self>> {
+        builder.build_delay_queue()
+    }
+
+    fn put(queue: &Queue<Vec<u8>, Self>, mut items: Vec<Vec<u8>>, due: DeliverAt) -> zk_queue::Result<()> {
+        match items.len() {
+            1 => queue.put(items.remove(0), due),
+            _ => queue.put_multi(items, due),
         }
     }
 }
@@ -225,7 +208,13 @@ fn queue_case(ctx: &Ctx, name: &str, spec: Spec, bar: &indicatif::ProgressBar) -
     let expected_requests = spec.serial_requests_per_item * ctx.items as f64;
     let deadline = ctx.budget.deadline(&format!("case {name}"), expected_requests);
     let stop = Arc::new(AtomicBool::new(false));
-    let result = run_queue_case(ctx, &path, lock_path.as_deref(), spec, &deadline, &stop, bar);
+    let lock = lock_path.as_deref();
+    let result = match spec.kind {
+        Kind::Priority => run_queue_case::<kinds::Priority>(ctx, &path, lock, spec, &deadline, &stop, bar),
+        Kind::Delay => run_queue_case::<kinds::Delay>(ctx, &path, lock, spec, &deadline, &stop, bar),
+        Kind::Plain => run_queue_case::<kinds::Fifo>(ctx, &path, lock, spec, &deadline, &stop, bar),
+        other => Err(anyhow::anyhow!("no case builds a {other} queue")),
+    };
     stop.store(true, Ordering::Release);
     let cleanup = util::remove_tree(ctx.admin, &path).and_then(|()| match &lock_path {
         Some(lock_path) => util::remove_tree(ctx.admin, lock_path),
@@ -236,7 +225,7 @@ fn queue_case(ctx: &Ctx, name: &str, spec: Spec, bar: &indicatif::ProgressBar) -
     Ok(measured)
 }
 
-fn run_queue_case(
+fn run_queue_case<K: CaseKind>(
     ctx: &Ctx,
     path: &str,
     lock_path: Option<&str>,
@@ -262,7 +251,7 @@ fn run_queue_case(
         if let Some(lock_path) = lock_path {
             builder = builder.lock_path(lock_path);
         }
-        let queue = Handle::build(builder, spec.kind, ctx.priority_refresh).context("building a consumer")?;
+        let queue = K::build(builder, ctx.priority_refresh).context("building a consumer")?;
         consumers.push((client, queue));
     }
 
@@ -271,12 +260,8 @@ fn run_queue_case(
     let mut producers = Vec::new();
     for _ in 0..spec.producers {
         let client = ZkClient::connect(ctx.connect).context("connecting a producer")?;
-        let queue = Handle::build(
-            QueueBuilder::new(&client, path, BytesSerializer),
-            spec.kind,
-            ctx.priority_refresh,
-        )
-        .context("building a producer")?;
+        let queue = K::build(QueueBuilder::new(&client, path, BytesSerializer), ctx.priority_refresh)
+            .context("building a producer")?;
         queue.add_put_listener(PutWatch {
             stored: Arc::clone(&stored),
             collector: Arc::clone(&collector),
@@ -366,8 +351,8 @@ fn run_queue_case(
 
 /// Puts `indices` in nodes of `per_node` items, then waits for the puts to
 /// be stored; returns when they were.
-fn produce(
-    queue: &Handle,
+fn produce<K: CaseKind>(
+    queue: &Queue<Vec<u8>, K>,
     indices: &[u64],
     per_node: usize,
     size: usize,
@@ -381,12 +366,12 @@ fn produce(
         }
         let put_at = util::now_nanos();
         let items = chunk.iter().map(|&i| util::payload(put_at, i, size)).collect();
-        queue.put(items, due).context("put")?;
+        K::put(queue, items, due).context("put")?;
         if Instant::now() >= deadline.at {
             bail!("{}: still putting", deadline.missed());
         }
     }
-    if !queue.flush(deadline.remaining()) {
+    if !queue.flush_timeout(deadline.remaining()) {
         bail!("{}: background puts still pending", deadline.missed());
     }
     Ok(Instant::now())
