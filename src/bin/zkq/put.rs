@@ -76,62 +76,43 @@ pub fn run(ctx: &Context, mut args: PutArgs) -> anyhow::Result<()> {
 
 fn put_curator(ctx: &Context, path: &str, args: &PutArgs, messages: Vec<Vec<u8>>) -> anyhow::Result<()> {
     let builder = || QueueBuilder::new(&ctx.client, path, BytesSerializer).put_in_background(false);
-    let multi = args.multi;
+    // One node of every message, or one node each; a node of one message is
+    // stored exactly as `put` stores it.
+    let nodes: Vec<Vec<Vec<u8>>> = if args.multi {
+        vec![messages]
+    } else {
+        messages.into_iter().map(|m| vec![m]).collect()
+    };
+    let due = match (args.delay_ms, args.at) {
+        (Some(delay), _) => Some(DeliverAt::after(Duration::from_millis(delay))),
+        (None, Some(at)) => match DeliverAt::from_epoch_millis(at) {
+            Ok(at) => Some(at),
+            Err(_) => bail!("invalid due time {at}: must be a positive epoch time in milliseconds"),
+        },
+        (None, None) => None,
+    };
     if let Some(p) = args.priority {
         let queue = builder().build_priority_queue(1)?;
-        put_all(
-            &queue,
-            messages,
-            multi,
-            |m| queue.put(m, p),
-            |ms| queue.put_multi(ms, p),
-        )
-    } else if args.delay_ms.is_some() || args.at.is_some() {
-        let at = match (args.delay_ms, args.at) {
-            (Some(delay), _) => DeliverAt::after(Duration::from_millis(delay)),
-            (None, Some(at)) => match DeliverAt::from_epoch_millis(at) {
-                Ok(at) => at,
-                Err(_) => bail!("invalid due time {at}: must be a positive epoch time in milliseconds"),
-            },
-            (None, None) => unreachable!(),
-        };
+        put_all(&queue, nodes, |node| queue.put_multi(node, p))
+    } else if let Some(at) = due {
         let queue = builder().build_delay_queue()?;
-        put_all(
-            &queue,
-            messages,
-            multi,
-            |m| queue.put(m, at),
-            |ms| queue.put_multi(ms, at),
-        )
+        put_all(&queue, nodes, |node| queue.put_multi(node, at))
     } else if let Some(id) = &args.id {
         let queue = builder().build_id_queue()?;
-        put_all(
-            &queue,
-            messages,
-            multi,
-            |m| queue.put(m, id),
-            |ms| queue.put_multi(ms, id),
-        )
+        put_all(&queue, nodes, |node| queue.put_multi(node, id))
     } else {
         let queue = builder().build_queue()?;
-        put_all(&queue, messages, multi, |m| queue.put(m), |ms| queue.put_multi(ms))
+        put_all(&queue, nodes, |node| queue.put_multi(node))
     }
 }
 
-/// Puts the messages one node each (`one`), or all in one node (`many`),
-/// then closes the queue.
+/// Puts each node's messages with `put`, then closes the queue.
 fn put_all<K>(
     queue: &Queue<Vec<u8>, K>,
-    messages: Vec<Vec<u8>>,
-    multi: bool,
-    one: impl Fn(Vec<u8>) -> zk_queue::Result<()>,
-    many: impl FnOnce(Vec<Vec<u8>>) -> zk_queue::Result<()>,
+    nodes: Vec<Vec<Vec<u8>>>,
+    put: impl Fn(Vec<Vec<u8>>) -> zk_queue::Result<()>,
 ) -> anyhow::Result<()> {
-    let result = if multi {
-        many(messages)
-    } else {
-        messages.into_iter().try_for_each(one)
-    };
+    let result = nodes.into_iter().try_for_each(put);
     queue.close();
     Ok(result?)
 }
