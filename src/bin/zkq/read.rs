@@ -7,6 +7,7 @@ use serde::Serialize;
 use zk_queue::inspect::{decode_item, ItemName, Kind, Layout, Listing};
 
 use zk_queue::path::join as child;
+use zk_queue::DeadLetters;
 
 use crate::common::{list, now_ms, preview, Context};
 
@@ -268,12 +269,7 @@ pub fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         stats.lock_owners = Some(owners);
     }
     if let Some(dlq) = &args.dead_letter_path {
-        let count = match ctx.client.get_children(dlq) {
-            Ok((names, _)) => Listing::of(names, Some(Layout::Curator)).items.len(),
-            Err(e) if e.is_no_node() => 0,
-            Err(e) => return Err(e.into()),
-        };
-        stats.dead_letters = Some(count);
+        stats.dead_letters = Some(DeadLetters::new(&ctx.client, dlq)?.list()?.len());
     }
     if ctx.json {
         return ctx.print_json(&stats);
