@@ -179,8 +179,9 @@ impl DeadLetters {
     /// ```
     pub fn purge(&self) -> Result<usize> {
         match self.raw.purge() {
+            Ok(purged) => Ok(purged.deleted),
             Err(Error::NoNode { .. }) => Ok(0),
-            purged => purged,
+            Err(e) => Err(e),
         }
     }
 }

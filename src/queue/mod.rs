@@ -25,7 +25,7 @@ pub use dead_letter::{DeadLetters, Requeued};
 pub use deliver_at::DeliverAt;
 pub use handle::Queue;
 pub use pull::{Delivery, ItemReceiver};
-pub use raw::{RawItem, RawQueue, RawTaken, Undecodable};
+pub use raw::{Purged, RawItem, RawQueue, RawTaken, Undecodable};
 pub use stats::QueueStats;
 
 /// A FIFO queue of Curator's `DistributedQueue` format, made by

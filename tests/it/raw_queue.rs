@@ -186,11 +186,53 @@ fn raw_purge_deletes_every_item_and_leaves_foreign_children() {
         .create(&format!("{path}/lock"), b"", CreateMode::Persistent)
         .unwrap();
     let raw = RawQueue::new(&client, &path).unwrap();
-    assert_eq!(raw.purge().unwrap(), 25);
+    assert_eq!(raw.purge().unwrap().deleted, 25);
     let (left, _) = client.get_children(&path).unwrap();
     assert_eq!(left, ["lock"]);
-    assert_eq!(raw.purge().unwrap(), 0);
+    assert_eq!(raw.purge().unwrap().deleted, 0);
     let missing = RawQueue::new(&client, &unique_path("raw-purge-missing")).unwrap();
     assert!(matches!(missing.purge(), Err(Error::NoNode { .. })));
     assert!(matches!(RawQueue::new(&client, "/"), Err(Error::InvalidPath { .. })));
+}
+
+#[test]
+fn with_the_lock_path_raw_take_and_purge_leave_an_item_a_lock_safe_consumer_holds() {
+    let client = client();
+    let path = unique_path("raw-locked");
+    let locks = unique_path("raw-locked-locks");
+    let producer = producer(&client, &path).build_queue().unwrap();
+    for item in ["held", "free-1", "free-2"] {
+        producer.put(item.into()).unwrap();
+    }
+    let (builder, receiver) = zk_queue::QueueBuilder::new(&client, &path, zk_queue::StringSerializer)
+        .lock_path(&locks)
+        .claim_window(1)
+        .pull_consumer();
+    let consumer = builder.build_queue().unwrap();
+    let delivery = receiver.take_timeout(WAIT).unwrap().expect("an item");
+    assert_eq!(delivery.item(), "held");
+
+    let raw = RawQueue::new(&client, &path).unwrap().lock_path(&locks).unwrap();
+    let taken = raw.try_take(10).unwrap();
+    assert_eq!(texts(&taken), ["free-1", "free-2"]);
+    assert_eq!(taken.held.len(), 1, "{:?}", taken.held);
+    let (held_lock, _) = client.get_children(&locks).unwrap();
+    assert_eq!(held_lock, taken.held, "the consumer's lock names the held item");
+
+    for item in ["later-1", "later-2"] {
+        producer.put(item.into()).unwrap();
+    }
+    let purged = raw.purge().unwrap();
+    assert_eq!((purged.deleted, purged.held), (2, 1));
+    let (left, _) = client.get_children(&path).unwrap();
+    assert_eq!(left, taken.held, "only the held item is left");
+    let (locks_left, _) = client.get_children(&locks).unwrap();
+    assert_eq!(locks_left, taken.held, "the purge's own locks are gone");
+
+    assert_eq!(delivery.ack(), "held");
+    eventually(WAIT, "the holder's acknowledge deleted its item", || {
+        client.get_children(&path).unwrap().0.is_empty()
+    });
+    consumer.close();
+    producer.close();
 }

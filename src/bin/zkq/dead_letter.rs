@@ -66,7 +66,7 @@ pub fn run(ctx: &Context, command: DeadLetterCommand) -> anyhow::Result<()> {
         DeadLetterCommand::Purge(args) => {
             let dead = DeadLetters::new(&ctx.client, &args.path)?;
             let total = dead.list()?.len();
-            purge(ctx, &args, total, || dead.purge())
+            purge(ctx, &args, total, || dead.purge().map(|deleted| (deleted, 0)))
         }
         DeadLetterCommand::Requeue(args) => {
             let moved = DeadLetters::new(&ctx.client, &args.path)?.requeue_to(&args.to)?;

@@ -43,7 +43,8 @@ struct Cli {
 enum Command {
     /// Put items (from arguments, else one per line of stdin).
     Put(put::PutArgs),
-    /// Take (remove and print) up to N items; at most once.
+    /// Take (remove and print) up to N items; at most once. With
+    /// `--lock-path`, items a lock-safe consumer holds are left alone.
     Take(take::TakeArgs),
     /// Show the first items in consumption order without removing them.
     Peek(read::PeekArgs),
@@ -52,7 +53,7 @@ enum Command {
     /// Depth, age, priorities, due counts, locks and dead letters of a queue.
     Stats(read::StatsArgs),
     /// Delete every item of a queue (other children are kept).
-    Purge(purge::PurgeArgs),
+    Purge(purge::QueuePurgeArgs),
     /// Print items as they are added and removed.
     Watch(watch::WatchArgs),
     /// Inspect, purge or requeue a dead-letter path.
@@ -65,7 +66,11 @@ impl Command {
     fn paths(&self) -> Vec<&str> {
         match self {
             Command::Put(args) => vec![args.path.as_str()],
-            Command::Take(args) => vec![args.path.as_str()],
+            Command::Take(args) => [Some(&args.path), args.lock_path.as_ref()]
+                .into_iter()
+                .flatten()
+                .map(String::as_str)
+                .collect(),
             Command::Peek(args) => vec![args.path.as_str()],
             Command::Ls(args) => vec![args.path.as_str()],
             Command::Stats(args) => [
@@ -77,7 +82,11 @@ impl Command {
             .flatten()
             .map(String::as_str)
             .collect(),
-            Command::Purge(args) => vec![args.path.as_str()],
+            Command::Purge(args) => [Some(&args.purge.path), args.lock_path.as_ref()]
+                .into_iter()
+                .flatten()
+                .map(String::as_str)
+                .collect(),
             Command::Watch(args) => vec![args.path.as_str()],
             Command::DeadLetter(command) => command.paths(),
         }

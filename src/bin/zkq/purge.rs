@@ -20,25 +20,46 @@ pub struct PurgeArgs {
     pub yes: bool,
 }
 
+/// `zkq purge` of a queue.
+#[derive(Debug, Args)]
+pub struct QueuePurgeArgs {
+    #[command(flatten)]
+    pub purge: PurgeArgs,
+    /// The lock path of the queue's lock-safe consumers: items they hold are
+    /// kept.
+    #[arg(long)]
+    pub lock_path: Option<String>,
+}
+
 #[derive(Serialize)]
 struct PurgeOutput {
     deleted: usize,
+    #[serde(skip_serializing_if = "is_zero")]
+    held: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Deletes every item (of the detected layout) under the path.
-pub fn run(ctx: &Context, args: PurgeArgs) -> anyhow::Result<()> {
-    let queue = RawQueue::new(&ctx.client, &args.path)?;
+pub fn run(ctx: &Context, args: QueuePurgeArgs) -> anyhow::Result<()> {
+    let mut queue = RawQueue::new(&ctx.client, &args.purge.path)?;
+    if let Some(lock_path) = &args.lock_path {
+        queue = queue.lock_path(lock_path)?;
+    }
     let total = queue.listing()?.items.len();
-    purge(ctx, &args, total, || queue.purge())
+    purge(ctx, &args.purge, total, || queue.purge().map(|p| (p.deleted, p.held)))
 }
 
 /// Asks (unless `--yes`) before deleting `total` items with `purge`, shows
-/// a spinner meanwhile on a terminal, and prints how many were deleted.
+/// a spinner meanwhile on a terminal, and prints how many were deleted (and
+/// how many were kept because consumers held them).
 pub fn purge(
     ctx: &Context,
     args: &PurgeArgs,
     total: usize,
-    purge: impl FnOnce() -> zk_queue::Result<usize>,
+    purge: impl FnOnce() -> zk_queue::Result<(usize, usize)>,
 ) -> anyhow::Result<()> {
     if total > 0 && !args.yes && !confirm(&args.path, total)? {
         bail!("purge of {} cancelled", args.path);
@@ -52,13 +73,16 @@ pub fn purge(
     };
     let deleted = purge();
     spinner.finish_and_clear();
-    let deleted = deleted.map_err(|e| anyhow::Error::new(e).context(format!("purge of {} incomplete", args.path)))?;
+    let (deleted, held) =
+        deleted.map_err(|e| anyhow::Error::new(e).context(format!("purge of {} incomplete", args.path)))?;
     if ctx.json {
-        ctx.print_json(&PurgeOutput { deleted })
-    } else {
-        println!("{deleted}");
-        Ok(())
+        return ctx.print_json(&PurgeOutput { deleted, held });
     }
+    println!("{deleted}");
+    if held > 0 {
+        eprintln!("zkq: {held} items kept: held by consumers");
+    }
+    Ok(())
 }
 
 /// Asks on the terminal before deleting `total` items of `path`; refuses

@@ -18,6 +18,10 @@ pub struct TakeArgs {
     /// How long to wait for items, e.g. `5s`.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     timeout: Duration,
+    /// The lock path of the queue's lock-safe consumers: items they hold are
+    /// left alone, and the items taken are locked first as they lock them.
+    #[arg(long)]
+    pub lock_path: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -28,8 +32,14 @@ struct Taken {
 }
 
 pub fn run(ctx: &Context, args: TakeArgs) -> anyhow::Result<()> {
-    let queue = RawQueue::new(&ctx.client, &args.path)?;
+    let mut queue = RawQueue::new(&ctx.client, &args.path)?;
+    if let Some(lock_path) = &args.lock_path {
+        queue = queue.lock_path(lock_path)?;
+    }
     let taken = queue.take_timeout(args.count, args.timeout)?;
+    if !taken.held.is_empty() {
+        eprintln!("zkq: {} items left alone: held by consumers", taken.held.len());
+    }
     for bad in &taken.undecodable {
         eprintln!("zkq: skipping corrupt item {}/{}: {}", args.path, bad.name, bad.error);
     }

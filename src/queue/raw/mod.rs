@@ -1,18 +1,17 @@
 //! [`RawQueue`]: a queue node of either layout, its items taken and deleted
 //! as stored bytes, without a serializer.
 
-use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use crate::client::ZkClient;
 use crate::codec::FrameError;
-use crate::error::{Error, Result};
-use crate::inspect::{decode_item, ItemName, Kind, Layout, Listing};
+use crate::error::Result;
+use crate::inspect::{ItemName, Layout, Listing};
 use crate::path;
-use crate::DeliverAt;
 
-/// Deletes per pipelined batch when purging.
-const PURGE_CHUNK: usize = 1_000;
+mod lock;
+mod purge;
+mod take;
 
 /// A queue node read and emptied item by item as stored bytes: the classic
 /// recipe's `qn-` items or Curator's `queue-` item frames, of any kind,
@@ -25,6 +24,12 @@ const PURGE_CHUNK: usize = 1_000;
 /// whose delete reply is lost is not returned at all). Items are taken in the
 /// order the queue's consumers take them; a delay queue's items only once
 /// they are due. Undecodable items are left where they are and reported.
+///
+/// Lock-safe consumers (this crate's or Curator's) lock the items they work
+/// on under their lock path. Given that path ([`lock_path`](Self::lock_path)),
+/// a `RawQueue` takes and purges only items it could lock itself the same
+/// way, so it never takes an item such a consumer holds, and no such consumer
+/// starts on an item it is taking. Without it, locks are not seen.
 ///
 /// ```no_run
 /// # fn main() -> Result<(), zk_queue::Error> {
@@ -47,6 +52,7 @@ pub struct RawQueue {
     client: ZkClient,
     path: String,
     layout: Option<Layout>,
+    locks: Option<String>,
 }
 
 /// What [`RawQueue::try_take`] and [`RawQueue::take_timeout`] took.
@@ -58,6 +64,10 @@ pub struct RawTaken {
     /// Items that could not be decoded and were left in the queue, each
     /// reported once per call.
     pub undecodable: Vec<Undecodable>,
+    /// Names of items left in the queue because a lock-safe consumer held
+    /// them (only with a [lock path](RawQueue::lock_path)), each reported
+    /// once per call.
+    pub held: Vec<String>,
 }
 
 impl RawTaken {
@@ -101,12 +111,23 @@ pub struct Undecodable {
     pub error: FrameError,
 }
 
+/// What [`RawQueue::purge`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Purged {
+    /// Items deleted.
+    pub deleted: usize,
+    /// Items left because a lock-safe consumer held them (only with a
+    /// [lock path](RawQueue::lock_path)).
+    pub held: usize,
+}
+
 impl RawQueue {
     /// A handle on the queue node `path`, whose layout is detected from its
     /// children at each call. Nothing is sent.
     ///
     /// # Errors
-    /// [`Error::InvalidPath`] as for a queue's path.
+    /// [`Error::InvalidPath`](crate::Error::InvalidPath) as for a queue's path.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -122,6 +143,7 @@ impl RawQueue {
             client: client.clone(),
             path: path.to_owned(),
             layout: None,
+            locks: None,
         })
     }
 
@@ -141,6 +163,31 @@ impl RawQueue {
         self
     }
 
+    /// Takes and purges under the lock path `lock_path` of the queue's
+    /// lock-safe consumers: an item whose lock node `<lock_path>/<item
+    /// name>` exists is held and skipped ([`RawTaken::held`]); any other item
+    /// is locked with an ephemeral node there, as those consumers lock it,
+    /// before it is deleted with its lock. Default: no lock path, locks are
+    /// not looked at.
+    ///
+    /// # Errors
+    /// [`Error::InvalidPath`](crate::Error::InvalidPath) as for a queue's lock path.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let jobs = zk_queue::RawQueue::new(&client, "/jobs")?.lock_path("/jobs-locks")?;
+    /// let taken = jobs.try_take(10)?;
+    /// println!("{} taken, {} held by consumers", taken.items.len(), taken.held.len());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn lock_path(mut self, lock_path: &str) -> Result<RawQueue> {
+        path::validate_queue_path(lock_path)?;
+        self.locks = Some(lock_path.to_owned());
+        Ok(self)
+    }
+
     /// The queue node's path.
     ///
     /// ```no_run
@@ -158,7 +205,7 @@ impl RawQueue {
     /// and foreign names.
     ///
     /// # Errors
-    /// [`Error::NoNode`] if the queue node does not exist; other ZooKeeper
+    /// [`Error::NoNode`](crate::Error::NoNode) if the queue node does not exist; other ZooKeeper
     /// errors.
     ///
     /// ```no_run
@@ -180,7 +227,7 @@ impl RawQueue {
     /// so more than `max` records can come back.
     ///
     /// # Errors
-    /// [`Error::NoNode`] if the queue node does not exist; other ZooKeeper
+    /// [`Error::NoNode`](crate::Error::NoNode) if the queue node does not exist; other ZooKeeper
     /// errors (items taken before one are deleted and lost to this call's
     /// caller, as with any at-most-once take).
     ///
@@ -195,7 +242,7 @@ impl RawQueue {
     /// # }
     /// ```
     pub fn try_take(&self, max: usize) -> Result<RawTaken> {
-        self.take_until(max, None)
+        take::run(self, max, None)
     }
 
     /// Like [`try_take`](Self::try_take), but waits up to `timeout` for
@@ -217,144 +264,28 @@ impl RawQueue {
     /// # }
     /// ```
     pub fn take_timeout(&self, max: usize, timeout: Duration) -> Result<RawTaken> {
-        self.take_until(max, Some(Instant::now() + timeout))
+        take::run(self, max, Instant::now().checked_add(timeout))
     }
 
-    /// Deletes every item (foreign children stay) and returns how many were
+    /// Deletes every item (foreign children stay) and says how many were
     /// deleted; items taken by another client meanwhile are not counted.
-    /// Deletes are pipelined, a thousand at a time.
+    /// With a [lock path](Self::lock_path), items a lock-safe consumer holds
+    /// stay and are counted as held. Requests are pipelined, a thousand at a
+    /// time.
     ///
     /// # Errors
-    /// [`Error::NoNode`] if the queue node does not exist; otherwise the
+    /// [`Error::NoNode`](crate::Error::NoNode) if the queue node does not exist; otherwise the
     /// first ZooKeeper error deleting an item, after every item was tried.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// println!("{} deleted", zk_queue::RawQueue::new(&client, "/jobs")?.purge()?);
+    /// let purged = zk_queue::RawQueue::new(&client, "/jobs")?.purge()?;
+    /// println!("{} deleted, {} held", purged.deleted, purged.held);
     /// # Ok(())
     /// # }
     /// ```
-    pub fn purge(&self) -> Result<usize> {
-        let nodes: Vec<(String, Option<i32>)> = self
-            .listing()?
-            .items
-            .iter()
-            .map(|item| (path::join(&self.path, &item.name), None))
-            .collect();
-        let mut deleted = 0;
-        let mut failure = None;
-        for chunk in nodes.chunks(PURGE_CHUNK) {
-            for result in self.client.delete_many(chunk)? {
-                match result {
-                    Ok(()) => deleted += 1,
-                    Err(Error::NoNode { .. }) => {}
-                    Err(e) => {
-                        failure.get_or_insert(e);
-                    }
-                }
-            }
-        }
-        match failure {
-            Some(e) => Err(e),
-            None => Ok(deleted),
-        }
+    pub fn purge(&self) -> Result<Purged> {
+        purge::run(self)
     }
-
-    /// Takes items until `max` records, or until nothing is left to take
-    /// now (`deadline` `None`) or at `deadline`.
-    fn take_until(&self, max: usize, deadline: Option<Instant>) -> Result<RawTaken> {
-        let mut taken = RawTaken::default();
-        let mut undecodable = HashSet::new();
-        let mut records = 0;
-        while records < max {
-            let (names, watch) = match deadline {
-                Some(_) => {
-                    let (names, _, watch) = self.client.get_children_watch(&self.path)?;
-                    (names, Some(watch))
-                }
-                None => (self.client.get_children(&self.path)?.0, None),
-            };
-            let listing = Listing::of(names, self.layout);
-            let now = DeliverAt::now().epoch_millis();
-            let mut next_due = None;
-            let mut progressed = false;
-            for name in listing.items {
-                if records >= max {
-                    return Ok(taken);
-                }
-                if let Some(due) = name.due.filter(|due| name.kind == Kind::Delay && *due > now) {
-                    // Ordered by due time: no later item is due either.
-                    next_due = Some(due);
-                    break;
-                }
-                if undecodable.contains(&name.name) {
-                    continue;
-                }
-                match self.take_one(listing.layout, name)? {
-                    Took::Item(item) => {
-                        records += item.records.len();
-                        progressed = true;
-                        taken.items.push(item);
-                    }
-                    Took::Undecodable(bad) => {
-                        undecodable.insert(bad.name.clone());
-                        taken.undecodable.push(bad);
-                    }
-                    Took::Gone => {}
-                }
-            }
-            if records >= max {
-                return Ok(taken);
-            }
-            if progressed {
-                continue;
-            }
-            let (Some(deadline), Some(watch)) = (deadline, watch) else {
-                return Ok(taken);
-            };
-            let mut until = deadline;
-            if let Some(due) = next_due {
-                let wait = Duration::from_millis(u64::try_from(due - now).unwrap_or(0));
-                until = until.min(Instant::now() + wait);
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return Ok(taken);
-            }
-            watch.wait_timeout(until.saturating_duration_since(now));
-        }
-        Ok(taken)
-    }
-
-    /// Reads one item, then deletes it at the version read.
-    fn take_one(&self, layout: Layout, name: ItemName) -> Result<Took> {
-        let node = path::join(&self.path, &name.name);
-        let (data, stat) = match self.client.get_data(&node) {
-            Ok(read) => read,
-            Err(Error::NoNode { .. }) => return Ok(Took::Gone),
-            Err(e) => return Err(e),
-        };
-        let decoded = match decode_item(layout, &data) {
-            Ok(decoded) => decoded,
-            Err(error) => return Ok(Took::Undecodable(Undecodable { name: name.name, error })),
-        };
-        match self.client.delete(&node, Some(stat.version)) {
-            Ok(()) => Ok(Took::Item(RawItem {
-                name,
-                records: decoded.records,
-                attempts: decoded.attempts,
-            })),
-            // RawTaken, or changed, by another client meanwhile.
-            Err(Error::NoNode { .. } | Error::BadVersion { .. }) => Ok(Took::Gone),
-            Err(e) => Err(e),
-        }
-    }
-}
-
-/// What became of one item a [`RawQueue`] tried to take.
-enum Took {
-    Item(RawItem),
-    Undecodable(Undecodable),
-    Gone,
 }
