@@ -32,6 +32,7 @@ pub use types::{Acl, CreateMode, Op, OpResult, Perms, Stat};
 pub use watch::ChildWatch;
 
 pub(crate) use ops::Deleted;
+pub(crate) use retry::Retry;
 
 use crate::error::{Error, Result};
 use crate::sync::Latch;

@@ -3,12 +3,12 @@
 
 use std::future::Future;
 use std::pin::pin;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures::future::{select, Either};
 use zookeeper_client::{Acls, MultiWriteError, MultiWriteResult};
 
-use super::{Acl, ChildWatch, CreateMode, Op, OpResult, Session, Stat, ZkClient};
+use super::{Acl, ChildWatch, CreateMode, Op, OpResult, Retry, Session, Stat, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
 use crate::sync::Latch;
@@ -522,8 +522,7 @@ impl ZkClient {
         ambiguous: &mut bool,
         mut attempt: impl FnMut(zookeeper_client::Client) -> Result<T>,
     ) -> Result<T> {
-        let started = Instant::now();
-        let mut retries = 0;
+        let mut retry = Retry::new(self, operation, None);
         loop {
             let (client, session) = self.shared.current()?;
             if fence.is_some_and(|fence| fence != session) {
@@ -538,38 +537,8 @@ impl ZkClient {
                 return Err(err);
             }
             *ambiguous |= matches!(err, Error::ConnectionLoss { .. } | Error::Timeout { .. });
-            self.pause_before_retry(operation, err, session, &mut retries, started, None)?;
+            retry.pause(err, session)?;
         }
-    }
-
-    /// Decides by the retry policy whether a retryable `err` may be retried:
-    /// if so, waits as the policy says (and for a new session after an expiry
-    /// of session `session`), but not past `deadline`, and counts the
-    /// retry; if not, returns the error to give up with.
-    pub(crate) fn pause_before_retry(
-        &self,
-        operation: &'static str,
-        err: Error,
-        session: Session,
-        retries: &mut u32,
-        started: Instant,
-        deadline: Option<Instant>,
-    ) -> Result<()> {
-        if self.shared.is_closed() {
-            return Err(Error::Closed);
-        }
-        let Some(sleep) = self.shared.config.retry.allow_retry(*retries, started.elapsed()) else {
-            return Err(err);
-        };
-        *retries += 1;
-        log::debug!("{operation} failed: {err}; retry {retries} in {sleep:?}");
-        let cap = |until: Instant| deadline.map_or(until, |d| until.min(d));
-        if matches!(err, Error::SessionExpired) {
-            let wait = self.shared.config.connection_timeout;
-            self.shared.wait_for_new_session(session, cap(Instant::now() + wait));
-        }
-        std::thread::sleep(cap(Instant::now() + sleep).saturating_duration_since(Instant::now()));
-        Ok(())
     }
 }
 

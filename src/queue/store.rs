@@ -22,7 +22,7 @@ use parking_lot::Mutex;
 
 use super::core::Core;
 use super::stats::QueueCounters;
-use crate::client::CreateMode;
+use crate::client::{CreateMode, Retry};
 use crate::codec::trailer;
 use crate::error::{Error, Result};
 use crate::naming::{item_sequence, parse_sequence, SequenceKey};
@@ -86,9 +86,8 @@ impl<T: Send + 'static> Core<T> {
     /// [`Error::Timeout`] (a put whose outcome is still unknown then may have
     /// been stored).
     pub(crate) fn store(&self, puts: &[Put], deadline: Option<Instant>) -> Vec<Result<String>> {
-        let started = Instant::now();
+        let mut retry = Retry::new(&self.client, "create", deadline);
         let mut states: Vec<State> = puts.iter().map(|_| State::Send).collect();
-        let mut retries = 0;
         let mut recreated = false;
         // Why the puts not done yet are waiting for a retry.
         let mut cause: Option<Error> = None;
@@ -116,11 +115,10 @@ impl<T: Send + 'static> Core<T> {
                 log::debug!("puts under {}: deadline passed after {err}", self.path);
                 Err(Error::Timeout {
                     operation: "put",
-                    after: started.elapsed(),
+                    after: retry.elapsed(),
                 })
             } else {
-                self.client
-                    .pause_before_retry("create", err, session, &mut retries, started, deadline)
+                retry.pause(err, session)
             };
             if let Err(e) = paused {
                 log::warn!("puts under {} failed: {e}", self.path);
