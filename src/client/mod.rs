@@ -9,6 +9,7 @@
 mod batch;
 mod builder;
 mod ops;
+mod request;
 mod retry;
 mod session;
 mod stats;
@@ -32,6 +33,7 @@ pub use types::{Acl, CreateMode, Op, OpResult, Perms, Stat};
 pub use watch::ChildWatch;
 
 pub(crate) use ops::Deleted;
+pub(crate) use request::Opts;
 pub(crate) use retry::Retry;
 
 use crate::error::{Error, Result};
@@ -242,7 +244,12 @@ impl ZkClient {
     /// ```
     pub fn add_auth(&self, scheme: &str, auth: &[u8]) -> Result<()> {
         self.shared.auth.lock().push((scheme.to_owned(), auth.to_vec()));
-        self.call("add_auth", "/", |c| async move { c.auth(scheme, auth).await })
+        self.send(
+            "add_auth",
+            "/",
+            Opts::new(),
+            |c| async move { c.auth(scheme, auth).await },
+        )
     }
 
     /// Closes the session. Blocked calls of this client wake up with

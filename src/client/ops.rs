@@ -1,14 +1,10 @@
 //! Blocking ZooKeeper operations: one deadline per attempt, retries by policy,
 //! packet sizes checked before sending.
 
-use std::future::Future;
-use std::pin::pin;
-use std::time::Duration;
-
-use futures::future::{select, Either};
 use zookeeper_client::{Acls, MultiWriteError, MultiWriteResult};
 
-use super::{Acl, ChildWatch, CreateMode, Op, OpResult, Retry, Session, Stat, ZkClient};
+use super::request::{deadline, Opts};
+use super::{Acl, ChildWatch, CreateMode, Op, OpResult, Stat, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
 use crate::sync::Latch;
@@ -53,8 +49,7 @@ impl ZkClient {
     /// # }
     /// ```
     pub fn create(&self, path: &str, data: &[u8], mode: CreateMode) -> Result<(String, Stat)> {
-        let acl = self.shared.config.default_acl.clone();
-        self.create_with_acl(path, data, mode, &acl)
+        self.create_with(path, data, Opts::new().mode(mode))
     }
 
     /// Creates a node with the given ACL; otherwise as [`create`](Self::create).
@@ -68,13 +63,21 @@ impl ZkClient {
     /// # }
     /// ```
     pub fn create_with_acl(&self, path: &str, data: &[u8], mode: CreateMode, acl: &[Acl]) -> Result<(String, Stat)> {
+        self.create_with(path, data, Opts::new().mode(mode).acl(acl))
+    }
+
+    /// Creates a node with the mode and ACL of `opts`; otherwise as
+    /// [`create`](Self::create).
+    pub(crate) fn create_with(&self, path: &str, data: &[u8], opts: Opts<'_>) -> Result<(String, Stat)> {
         path::validate(path)?;
+        let acl = opts.acl_or(self.default_acl());
         if acl.is_empty() {
             return Err(Error::InvalidArgument("ACL must not be empty".into()));
         }
         self.check_packet(create_size(path, 0, acl), data.len())?;
         let acl: Vec<_> = acl.iter().map(Acl::to_zk).collect();
-        let (stat, sequence) = self.call("create", path, |c| {
+        let mode = opts.create_mode();
+        let (stat, sequence) = self.send("create", path, opts, |c| {
             let acl = &acl;
             async move {
                 let options = mode.to_zk().with_acls(Acls::new(acl));
@@ -106,27 +109,24 @@ impl ZkClient {
     /// # }
     /// ```
     pub fn delete(&self, path: &str, version: Option<i32>) -> Result<()> {
-        self.delete_tracked(path, version).map(|_| ())
+        self.delete_with(path, version, Opts::new()).map(|_| ())
     }
 
-    /// Deletes a node only in the session of `session`; see
-    /// [`multi_fenced`](Self::multi_fenced).
-    pub(crate) fn delete_fenced(&self, path: &str, version: Option<i32>, session: Session) -> Result<()> {
+    /// Deletes a node as `opts` say, and tells whether the delete is certainly
+    /// ours: after a lost reply, a retry that finds the node gone cannot tell.
+    pub(crate) fn delete_with(&self, path: &str, version: Option<i32>, opts: Opts<'_>) -> Result<Deleted> {
         path::validate(path)?;
-        let mut ambiguous = false;
-        self.retrying("delete", Some(session), &mut ambiguous, |c| {
-            self.attempt("delete", path, async move { c.delete(path, version).await })
-        })
-    }
-
-    /// Deletes a node and tells whether the delete is certainly ours: after a
-    /// lost reply, a retry that finds the node gone cannot tell.
-    pub(crate) fn delete_tracked(&self, path: &str, version: Option<i32>) -> Result<Deleted> {
-        path::validate(path)?;
-        let (result, ambiguous) = self.call_tracked("delete", path, |c| async move { c.delete(path, version).await });
+        // Whether an attempt's reply was lost (the connection, or the
+        // deadline): its delete may have been applied.
+        let mut reply_lost = false;
+        let result = self.run("delete", opts, |c| {
+            let attempt = self.attempt("delete", path, async move { c.delete(path, version).await });
+            reply_lost |= matches!(attempt, Err(Error::ConnectionLoss { .. } | Error::Timeout { .. }));
+            attempt
+        });
         match result {
             Ok(()) => Ok(Deleted::Yes),
-            Err(Error::NoNode { .. }) if ambiguous => Ok(Deleted::Unknown),
+            Err(Error::NoNode { .. }) if reply_lost => Ok(Deleted::Unknown),
             Err(e) => Err(e),
         }
     }
@@ -144,7 +144,7 @@ impl ZkClient {
     /// ```
     pub fn exists(&self, path: &str) -> Result<Option<Stat>> {
         path::validate(path)?;
-        let stat = self.call("exists", path, |c| async move { c.check_stat(path).await })?;
+        let stat = self.send("exists", path, Opts::new(), |c| async move { c.check_stat(path).await })?;
         Ok(stat.map(Stat::from))
     }
 
@@ -160,7 +160,7 @@ impl ZkClient {
     /// ```
     pub fn get_data(&self, path: &str) -> Result<(Vec<u8>, Stat)> {
         path::validate(path)?;
-        let (data, stat) = self.call("get_data", path, |c| async move { c.get_data(path).await })?;
+        let (data, stat) = self.send("get_data", path, Opts::new(), |c| async move { c.get_data(path).await })?;
         Ok((data, stat.into()))
     }
 
@@ -189,7 +189,7 @@ impl ZkClient {
     /// ```
     pub fn get_acl(&self, path: &str) -> Result<(Vec<Acl>, Stat)> {
         path::validate(path)?;
-        let (acl, stat) = self.call("get_acl", path, |c| async move { c.get_acl(path).await })?;
+        let (acl, stat) = self.send("get_acl", path, Opts::new(), |c| async move { c.get_acl(path).await })?;
         Ok((acl.iter().map(Acl::from_zk).collect(), stat.into()))
     }
 
@@ -220,7 +220,7 @@ impl ZkClient {
             )));
         }
         let acl: Vec<_> = acl.iter().map(Acl::to_zk).collect();
-        let stat = self.call("set_acl", path, |c| {
+        let stat = self.send("set_acl", path, Opts::new(), |c| {
             let acl = &acl;
             async move { c.set_acl(path, acl, version).await }
         })?;
@@ -241,11 +241,9 @@ impl ZkClient {
     pub fn set_data(&self, path: &str, data: &[u8], version: Option<i32>) -> Result<Stat> {
         path::validate(path)?;
         self.check_packet(REQUEST_HEADER + string_size(path) + 4 + 4, data.len())?;
-        let stat = self.call(
-            "set_data",
-            path,
-            |c| async move { c.set_data(path, data, version).await },
-        )?;
+        let stat = self.send("set_data", path, Opts::new(), |c| async move {
+            c.set_data(path, data, version).await
+        })?;
         Ok(stat.into())
     }
 
@@ -261,8 +259,18 @@ impl ZkClient {
     /// # }
     /// ```
     pub fn get_children(&self, path: &str) -> Result<(Vec<String>, Stat)> {
+        self.get_children_with(path, Opts::new())
+    }
+
+    /// [`get_children`](Self::get_children) as `opts` say.
+    pub(crate) fn get_children_with(&self, path: &str, opts: Opts<'_>) -> Result<(Vec<String>, Stat)> {
         path::validate(path)?;
-        let (children, stat) = self.call("get_children", path, |c| async move { c.get_children(path).await })?;
+        let (children, stat) = self.send(
+            "get_children",
+            path,
+            opts,
+            |c| async move { c.get_children(path).await },
+        )?;
         Ok((children, stat.into()))
     }
 
@@ -270,22 +278,14 @@ impl ZkClient {
     /// (ZooKeeper's `sync`), so that the reads after it see every write the
     /// ensemble applied before. A write whose reply was lost must be looked
     /// for only after this: the server the client reconnected to may not have
-    /// applied it yet. One attempt, without retries. A missing `path` is no
-    /// error: the reads after it will tell.
-    pub(crate) fn sync_once(&self, path: &str) -> Result<()> {
+    /// applied it yet. A missing `path` is no error: the reads after it will
+    /// tell.
+    pub(crate) fn sync(&self, path: &str, opts: Opts<'_>) -> Result<()> {
         path::validate(path)?;
-        match self.once("sync", path, |c| async move { c.sync(path).await }) {
+        match self.send("sync", path, opts, |c| async move { c.sync(path).await }) {
             Ok(()) | Err(Error::NoNode { .. }) => Ok(()),
             Err(e) => Err(e),
         }
-    }
-
-    /// One attempt at [`get_children`](Self::get_children), without retries,
-    /// for callers that run their own retry loop (and deadline).
-    pub(crate) fn get_children_once(&self, path: &str) -> Result<Vec<String>> {
-        path::validate(path)?;
-        let (children, _) = self.once("get_children", path, |c| async move { c.get_children(path).await })?;
-        Ok(children)
     }
 
     /// The names of the node's children and its stat, plus a one-shot
@@ -310,12 +310,9 @@ impl ZkClient {
     /// that opens `latch`, so one thread can wait on several watches at once.
     pub(crate) fn watch_children(&self, path: &str, latch: &Latch) -> Result<(Vec<String>, Stat, ChildWatch)> {
         path::validate(path)?;
-        let (children, stat, watcher) =
-            self.call(
-                "get_children",
-                path,
-                |c| async move { c.get_and_watch_children(path).await },
-            )?;
+        let (children, stat, watcher) = self.send("get_children", path, Opts::new(), |c| async move {
+            c.get_and_watch_children(path).await
+        })?;
         let latch = latch.clone();
         let opener = latch.clone();
         // The callback only signals.
@@ -344,18 +341,12 @@ impl ZkClient {
     /// # }
     /// ```
     pub fn multi(&self, ops: &[Op]) -> Result<Vec<OpResult>> {
-        self.multi_in(ops, None)
+        self.multi_with(ops, Opts::new())
     }
 
-    /// A multi that runs only in the session of `session`
-    /// ([`ZkClient::session`]): it is never retried in a newer session, and
-    /// fails with [`Error::SessionExpired`] once that session is gone. Writes
-    /// that depend on an ephemeral node of that session use it.
-    pub(crate) fn multi_fenced(&self, ops: &[Op], session: Session) -> Result<Vec<OpResult>> {
-        self.multi_in(ops, Some(session))
-    }
-
-    fn multi_in(&self, ops: &[Op], fence: Option<Session>) -> Result<Vec<OpResult>> {
+    /// [`multi`](Self::multi) as `opts` say; fenced to a session, it is
+    /// never retried in a newer one (see [`Opts::fenced`]).
+    pub(crate) fn multi_with(&self, ops: &[Op], opts: Opts<'_>) -> Result<Vec<OpResult>> {
         let default_acl = self.default_acl();
         let mut overhead = REQUEST_HEADER + MULTI_HEADER;
         let mut data = 0;
@@ -377,8 +368,7 @@ impl ZkClient {
         let acls = create_acls(ops, default_acl);
         let first = ops.first().map_or("/", Op::path);
         let timeout = self.shared.config.request_timeout;
-        let mut ambiguous = false;
-        let results = self.retrying("multi", fence, &mut ambiguous, |c| {
+        let results = self.run("multi", opts, |c| {
             let commit = async {
                 let mut writer = c.new_multi_writer();
                 for (op, acl) in ops.iter().zip(&acls) {
@@ -419,13 +409,13 @@ impl ZkClient {
     /// # }
     /// ```
     pub fn ensure_path(&self, path: &str) -> Result<()> {
-        let acl = self.shared.config.default_acl.clone();
-        self.ensure_path_with(path, CreateMode::Persistent, &acl)
+        self.ensure_path_with(path, Opts::new())
     }
 
-    /// Like [`ensure_path`](Self::ensure_path), with the mode of the last node
-    /// (ancestors are persistent) and the ACL of every created node.
-    pub(crate) fn ensure_path_with(&self, path: &str, last: CreateMode, acl: &[Acl]) -> Result<()> {
+    /// Like [`ensure_path`](Self::ensure_path), creating nodes as `opts` say:
+    /// the last one with their mode (ancestors are persistent), every one
+    /// with their ACL.
+    pub(crate) fn ensure_path_with(&self, path: &str, opts: Opts<'_>) -> Result<()> {
         path::validate(path)?;
         if path == "/" || self.exists(path)?.is_some() {
             return Ok(());
@@ -436,11 +426,11 @@ impl ZkClient {
             prefix.push('/');
             prefix.push_str(name);
             let mode = if i + 1 == components.len() {
-                last
+                opts.create_mode()
             } else {
                 CreateMode::Persistent
             };
-            match self.create_with_acl(&prefix, &[], mode, acl) {
+            match self.create_with(&prefix, &[], opts.mode(mode)) {
                 Ok(_) | Err(Error::NodeExists { .. }) => {}
                 Err(e) => return Err(e),
             }
@@ -465,98 +455,6 @@ impl ZkClient {
             });
         }
         Ok(())
-    }
-
-    /// Runs one request with the retry policy.
-    pub(crate) fn call<T, F, Fut>(&self, operation: &'static str, path: &str, f: F) -> Result<T>
-    where
-        F: FnMut(zookeeper_client::Client) -> Fut,
-        Fut: Future<Output = std::result::Result<T, zookeeper_client::Error>>,
-    {
-        self.call_tracked(operation, path, f).0
-    }
-
-    /// Runs one request with the retry policy; also tells whether an earlier
-    /// attempt failed with an unknown outcome (its reply was lost).
-    fn call_tracked<T, F, Fut>(&self, operation: &'static str, path: &str, mut f: F) -> (Result<T>, bool)
-    where
-        F: FnMut(zookeeper_client::Client) -> Fut,
-        Fut: Future<Output = std::result::Result<T, zookeeper_client::Error>>,
-    {
-        let mut ambiguous = false;
-        let result = self.retrying(operation, None, &mut ambiguous, |client| {
-            self.attempt(operation, path, f(client))
-        });
-        (result, ambiguous)
-    }
-
-    /// Runs one request, without retries, for callers that run their own
-    /// retry loop (and deadline).
-    fn once<T, F, Fut>(&self, operation: &'static str, path: &str, f: F) -> Result<T>
-    where
-        F: FnOnce(zookeeper_client::Client) -> Fut,
-        Fut: Future<Output = std::result::Result<T, zookeeper_client::Error>>,
-    {
-        let (client, _) = self.shared.current()?;
-        self.shared.counters.count(operation);
-        self.attempt(operation, path, f(client))
-    }
-
-    /// Waits for one request's answer, at most the request timeout, and maps
-    /// its error for `path`.
-    fn attempt<T>(
-        &self,
-        operation: &'static str,
-        path: &str,
-        request: impl Future<Output = std::result::Result<T, zookeeper_client::Error>>,
-    ) -> Result<T> {
-        deadline(request, self.shared.config.request_timeout, operation)
-            .map_err(|e| e.map_or_else(|timeout| timeout, |e| Error::from_zk(e, path)))
-    }
-
-    /// The retry loop shared by all requests.
-    fn retrying<T>(
-        &self,
-        operation: &'static str,
-        fence: Option<Session>,
-        ambiguous: &mut bool,
-        mut attempt: impl FnMut(zookeeper_client::Client) -> Result<T>,
-    ) -> Result<T> {
-        let mut retry = Retry::new(self, operation, None);
-        loop {
-            let (client, session) = self.shared.current()?;
-            if fence.is_some_and(|fence| fence != session) {
-                return Err(Error::SessionExpired);
-            }
-            self.shared.counters.count(operation);
-            let err = match attempt(client) {
-                Ok(value) => return Ok(value),
-                Err(err) => err,
-            };
-            if !err.is_retryable() {
-                return Err(err);
-            }
-            *ambiguous |= matches!(err, Error::ConnectionLoss { .. } | Error::Timeout { .. });
-            retry.pause(err, session)?;
-        }
-    }
-}
-
-/// Blocks on `fut` for at most `timeout`. The outer `Err` holds either the
-/// future's own error (`Ok`) or a timeout (`Err`).
-fn deadline<T, E>(
-    fut: impl Future<Output = std::result::Result<T, E>>,
-    timeout: Duration,
-    operation: &'static str,
-) -> std::result::Result<T, std::result::Result<E, Error>> {
-    let timer = async_io::Timer::after(timeout);
-    match async_io::block_on(select(pin!(fut), timer)) {
-        Either::Left((Ok(value), _)) => Ok(value),
-        Either::Left((Err(e), _)) => Err(Ok(e)),
-        Either::Right(_) => Err(Err(Error::Timeout {
-            operation,
-            after: timeout,
-        })),
     }
 }
 

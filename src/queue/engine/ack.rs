@@ -16,7 +16,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
 use super::finish::{item_decides, lease_lost, Fenced, Lock};
 use super::{let_go, Control};
-use crate::client::Session;
+use crate::client::{Opts, Session};
 use crate::error::{Error, Result};
 use crate::queue::core::Core;
 use crate::queue::stats::QueueCounters;
@@ -151,7 +151,7 @@ fn settle<T: Send + 'static>(core: &Core<T>, control: &Control, batch: Vec<Ack>)
             .iter()
             .map(|a| a.lock.acknowledge_ops(&a.item_path, a.item_version))
             .collect();
-        let results = match core.client.multi_many_fenced(&multis, session) {
+        let results = match core.client.multi_many_with(&multis, Opts::new().fenced(session)) {
             Ok(results) => results,
             Err(e) => {
                 report(core, e);

@@ -8,7 +8,7 @@ use crossbeam_channel::{SendTimeoutError, Sender};
 use super::finish::Lock;
 use super::process::decode;
 use super::{finish, let_go, orphan_created, Control, Locked, Work, POLL};
-use crate::client::CreateMode;
+use crate::client::{CreateMode, Opts};
 use crate::error::{Error, Result};
 use crate::path;
 use crate::queue::core::Core;
@@ -92,9 +92,8 @@ pub(super) fn locked_window<T: Send + 'static>(
     let session = core.client.session();
     let token = Lock::token(core);
     let nodes: Vec<(String, Vec<u8>)> = names.iter().map(|n| (path::join(lock_dir, n), token.clone())).collect();
-    let created = core
-        .client
-        .create_many_with_acl(&nodes, CreateMode::Ephemeral, &core.options.acl)?;
+    let opts = Opts::new().mode(CreateMode::Ephemeral).acl(&core.options.acl);
+    let created = core.client.create_many_with(&nodes, opts)?;
     let mut locked = Vec::with_capacity(names.len());
     // A failure ends nothing early: every lock created is either handed over
     // or released, and every unknown outcome is kept as an orphan.

@@ -2,7 +2,7 @@
 //! path, each in one multi; and the lock that guards it.
 
 use super::Control;
-use crate::client::{CreateMode, Op, Session, Stat};
+use crate::client::{CreateMode, Op, Opts, Session, Stat};
 use crate::codec::{encode_frame, trailer};
 use crate::error::{Error, Result};
 use crate::naming::{split_item, QUEUE_PREFIX};
@@ -67,7 +67,7 @@ impl Lock {
         session: Session,
     ) -> Result<Option<Lock>> {
         // The server reconnected to may not have applied the create yet.
-        core.client.sync_once(&path)?;
+        core.client.sync(&path, Opts::new().once())?;
         match core.client.get_data(&path) {
             Ok((data, stat)) if data == token && core.client.session() == session => {
                 Ok(Some(Lock::created(path, &stat, session)))
@@ -100,8 +100,11 @@ impl Lock {
                 return false;
             }
         }
-        match core.client.delete_fenced(&self.path, Some(self.version), self.session) {
-            Ok(()) | Err(Error::NoNode { .. } | Error::SessionExpired) => true,
+        match core
+            .client
+            .delete_with(&self.path, Some(self.version), Opts::new().fenced(self.session))
+        {
+            Ok(_) | Err(Error::NoNode { .. } | Error::SessionExpired) => true,
             // Still ours, at another version.
             Err(Error::BadVersion { .. }) => false,
             Err(e) => {
@@ -262,7 +265,7 @@ fn settle<T: Send + 'static>(core: &Core<T>, item_path: &str, lock: &Lock, ops: 
     if lock.replaced(core.client.exists(&lock.path)?.as_ref()) {
         return Err(lease_lost(core, item_path));
     }
-    match Fenced::of(core.client.multi_fenced(ops, lock.session)) {
+    match Fenced::of(core.client.multi_with(ops, Opts::new().fenced(lock.session))) {
         Fenced::Applied => Ok(()),
         Fenced::ItemDecides => item_decides(core, item_path, core.client.exists(item_path)?),
         // The caller lets the lease go for another try.

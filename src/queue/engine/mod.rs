@@ -30,7 +30,7 @@ use parking_lot::{Condvar, Mutex};
 
 use super::core::Core;
 use super::DeliverAt;
-use crate::client::{ChildWatch, Session};
+use crate::client::{ChildWatch, Opts, Session};
 use crate::error::{Error, Result};
 use crate::naming::{delay_epoch, is_item, Kind};
 use crate::sync::{earliest, Backoff, Latch};
@@ -158,11 +158,9 @@ fn settle_orphans<T: Send + 'static>(core: &Core<T>, control: &Control) -> bool 
         }
         let settled = match core.client.get_data(&orphan.path) {
             Ok((data, stat)) if orphan.is(&data, &stat) => {
-                match core
-                    .client
-                    .delete_fenced(&orphan.path, Some(stat.version), orphan.session)
-                {
-                    Ok(()) | Err(Error::NoNode { .. } | Error::BadVersion { .. } | Error::SessionExpired) => true,
+                let fenced = Opts::new().fenced(orphan.session);
+                match core.client.delete_with(&orphan.path, Some(stat.version), fenced) {
+                    Ok(_) | Err(Error::NoNode { .. } | Error::BadVersion { .. } | Error::SessionExpired) => true,
                     Err(_) => false,
                 }
             }
