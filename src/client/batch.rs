@@ -11,9 +11,9 @@ use std::pin::{pin, Pin};
 use std::time::Instant;
 
 use futures::future::{join_all, ready, select, Either};
-use zookeeper_client::{Acls, MultiWriteError};
+use zookeeper_client::Acls;
 
-use super::ops::{check_op, create_acls};
+use super::multi::{check_op, commit, create_acls};
 use super::{Acl, CreateMode, Op, Opts, Stat, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
@@ -117,27 +117,8 @@ impl ZkClient {
         let default_acl = self.default_acl();
         let check = |ops: &Vec<Op>| ops.iter().try_for_each(check_op);
         self.batch("multi", opts, multis, check, |client, ops| async move {
-            let first = ops.first().map_or("/", Op::path);
             let acls = create_acls(ops, default_acl);
-            let mut writer = client.new_multi_writer();
-            let added: std::result::Result<(), zookeeper_client::Error> =
-                ops.iter().zip(&acls).try_for_each(|(op, acl)| match op {
-                    Op::Create { path, data, mode, .. } => {
-                        writer.add_create(path, data, &mode.to_zk().with_acls(Acls::new(acl)))
-                    }
-                    Op::Delete { path, version } => writer.add_delete(path, *version),
-                    Op::SetData { path, data, version } => writer.add_set_data(path, data, *version),
-                    Op::Check { path, version } => writer.add_check_version(path, *version),
-                });
-            added.map_err(|e| Error::from_zk(e, first))?;
-            match writer.commit().await {
-                Ok(_) => Ok(()),
-                Err(MultiWriteError::OperationFailed { index, source }) => Err(Error::MultiFailed {
-                    index,
-                    source: Box::new(Error::from_zk(source, ops.get(index).map_or(first, Op::path))),
-                }),
-                Err(MultiWriteError::RequestFailed { source }) => Err(Error::from_zk(source, first)),
-            }
+            commit(&client, ops, &acls).await.map(|_| ())
         })
     }
 

@@ -8,7 +8,9 @@
 
 mod batch;
 mod builder;
+mod multi;
 mod ops;
+mod packet;
 mod request;
 mod retry;
 mod session;

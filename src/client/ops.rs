@@ -1,19 +1,14 @@
-//! Blocking ZooKeeper operations: one deadline per attempt, retries by policy,
-//! packet sizes checked before sending.
+//! Blocking ZooKeeper operations on one node: one deadline per attempt,
+//! retries by policy, packet sizes checked before sending.
 
-use zookeeper_client::{Acls, MultiWriteError, MultiWriteResult};
+use zookeeper_client::Acls;
 
-use super::request::{deadline, Opts};
-use super::{Acl, ChildWatch, CreateMode, Op, OpResult, Stat, ZkClient};
+use super::packet::{create_size, string_size, REQUEST_HEADER};
+use super::request::Opts;
+use super::{Acl, ChildWatch, CreateMode, Stat, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
 use crate::sync::Latch;
-
-/// Bytes of a request besides its fields: length prefix is not counted by the
-/// server, but the request header (xid, type) is.
-const REQUEST_HEADER: usize = 8;
-/// A multi's per-operation header (type, done flag, error code).
-const MULTI_HEADER: usize = 9;
 
 /// Whether a delete is known to be ours.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -323,79 +318,6 @@ impl ZkClient {
         Ok((children, stat.into(), ChildWatch::new(latch, task)))
     }
 
-    /// Applies all operations atomically, or none.
-    ///
-    /// # Errors
-    /// [`Error::MultiFailed`] names the first failing operation and why;
-    /// [`Error::ItemTooLarge`] if the whole request exceeds the packet limit.
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), zk_queue::Error> {
-    /// use zk_queue::{CreateMode, Op, ZkClient};
-    /// let client = ZkClient::connect("127.0.0.1:2181")?;
-    /// client.multi(&[
-    ///     Op::delete("/jobs/job-0000000001", None),
-    ///     Op::create("/jobs/job-", b"again".to_vec(), CreateMode::PersistentSequential),
-    /// ])?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn multi(&self, ops: &[Op]) -> Result<Vec<OpResult>> {
-        self.multi_with(ops, Opts::new())
-    }
-
-    /// [`multi`](Self::multi) as `opts` say; fenced to a session, it is
-    /// never retried in a newer one (see [`Opts::fenced`]).
-    pub(crate) fn multi_with(&self, ops: &[Op], opts: Opts<'_>) -> Result<Vec<OpResult>> {
-        let default_acl = self.default_acl();
-        let mut overhead = REQUEST_HEADER + MULTI_HEADER;
-        let mut data = 0;
-        for op in ops {
-            check_op(op)?;
-            overhead += MULTI_HEADER
-                + match op {
-                    Op::Create { path, acl, .. } => {
-                        create_size(path, 0, acl.as_deref().unwrap_or(default_acl)) - REQUEST_HEADER
-                    }
-                    Op::Delete { path, .. } | Op::Check { path, .. } => string_size(path) + 4,
-                    Op::SetData { path, .. } => string_size(path) + 4 + 4,
-                };
-            if let Op::Create { data: d, .. } | Op::SetData { data: d, .. } = op {
-                data += d.len();
-            }
-        }
-        self.check_packet(overhead, data)?;
-        let acls = create_acls(ops, default_acl);
-        let first = ops.first().map_or("/", Op::path);
-        let timeout = self.shared.config.request_timeout;
-        let results = self.run("multi", opts, |c| {
-            let commit = async {
-                let mut writer = c.new_multi_writer();
-                for (op, acl) in ops.iter().zip(&acls) {
-                    match op {
-                        Op::Create { path, data, mode, .. } => {
-                            writer.add_create(path, data, &mode.to_zk().with_acls(Acls::new(acl)))?
-                        }
-                        Op::Delete { path, version } => writer.add_delete(path, *version)?,
-                        Op::SetData { path, data, version } => writer.add_set_data(path, data, *version)?,
-                        Op::Check { path, version } => writer.add_check_version(path, *version)?,
-                    }
-                }
-                writer.commit().await
-            };
-            match deadline(commit, timeout, "multi") {
-                Ok(results) => Ok(results),
-                Err(Ok(MultiWriteError::OperationFailed { index, source })) => Err(Error::MultiFailed {
-                    index,
-                    source: Box::new(Error::from_zk(source, ops.get(index).map_or(first, Op::path))),
-                }),
-                Err(Ok(MultiWriteError::RequestFailed { source })) => Err(Error::from_zk(source, first)),
-                Err(Err(timeout)) => Err(timeout),
-            }
-        })?;
-        Ok(results.into_iter().map(op_result).collect())
-    }
-
     /// Creates `path` and any missing ancestors as persistent nodes with the
     /// default ACL. A node that already exists, or that another client creates
     /// at the same moment, counts as success.
@@ -436,115 +358,5 @@ impl ZkClient {
             }
         }
         Ok(())
-    }
-
-    /// Refuses, before sending, a create of `data` bytes at `path` with `acl`
-    /// that the server would not accept.
-    pub(crate) fn check_create_size(&self, path: &str, data: usize, acl: &[Acl]) -> Result<()> {
-        self.check_packet(create_size(path, 0, acl), data)
-    }
-
-    /// Refuses a request of `overhead` bytes plus `data` bytes of data that the
-    /// server would not accept.
-    fn check_packet(&self, overhead: usize, data: usize) -> Result<()> {
-        let max = self.max_packet_size();
-        if overhead + data > max {
-            return Err(Error::ItemTooLarge {
-                size: data,
-                limit: max.saturating_sub(overhead),
-            });
-        }
-        Ok(())
-    }
-}
-
-fn op_result(r: MultiWriteResult) -> OpResult {
-    match r {
-        MultiWriteResult::Check => OpResult::Check,
-        MultiWriteResult::Delete => OpResult::Delete,
-        MultiWriteResult::Create { path, .. } => OpResult::Create { path },
-        MultiWriteResult::SetData { stat } => OpResult::SetData { stat: stat.into() },
-        // `MultiWriteResult` is non-exhaustive; a new kind is reported as a check.
-        _ => OpResult::Check,
-    }
-}
-
-/// Refuses, before sending, an operation with an invalid path or a create
-/// with an empty ACL.
-pub(super) fn check_op(op: &Op) -> Result<()> {
-    path::validate(op.path())?;
-    match op {
-        Op::Create { acl: Some(acl), .. } if acl.is_empty() => {
-            Err(Error::InvalidArgument("ACL must not be empty".into()))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// The ACL of each create of `ops` (its own, or `default`), in the client
-/// library's form; an empty list for every other operation.
-pub(super) fn create_acls(ops: &[Op], default: &[Acl]) -> Vec<Vec<zookeeper_client::Acl>> {
-    ops.iter()
-        .map(|op| match op {
-            Op::Create { acl, .. } => acl.as_deref().unwrap_or(default).iter().map(Acl::to_zk).collect(),
-            _ => Vec::new(),
-        })
-        .collect()
-}
-
-/// Serialized size of a jute string.
-fn string_size(s: &str) -> usize {
-    4 + s.len()
-}
-
-/// Serialized size of a create request with `data` bytes of data.
-fn create_size(path: &str, data: usize, acl: &[Acl]) -> usize {
-    let acl_size: usize = acl
-        .iter()
-        .map(|a| 4 + string_size(a.scheme()) + string_size(a.id()))
-        .sum();
-    REQUEST_HEADER + string_size(path) + 4 + data + 4 + acl_size + 4
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::Perms;
-    use super::*;
-
-    #[test]
-    fn creates_get_their_own_acl_or_the_default() {
-        let mine = Acl::digest("alice", "secret", Perms::ALL);
-        let ops = [
-            Op::check("/q/lock", 0),
-            Op::create("/q/a-", Vec::new(), CreateMode::PersistentSequential),
-            Op::create_with_acl(
-                "/q/b-",
-                Vec::new(),
-                CreateMode::PersistentSequential,
-                vec![mine.clone()],
-            ),
-        ];
-        let acls = create_acls(&ops, &[Acl::anyone_all()]);
-        assert_eq!(acls, [vec![], vec![Acl::anyone_all().to_zk()], vec![mine.to_zk()]]);
-    }
-
-    #[test]
-    fn a_create_with_an_empty_acl_is_refused_before_sending() {
-        let empty = Op::create_with_acl("/q/a-", Vec::new(), CreateMode::PersistentSequential, Vec::new());
-        assert!(matches!(check_op(&empty), Err(Error::InvalidArgument(m)) if m == "ACL must not be empty"));
-        assert!(check_op(&Op::create("/q/a-", Vec::new(), CreateMode::Persistent)).is_ok());
-        assert!(matches!(
-            check_op(&Op::delete("q", None)),
-            Err(Error::InvalidPath { .. })
-        ));
-    }
-
-    #[test]
-    fn create_size_counts_every_field() {
-        // header 8 + path (4 + 2) + data (4 + 3) + acl vector (4 + 4 + (4 + 5) + (4 + 6)) + flags 4
-        assert_eq!(
-            create_size("/q", 3, &[Acl::anyone_all()]),
-            8 + 6 + 7 + 4 + 4 + 9 + 10 + 4
-        );
     }
 }
