@@ -11,10 +11,10 @@ use std::pin::{pin, Pin};
 use std::time::Instant;
 
 use futures::future::{join_all, ready, select, Either};
-use zookeeper_client::{Acls, MultiWriteError};
+use zookeeper_client::Acls;
 
-use super::ops::{check_op, create_acls};
-use super::{Acl, CreateMode, Op, Session, Stat, ZkClient};
+use super::multi::{check_op, commit, create_acls};
+use super::{Acl, CreateMode, Op, Opts, Stat, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
 
@@ -63,26 +63,25 @@ impl ZkClient {
     /// # Errors
     /// The outer `Err` only when no request could be sent: [`Error::Closed`].
     pub fn create_many(&self, nodes: &[(String, Vec<u8>)], mode: CreateMode) -> Result<BatchResults<String>> {
-        let acl = self.default_acl().to_vec();
-        let created = self.create_many_with_acl(nodes, mode, &acl)?;
+        let created = self.create_many_with(nodes, Opts::new().mode(mode))?;
         Ok(created.into_iter().map(|r| r.map(|(path, _)| path)).collect())
     }
 
-    /// [`create_many`](Self::create_many) with an ACL, returning each created
-    /// node's path and stat.
-    pub(crate) fn create_many_with_acl(
+    /// [`create_many`](Self::create_many) with the mode and ACL of `opts`,
+    /// returning each created node's path and stat.
+    pub(crate) fn create_many_with(
         &self,
         nodes: &[(String, Vec<u8>)],
-        mode: CreateMode,
-        acl: &[Acl],
+        opts: Opts<'_>,
     ) -> Result<BatchResults<(String, Stat)>> {
+        let (mode, acl) = (opts.create_mode(), opts.acl_or(self.default_acl()));
         let zk_acl: Vec<_> = acl.iter().map(Acl::to_zk).collect();
         let zk_acl = &zk_acl;
         let check = |node: &(String, Vec<u8>)| {
             path::validate(&node.0)?;
             self.check_create_size(&node.0, node.1.len(), acl)
         };
-        self.batch("create", None, nodes, check, |client, node| async move {
+        self.batch("create", opts, nodes, check, |client, node| async move {
             let (path, data) = (node.0.as_str(), node.1.as_slice());
             let options = mode.to_zk().with_acls(Acls::new(zk_acl));
             let (stat, sequence) = client
@@ -102,7 +101,7 @@ impl ZkClient {
     pub(crate) fn exists_many(&self, paths: &[String]) -> Result<BatchResults<Option<Stat>>> {
         self.batch(
             "exists",
-            None,
+            Opts::new(),
             paths,
             |p| path::validate(p),
             |client, p| async move {
@@ -112,33 +111,14 @@ impl ZkClient {
         )
     }
 
-    /// Many multis, pipelined, each in the session of `session` only (see
-    /// [`ZkClient::multi_fenced`]); per-multi results, in order.
-    pub(crate) fn multi_many_fenced(&self, multis: &[Vec<Op>], session: Session) -> Result<BatchResults<()>> {
+    /// Many multis, pipelined, each sent as `opts` say (fenced to a session,
+    /// see [`Opts::fenced`]); per-multi results, in order.
+    pub(crate) fn multi_many_with(&self, multis: &[Vec<Op>], opts: Opts<'_>) -> Result<BatchResults<()>> {
         let default_acl = self.default_acl();
         let check = |ops: &Vec<Op>| ops.iter().try_for_each(check_op);
-        self.batch("multi", Some(session), multis, check, |client, ops| async move {
-            let first = ops.first().map_or("/", Op::path);
+        self.batch("multi", opts, multis, check, |client, ops| async move {
             let acls = create_acls(ops, default_acl);
-            let mut writer = client.new_multi_writer();
-            let added: std::result::Result<(), zookeeper_client::Error> =
-                ops.iter().zip(&acls).try_for_each(|(op, acl)| match op {
-                    Op::Create { path, data, mode, .. } => {
-                        writer.add_create(path, data, &mode.to_zk().with_acls(Acls::new(acl)))
-                    }
-                    Op::Delete { path, version } => writer.add_delete(path, *version),
-                    Op::SetData { path, data, version } => writer.add_set_data(path, data, *version),
-                    Op::Check { path, version } => writer.add_check_version(path, *version),
-                });
-            added.map_err(|e| Error::from_zk(e, first))?;
-            match writer.commit().await {
-                Ok(_) => Ok(()),
-                Err(MultiWriteError::OperationFailed { index, source }) => Err(Error::MultiFailed {
-                    index,
-                    source: Box::new(Error::from_zk(source, ops.get(index).map_or(first, Op::path))),
-                }),
-                Err(MultiWriteError::RequestFailed { source }) => Err(Error::from_zk(source, first)),
-            }
+            commit(&client, ops, &acls).await.map(|_| ())
         })
     }
 
@@ -161,7 +141,7 @@ impl ZkClient {
     pub fn delete_many(&self, nodes: &[(String, Option<i32>)]) -> Result<BatchResults<()>> {
         self.batch(
             "delete",
-            None,
+            Opts::new(),
             nodes,
             |node| path::validate(&node.0),
             |client, node| async move {
@@ -189,7 +169,7 @@ impl ZkClient {
     pub fn get_data_many(&self, paths: &[String]) -> Result<BatchResults<(Vec<u8>, Stat)>> {
         self.batch(
             "get_data",
-            None,
+            Opts::new(),
             paths,
             |p| path::validate(p),
             |client, p| async move {
@@ -201,13 +181,13 @@ impl ZkClient {
 
     /// Runs one request per entry, a window at a time: each request is sent
     /// when its future is made, then the window's answers are awaited together,
-    /// all within one request timeout. With a `fence`, the batch is sent only
-    /// in that session; in any other session every entry fails with
-    /// [`Error::SessionExpired`].
+    /// all within one request timeout. A batch is never retried; fenced by
+    /// `opts` to a session, it is sent only in that session, and in any other
+    /// every entry fails with [`Error::SessionExpired`].
     fn batch<'a, I, T: 'a, Fut>(
         &self,
         operation: &'static str,
-        fence: Option<Session>,
+        opts: Opts<'_>,
         entries: &'a [I],
         check: impl Fn(&'a I) -> Result<()>,
         send: impl Fn(zookeeper_client::Client, &'a I) -> Fut,
@@ -216,7 +196,7 @@ impl ZkClient {
         Fut: Future<Output = Result<T>> + 'a,
     {
         let (client, session) = self.shared.current()?;
-        if fence.is_some_and(|fence| fence != session) {
+        if opts.fence().is_some_and(|fence| fence != session) {
             return Ok(entries.iter().map(|_| Err(Error::SessionExpired)).collect());
         }
         let timeout = self.shared.config.request_timeout;

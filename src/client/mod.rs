@@ -8,7 +8,10 @@
 
 mod batch;
 mod builder;
+mod multi;
 mod ops;
+mod packet;
+mod request;
 mod retry;
 mod session;
 mod stats;
@@ -32,6 +35,8 @@ pub use types::{Acl, CreateMode, Op, OpResult, Perms, Stat};
 pub use watch::ChildWatch;
 
 pub(crate) use ops::Deleted;
+pub(crate) use request::Opts;
+pub(crate) use retry::Retry;
 
 use crate::error::{Error, Result};
 use crate::sync::Latch;
@@ -241,7 +246,12 @@ impl ZkClient {
     /// ```
     pub fn add_auth(&self, scheme: &str, auth: &[u8]) -> Result<()> {
         self.shared.auth.lock().push((scheme.to_owned(), auth.to_vec()));
-        self.call("add_auth", "/", |c| async move { c.auth(scheme, auth).await })
+        self.send(
+            "add_auth",
+            "/",
+            Opts::new(),
+            |c| async move { c.auth(scheme, auth).await },
+        )
     }
 
     /// Closes the session. Blocked calls of this client wake up with

@@ -1,23 +1,14 @@
-//! Blocking ZooKeeper operations: one deadline per attempt, retries by policy,
-//! packet sizes checked before sending.
+//! Blocking ZooKeeper operations on one node: one deadline per attempt,
+//! retries by policy, packet sizes checked before sending.
 
-use std::future::Future;
-use std::pin::pin;
-use std::time::{Duration, Instant};
+use zookeeper_client::Acls;
 
-use futures::future::{select, Either};
-use zookeeper_client::{Acls, MultiWriteError, MultiWriteResult};
-
-use super::{Acl, ChildWatch, CreateMode, Op, OpResult, Session, Stat, ZkClient};
+use super::packet::{create_size, string_size, REQUEST_HEADER};
+use super::request::Opts;
+use super::{Acl, ChildWatch, CreateMode, Stat, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
 use crate::sync::Latch;
-
-/// Bytes of a request besides its fields: length prefix is not counted by the
-/// server, but the request header (xid, type) is.
-const REQUEST_HEADER: usize = 8;
-/// A multi's per-operation header (type, done flag, error code).
-const MULTI_HEADER: usize = 9;
 
 /// Whether a delete is known to be ours.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,8 +44,7 @@ impl ZkClient {
     /// # }
     /// ```
     pub fn create(&self, path: &str, data: &[u8], mode: CreateMode) -> Result<(String, Stat)> {
-        let acl = self.shared.config.default_acl.clone();
-        self.create_with_acl(path, data, mode, &acl)
+        self.create_with(path, data, Opts::new().mode(mode))
     }
 
     /// Creates a node with the given ACL; otherwise as [`create`](Self::create).
@@ -68,13 +58,21 @@ impl ZkClient {
     /// # }
     /// ```
     pub fn create_with_acl(&self, path: &str, data: &[u8], mode: CreateMode, acl: &[Acl]) -> Result<(String, Stat)> {
+        self.create_with(path, data, Opts::new().mode(mode).acl(acl))
+    }
+
+    /// Creates a node with the mode and ACL of `opts`; otherwise as
+    /// [`create`](Self::create).
+    pub(crate) fn create_with(&self, path: &str, data: &[u8], opts: Opts<'_>) -> Result<(String, Stat)> {
         path::validate(path)?;
+        let acl = opts.acl_or(self.default_acl());
         if acl.is_empty() {
             return Err(Error::InvalidArgument("ACL must not be empty".into()));
         }
         self.check_packet(create_size(path, 0, acl), data.len())?;
         let acl: Vec<_> = acl.iter().map(Acl::to_zk).collect();
-        let (stat, sequence) = self.call("create", path, |c| {
+        let mode = opts.create_mode();
+        let (stat, sequence) = self.send("create", path, opts, |c| {
             let acl = &acl;
             async move {
                 let options = mode.to_zk().with_acls(Acls::new(acl));
@@ -106,27 +104,24 @@ impl ZkClient {
     /// # }
     /// ```
     pub fn delete(&self, path: &str, version: Option<i32>) -> Result<()> {
-        self.delete_tracked(path, version).map(|_| ())
+        self.delete_with(path, version, Opts::new()).map(|_| ())
     }
 
-    /// Deletes a node only in the session of `session`; see
-    /// [`multi_fenced`](Self::multi_fenced).
-    pub(crate) fn delete_fenced(&self, path: &str, version: Option<i32>, session: Session) -> Result<()> {
+    /// Deletes a node as `opts` say, and tells whether the delete is certainly
+    /// ours: after a lost reply, a retry that finds the node gone cannot tell.
+    pub(crate) fn delete_with(&self, path: &str, version: Option<i32>, opts: Opts<'_>) -> Result<Deleted> {
         path::validate(path)?;
-        let mut ambiguous = false;
-        self.retrying("delete", Some(session), &mut ambiguous, |c| {
-            self.attempt("delete", path, async move { c.delete(path, version).await })
-        })
-    }
-
-    /// Deletes a node and tells whether the delete is certainly ours: after a
-    /// lost reply, a retry that finds the node gone cannot tell.
-    pub(crate) fn delete_tracked(&self, path: &str, version: Option<i32>) -> Result<Deleted> {
-        path::validate(path)?;
-        let (result, ambiguous) = self.call_tracked("delete", path, |c| async move { c.delete(path, version).await });
+        // Whether an attempt's reply was lost (the connection, or the
+        // deadline): its delete may have been applied.
+        let mut reply_lost = false;
+        let result = self.run("delete", opts, |c| {
+            let attempt = self.attempt("delete", path, async move { c.delete(path, version).await });
+            reply_lost |= matches!(attempt, Err(Error::ConnectionLoss { .. } | Error::Timeout { .. }));
+            attempt
+        });
         match result {
             Ok(()) => Ok(Deleted::Yes),
-            Err(Error::NoNode { .. }) if ambiguous => Ok(Deleted::Unknown),
+            Err(Error::NoNode { .. }) if reply_lost => Ok(Deleted::Unknown),
             Err(e) => Err(e),
         }
     }
@@ -144,7 +139,7 @@ impl ZkClient {
     /// ```
     pub fn exists(&self, path: &str) -> Result<Option<Stat>> {
         path::validate(path)?;
-        let stat = self.call("exists", path, |c| async move { c.check_stat(path).await })?;
+        let stat = self.send("exists", path, Opts::new(), |c| async move { c.check_stat(path).await })?;
         Ok(stat.map(Stat::from))
     }
 
@@ -160,7 +155,7 @@ impl ZkClient {
     /// ```
     pub fn get_data(&self, path: &str) -> Result<(Vec<u8>, Stat)> {
         path::validate(path)?;
-        let (data, stat) = self.call("get_data", path, |c| async move { c.get_data(path).await })?;
+        let (data, stat) = self.send("get_data", path, Opts::new(), |c| async move { c.get_data(path).await })?;
         Ok((data, stat.into()))
     }
 
@@ -189,7 +184,7 @@ impl ZkClient {
     /// ```
     pub fn get_acl(&self, path: &str) -> Result<(Vec<Acl>, Stat)> {
         path::validate(path)?;
-        let (acl, stat) = self.call("get_acl", path, |c| async move { c.get_acl(path).await })?;
+        let (acl, stat) = self.send("get_acl", path, Opts::new(), |c| async move { c.get_acl(path).await })?;
         Ok((acl.iter().map(Acl::from_zk).collect(), stat.into()))
     }
 
@@ -220,7 +215,7 @@ impl ZkClient {
             )));
         }
         let acl: Vec<_> = acl.iter().map(Acl::to_zk).collect();
-        let stat = self.call("set_acl", path, |c| {
+        let stat = self.send("set_acl", path, Opts::new(), |c| {
             let acl = &acl;
             async move { c.set_acl(path, acl, version).await }
         })?;
@@ -241,11 +236,9 @@ impl ZkClient {
     pub fn set_data(&self, path: &str, data: &[u8], version: Option<i32>) -> Result<Stat> {
         path::validate(path)?;
         self.check_packet(REQUEST_HEADER + string_size(path) + 4 + 4, data.len())?;
-        let stat = self.call(
-            "set_data",
-            path,
-            |c| async move { c.set_data(path, data, version).await },
-        )?;
+        let stat = self.send("set_data", path, Opts::new(), |c| async move {
+            c.set_data(path, data, version).await
+        })?;
         Ok(stat.into())
     }
 
@@ -261,8 +254,18 @@ impl ZkClient {
     /// # }
     /// ```
     pub fn get_children(&self, path: &str) -> Result<(Vec<String>, Stat)> {
+        self.get_children_with(path, Opts::new())
+    }
+
+    /// [`get_children`](Self::get_children) as `opts` say.
+    pub(crate) fn get_children_with(&self, path: &str, opts: Opts<'_>) -> Result<(Vec<String>, Stat)> {
         path::validate(path)?;
-        let (children, stat) = self.call("get_children", path, |c| async move { c.get_children(path).await })?;
+        let (children, stat) = self.send(
+            "get_children",
+            path,
+            opts,
+            |c| async move { c.get_children(path).await },
+        )?;
         Ok((children, stat.into()))
     }
 
@@ -270,22 +273,14 @@ impl ZkClient {
     /// (ZooKeeper's `sync`), so that the reads after it see every write the
     /// ensemble applied before. A write whose reply was lost must be looked
     /// for only after this: the server the client reconnected to may not have
-    /// applied it yet. One attempt, without retries. A missing `path` is no
-    /// error: the reads after it will tell.
-    pub(crate) fn sync_once(&self, path: &str) -> Result<()> {
+    /// applied it yet. A missing `path` is no error: the reads after it will
+    /// tell.
+    pub(crate) fn sync(&self, path: &str, opts: Opts<'_>) -> Result<()> {
         path::validate(path)?;
-        match self.once("sync", path, |c| async move { c.sync(path).await }) {
+        match self.send("sync", path, opts, |c| async move { c.sync(path).await }) {
             Ok(()) | Err(Error::NoNode { .. }) => Ok(()),
             Err(e) => Err(e),
         }
-    }
-
-    /// One attempt at [`get_children`](Self::get_children), without retries,
-    /// for callers that run their own retry loop (and deadline).
-    pub(crate) fn get_children_once(&self, path: &str) -> Result<Vec<String>> {
-        path::validate(path)?;
-        let (children, _) = self.once("get_children", path, |c| async move { c.get_children(path).await })?;
-        Ok(children)
     }
 
     /// The names of the node's children and its stat, plus a one-shot
@@ -310,12 +305,9 @@ impl ZkClient {
     /// that opens `latch`, so one thread can wait on several watches at once.
     pub(crate) fn watch_children(&self, path: &str, latch: &Latch) -> Result<(Vec<String>, Stat, ChildWatch)> {
         path::validate(path)?;
-        let (children, stat, watcher) =
-            self.call(
-                "get_children",
-                path,
-                |c| async move { c.get_and_watch_children(path).await },
-            )?;
+        let (children, stat, watcher) = self.send("get_children", path, Opts::new(), |c| async move {
+            c.get_and_watch_children(path).await
+        })?;
         let latch = latch.clone();
         let opener = latch.clone();
         // The callback only signals.
@@ -324,86 +316,6 @@ impl ZkClient {
             opener.open();
         });
         Ok((children, stat.into(), ChildWatch::new(latch, task)))
-    }
-
-    /// Applies all operations atomically, or none.
-    ///
-    /// # Errors
-    /// [`Error::MultiFailed`] names the first failing operation and why;
-    /// [`Error::ItemTooLarge`] if the whole request exceeds the packet limit.
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), zk_queue::Error> {
-    /// use zk_queue::{CreateMode, Op, ZkClient};
-    /// let client = ZkClient::connect("127.0.0.1:2181")?;
-    /// client.multi(&[
-    ///     Op::delete("/jobs/job-0000000001", None),
-    ///     Op::create("/jobs/job-", b"again".to_vec(), CreateMode::PersistentSequential),
-    /// ])?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn multi(&self, ops: &[Op]) -> Result<Vec<OpResult>> {
-        self.multi_in(ops, None)
-    }
-
-    /// A multi that runs only in the session of `session`
-    /// ([`ZkClient::session`]): it is never retried in a newer session, and
-    /// fails with [`Error::SessionExpired`] once that session is gone. Writes
-    /// that depend on an ephemeral node of that session use it.
-    pub(crate) fn multi_fenced(&self, ops: &[Op], session: Session) -> Result<Vec<OpResult>> {
-        self.multi_in(ops, Some(session))
-    }
-
-    fn multi_in(&self, ops: &[Op], fence: Option<Session>) -> Result<Vec<OpResult>> {
-        let default_acl = self.default_acl();
-        let mut overhead = REQUEST_HEADER + MULTI_HEADER;
-        let mut data = 0;
-        for op in ops {
-            check_op(op)?;
-            overhead += MULTI_HEADER
-                + match op {
-                    Op::Create { path, acl, .. } => {
-                        create_size(path, 0, acl.as_deref().unwrap_or(default_acl)) - REQUEST_HEADER
-                    }
-                    Op::Delete { path, .. } | Op::Check { path, .. } => string_size(path) + 4,
-                    Op::SetData { path, .. } => string_size(path) + 4 + 4,
-                };
-            if let Op::Create { data: d, .. } | Op::SetData { data: d, .. } = op {
-                data += d.len();
-            }
-        }
-        self.check_packet(overhead, data)?;
-        let acls = create_acls(ops, default_acl);
-        let first = ops.first().map_or("/", Op::path);
-        let timeout = self.shared.config.request_timeout;
-        let mut ambiguous = false;
-        let results = self.retrying("multi", fence, &mut ambiguous, |c| {
-            let commit = async {
-                let mut writer = c.new_multi_writer();
-                for (op, acl) in ops.iter().zip(&acls) {
-                    match op {
-                        Op::Create { path, data, mode, .. } => {
-                            writer.add_create(path, data, &mode.to_zk().with_acls(Acls::new(acl)))?
-                        }
-                        Op::Delete { path, version } => writer.add_delete(path, *version)?,
-                        Op::SetData { path, data, version } => writer.add_set_data(path, data, *version)?,
-                        Op::Check { path, version } => writer.add_check_version(path, *version)?,
-                    }
-                }
-                writer.commit().await
-            };
-            match deadline(commit, timeout, "multi") {
-                Ok(results) => Ok(results),
-                Err(Ok(MultiWriteError::OperationFailed { index, source })) => Err(Error::MultiFailed {
-                    index,
-                    source: Box::new(Error::from_zk(source, ops.get(index).map_or(first, Op::path))),
-                }),
-                Err(Ok(MultiWriteError::RequestFailed { source })) => Err(Error::from_zk(source, first)),
-                Err(Err(timeout)) => Err(timeout),
-            }
-        })?;
-        Ok(results.into_iter().map(op_result).collect())
     }
 
     /// Creates `path` and any missing ancestors as persistent nodes with the
@@ -419,13 +331,13 @@ impl ZkClient {
     /// # }
     /// ```
     pub fn ensure_path(&self, path: &str) -> Result<()> {
-        let acl = self.shared.config.default_acl.clone();
-        self.ensure_path_with(path, CreateMode::Persistent, &acl)
+        self.ensure_path_with(path, Opts::new())
     }
 
-    /// Like [`ensure_path`](Self::ensure_path), with the mode of the last node
-    /// (ancestors are persistent) and the ACL of every created node.
-    pub(crate) fn ensure_path_with(&self, path: &str, last: CreateMode, acl: &[Acl]) -> Result<()> {
+    /// Like [`ensure_path`](Self::ensure_path), creating nodes as `opts` say:
+    /// the last one with their mode (ancestors are persistent), every one
+    /// with their ACL.
+    pub(crate) fn ensure_path_with(&self, path: &str, opts: Opts<'_>) -> Result<()> {
         path::validate(path)?;
         if path == "/" || self.exists(path)?.is_some() {
             return Ok(());
@@ -436,248 +348,15 @@ impl ZkClient {
             prefix.push('/');
             prefix.push_str(name);
             let mode = if i + 1 == components.len() {
-                last
+                opts.create_mode()
             } else {
                 CreateMode::Persistent
             };
-            match self.create_with_acl(&prefix, &[], mode, acl) {
+            match self.create_with(&prefix, &[], opts.mode(mode)) {
                 Ok(_) | Err(Error::NodeExists { .. }) => {}
                 Err(e) => return Err(e),
             }
         }
         Ok(())
-    }
-
-    /// Refuses, before sending, a create of `data` bytes at `path` with `acl`
-    /// that the server would not accept.
-    pub(crate) fn check_create_size(&self, path: &str, data: usize, acl: &[Acl]) -> Result<()> {
-        self.check_packet(create_size(path, 0, acl), data)
-    }
-
-    /// Refuses a request of `overhead` bytes plus `data` bytes of data that the
-    /// server would not accept.
-    fn check_packet(&self, overhead: usize, data: usize) -> Result<()> {
-        let max = self.max_packet_size();
-        if overhead + data > max {
-            return Err(Error::ItemTooLarge {
-                size: data,
-                limit: max.saturating_sub(overhead),
-            });
-        }
-        Ok(())
-    }
-
-    /// Runs one request with the retry policy.
-    pub(crate) fn call<T, F, Fut>(&self, operation: &'static str, path: &str, f: F) -> Result<T>
-    where
-        F: FnMut(zookeeper_client::Client) -> Fut,
-        Fut: Future<Output = std::result::Result<T, zookeeper_client::Error>>,
-    {
-        self.call_tracked(operation, path, f).0
-    }
-
-    /// Runs one request with the retry policy; also tells whether an earlier
-    /// attempt failed with an unknown outcome (its reply was lost).
-    fn call_tracked<T, F, Fut>(&self, operation: &'static str, path: &str, mut f: F) -> (Result<T>, bool)
-    where
-        F: FnMut(zookeeper_client::Client) -> Fut,
-        Fut: Future<Output = std::result::Result<T, zookeeper_client::Error>>,
-    {
-        let mut ambiguous = false;
-        let result = self.retrying(operation, None, &mut ambiguous, |client| {
-            self.attempt(operation, path, f(client))
-        });
-        (result, ambiguous)
-    }
-
-    /// Runs one request, without retries, for callers that run their own
-    /// retry loop (and deadline).
-    fn once<T, F, Fut>(&self, operation: &'static str, path: &str, f: F) -> Result<T>
-    where
-        F: FnOnce(zookeeper_client::Client) -> Fut,
-        Fut: Future<Output = std::result::Result<T, zookeeper_client::Error>>,
-    {
-        let (client, _) = self.shared.current()?;
-        self.shared.counters.count(operation);
-        self.attempt(operation, path, f(client))
-    }
-
-    /// Waits for one request's answer, at most the request timeout, and maps
-    /// its error for `path`.
-    fn attempt<T>(
-        &self,
-        operation: &'static str,
-        path: &str,
-        request: impl Future<Output = std::result::Result<T, zookeeper_client::Error>>,
-    ) -> Result<T> {
-        deadline(request, self.shared.config.request_timeout, operation)
-            .map_err(|e| e.map_or_else(|timeout| timeout, |e| Error::from_zk(e, path)))
-    }
-
-    /// The retry loop shared by all requests.
-    fn retrying<T>(
-        &self,
-        operation: &'static str,
-        fence: Option<Session>,
-        ambiguous: &mut bool,
-        mut attempt: impl FnMut(zookeeper_client::Client) -> Result<T>,
-    ) -> Result<T> {
-        let started = Instant::now();
-        let mut retries = 0;
-        loop {
-            let (client, session) = self.shared.current()?;
-            if fence.is_some_and(|fence| fence != session) {
-                return Err(Error::SessionExpired);
-            }
-            self.shared.counters.count(operation);
-            let err = match attempt(client) {
-                Ok(value) => return Ok(value),
-                Err(err) => err,
-            };
-            if !err.is_retryable() {
-                return Err(err);
-            }
-            *ambiguous |= matches!(err, Error::ConnectionLoss { .. } | Error::Timeout { .. });
-            self.pause_before_retry(operation, err, session, &mut retries, started, None)?;
-        }
-    }
-
-    /// Decides by the retry policy whether a retryable `err` may be retried:
-    /// if so, waits as the policy says (and for a new session after an expiry
-    /// of session `session`), but not past `deadline`, and counts the
-    /// retry; if not, returns the error to give up with.
-    pub(crate) fn pause_before_retry(
-        &self,
-        operation: &'static str,
-        err: Error,
-        session: Session,
-        retries: &mut u32,
-        started: Instant,
-        deadline: Option<Instant>,
-    ) -> Result<()> {
-        if self.shared.is_closed() {
-            return Err(Error::Closed);
-        }
-        let Some(sleep) = self.shared.config.retry.allow_retry(*retries, started.elapsed()) else {
-            return Err(err);
-        };
-        *retries += 1;
-        log::debug!("{operation} failed: {err}; retry {retries} in {sleep:?}");
-        let cap = |until: Instant| deadline.map_or(until, |d| until.min(d));
-        if matches!(err, Error::SessionExpired) {
-            let wait = self.shared.config.connection_timeout;
-            self.shared.wait_for_new_session(session, cap(Instant::now() + wait));
-        }
-        std::thread::sleep(cap(Instant::now() + sleep).saturating_duration_since(Instant::now()));
-        Ok(())
-    }
-}
-
-/// Blocks on `fut` for at most `timeout`. The outer `Err` holds either the
-/// future's own error (`Ok`) or a timeout (`Err`).
-fn deadline<T, E>(
-    fut: impl Future<Output = std::result::Result<T, E>>,
-    timeout: Duration,
-    operation: &'static str,
-) -> std::result::Result<T, std::result::Result<E, Error>> {
-    let timer = async_io::Timer::after(timeout);
-    match async_io::block_on(select(pin!(fut), timer)) {
-        Either::Left((Ok(value), _)) => Ok(value),
-        Either::Left((Err(e), _)) => Err(Ok(e)),
-        Either::Right(_) => Err(Err(Error::Timeout {
-            operation,
-            after: timeout,
-        })),
-    }
-}
-
-fn op_result(r: MultiWriteResult) -> OpResult {
-    match r {
-        MultiWriteResult::Check => OpResult::Check,
-        MultiWriteResult::Delete => OpResult::Delete,
-        MultiWriteResult::Create { path, .. } => OpResult::Create { path },
-        MultiWriteResult::SetData { stat } => OpResult::SetData { stat: stat.into() },
-        // `MultiWriteResult` is non-exhaustive; a new kind is reported as a check.
-        _ => OpResult::Check,
-    }
-}
-
-/// Refuses, before sending, an operation with an invalid path or a create
-/// with an empty ACL.
-pub(super) fn check_op(op: &Op) -> Result<()> {
-    path::validate(op.path())?;
-    match op {
-        Op::Create { acl: Some(acl), .. } if acl.is_empty() => {
-            Err(Error::InvalidArgument("ACL must not be empty".into()))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// The ACL of each create of `ops` (its own, or `default`), in the client
-/// library's form; an empty list for every other operation.
-pub(super) fn create_acls(ops: &[Op], default: &[Acl]) -> Vec<Vec<zookeeper_client::Acl>> {
-    ops.iter()
-        .map(|op| match op {
-            Op::Create { acl, .. } => acl.as_deref().unwrap_or(default).iter().map(Acl::to_zk).collect(),
-            _ => Vec::new(),
-        })
-        .collect()
-}
-
-/// Serialized size of a jute string.
-fn string_size(s: &str) -> usize {
-    4 + s.len()
-}
-
-/// Serialized size of a create request with `data` bytes of data.
-fn create_size(path: &str, data: usize, acl: &[Acl]) -> usize {
-    let acl_size: usize = acl
-        .iter()
-        .map(|a| 4 + string_size(a.scheme()) + string_size(a.id()))
-        .sum();
-    REQUEST_HEADER + string_size(path) + 4 + data + 4 + acl_size + 4
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::Perms;
-    use super::*;
-
-    #[test]
-    fn creates_get_their_own_acl_or_the_default() {
-        let mine = Acl::digest("alice", "secret", Perms::ALL);
-        let ops = [
-            Op::check("/q/lock", 0),
-            Op::create("/q/a-", Vec::new(), CreateMode::PersistentSequential),
-            Op::create_with_acl(
-                "/q/b-",
-                Vec::new(),
-                CreateMode::PersistentSequential,
-                vec![mine.clone()],
-            ),
-        ];
-        let acls = create_acls(&ops, &[Acl::anyone_all()]);
-        assert_eq!(acls, [vec![], vec![Acl::anyone_all().to_zk()], vec![mine.to_zk()]]);
-    }
-
-    #[test]
-    fn a_create_with_an_empty_acl_is_refused_before_sending() {
-        let empty = Op::create_with_acl("/q/a-", Vec::new(), CreateMode::PersistentSequential, Vec::new());
-        assert!(matches!(check_op(&empty), Err(Error::InvalidArgument(m)) if m == "ACL must not be empty"));
-        assert!(check_op(&Op::create("/q/a-", Vec::new(), CreateMode::Persistent)).is_ok());
-        assert!(matches!(
-            check_op(&Op::delete("q", None)),
-            Err(Error::InvalidPath { .. })
-        ));
-    }
-
-    #[test]
-    fn create_size_counts_every_field() {
-        // header 8 + path (4 + 2) + data (4 + 3) + acl vector (4 + 4 + (4 + 5) + (4 + 6)) + flags 4
-        assert_eq!(
-            create_size("/q", 3, &[Acl::anyone_all()]),
-            8 + 6 + 7 + 4 + 4 + 9 + 10 + 4
-        );
     }
 }

@@ -1,4 +1,5 @@
-//! Retry policies with Apache Curator's names and semantics.
+//! Retry policies with Apache Curator's names and semantics, and [`Retry`],
+//! the retries of one request under the client's policy.
 //!
 //! A policy is asked after each failed attempt whose error is retryable
 //! ([`Error::is_retryable`](crate::Error::is_retryable): connection loss, no
@@ -6,7 +7,10 @@
 //! `NodeExists` or `BadVersion` are never retried: they are results.
 
 use std::fmt;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use super::{Session, ZkClient};
+use crate::error::{Error, Result};
 
 /// Decides whether, and after how long a sleep, a failed request is tried again.
 ///
@@ -230,6 +234,62 @@ impl RetryForever {
 impl RetryPolicy for RetryForever {
     fn allow_retry(&self, _retry_count: u32, _elapsed: Duration) -> Option<Duration> {
         Some(self.sleep)
+    }
+}
+
+/// The retries of one request (or of one batch of puts) under the client's
+/// [`RetryPolicy`]: when it started, the deadline no pause may pass, and how
+/// many retries it made. Made once per request; after each retryable
+/// failure, [`pause`](Retry::pause) decides whether to try again, counts the
+/// retry and waits.
+pub(crate) struct Retry<'a> {
+    client: &'a ZkClient,
+    /// Named in the log line of each retry.
+    operation: &'static str,
+    started: Instant,
+    deadline: Option<Instant>,
+    retries: u32,
+}
+
+impl<'a> Retry<'a> {
+    /// The retries of an `operation` of `client` starting now, pausing never
+    /// past `deadline` (`None`: no deadline but the policy's).
+    pub(crate) fn new(client: &'a ZkClient, operation: &'static str, deadline: Option<Instant>) -> Retry<'a> {
+        Retry {
+            client,
+            operation,
+            started: Instant::now(),
+            deadline,
+            retries: 0,
+        }
+    }
+
+    /// The time since the request started.
+    pub(crate) fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Decides by the retry policy whether a retryable `err`, met in session
+    /// `session`, may be retried: if so, counts the retry and waits as the
+    /// policy says (after an expiry, first for a new session), but not past
+    /// the deadline; if not, returns the error to give up with.
+    pub(crate) fn pause(&mut self, err: Error, session: Session) -> Result<()> {
+        let shared = &self.client.shared;
+        if shared.is_closed() {
+            return Err(Error::Closed);
+        }
+        let Some(sleep) = shared.config.retry.allow_retry(self.retries, self.started.elapsed()) else {
+            return Err(err);
+        };
+        self.retries += 1;
+        log::debug!("{} failed: {err}; retry {} in {sleep:?}", self.operation, self.retries);
+        let cap = |until: Instant| self.deadline.map_or(until, |d| until.min(d));
+        if matches!(err, Error::SessionExpired) {
+            let wait = shared.config.connection_timeout;
+            shared.wait_for_new_session(session, cap(Instant::now() + wait));
+        }
+        std::thread::sleep(cap(Instant::now() + sleep).saturating_duration_since(Instant::now()));
+        Ok(())
     }
 }
 

@@ -10,7 +10,7 @@ use super::put::Putter;
 use super::stats::QueueCounters;
 use super::store::{Floor, Put};
 use super::{ErrorMode, PutListener, QueueConsumer};
-use crate::client::{Acl, CreateMode, ZkClient};
+use crate::client::{Acl, Opts, ZkClient};
 use crate::codec::{encode_frame, QueueSerializer};
 use crate::error::{Error, PutError, Result};
 use crate::naming::{is_item, Kind};
@@ -165,12 +165,12 @@ impl<T: Send + 'static> Core<T> {
 
     pub(crate) fn ensure_nodes(&self) -> Result<()> {
         let acl = &self.options.acl;
-        self.client.ensure_path_with(&self.path, CreateMode::Persistent, acl)?;
+        self.client.ensure_path_with(&self.path, Opts::new().acl(acl))?;
         for other in [&self.options.lock_path, &self.options.dead_letter_path]
             .into_iter()
             .flatten()
         {
-            self.client.ensure_path_with(other, CreateMode::Persistent, acl)?;
+            self.client.ensure_path_with(other, Opts::new().acl(acl))?;
         }
         Ok(())
     }

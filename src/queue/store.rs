@@ -22,7 +22,7 @@ use parking_lot::Mutex;
 
 use super::core::Core;
 use super::stats::QueueCounters;
-use crate::client::CreateMode;
+use crate::client::{CreateMode, Opts, Retry};
 use crate::codec::trailer;
 use crate::error::{Error, Result};
 use crate::naming::{item_sequence, parse_sequence, SequenceKey};
@@ -86,9 +86,8 @@ impl<T: Send + 'static> Core<T> {
     /// [`Error::Timeout`] (a put whose outcome is still unknown then may have
     /// been stored).
     pub(crate) fn store(&self, puts: &[Put], deadline: Option<Instant>) -> Vec<Result<String>> {
-        let started = Instant::now();
+        let mut retry = Retry::new(&self.client, "create", deadline);
         let mut states: Vec<State> = puts.iter().map(|_| State::Send).collect();
-        let mut retries = 0;
         let mut recreated = false;
         // Why the puts not done yet are waiting for a retry.
         let mut cause: Option<Error> = None;
@@ -102,7 +101,7 @@ impl<T: Send + 'static> Core<T> {
                     recreated = true;
                     self.floor.forget();
                     let acl = &self.options.acl;
-                    if let Err(e) = self.client.ensure_path_with(&self.path, CreateMode::Persistent, acl) {
+                    if let Err(e) = self.client.ensure_path_with(&self.path, Opts::new().acl(acl)) {
                         fail_all(&mut states, |s| matches!(s, State::Send), &e);
                     }
                     continue;
@@ -116,11 +115,10 @@ impl<T: Send + 'static> Core<T> {
                 log::debug!("puts under {}: deadline passed after {err}", self.path);
                 Err(Error::Timeout {
                     operation: "put",
-                    after: started.elapsed(),
+                    after: retry.elapsed(),
                 })
             } else {
-                self.client
-                    .pause_before_retry("create", err, session, &mut retries, started, deadline)
+                retry.pause(err, session)
             };
             if let Err(e) = paused {
                 log::warn!("puts under {} failed: {e}", self.path);
@@ -150,22 +148,21 @@ impl<T: Send + 'static> Core<T> {
             .iter()
             .map(|&i| (puts[i].node_prefix.clone(), puts[i].data.clone()))
             .collect();
-        let results =
-            match self
-                .client
-                .create_many_with_acl(&nodes, CreateMode::PersistentSequential, &self.options.acl)
-            {
-                Ok(results) => results,
-                // Nothing was sent.
-                Err(e) if e.is_retryable() => {
-                    *cause = Some(e);
-                    return false;
-                }
-                Err(e) => {
-                    fail_all(states, |s| matches!(s, State::Send), &e);
-                    return false;
-                }
-            };
+        let opts = Opts::new()
+            .mode(CreateMode::PersistentSequential)
+            .acl(&self.options.acl);
+        let results = match self.client.create_many_with(&nodes, opts) {
+            Ok(results) => results,
+            // Nothing was sent.
+            Err(e) if e.is_retryable() => {
+                *cause = Some(e);
+                return false;
+            }
+            Err(e) => {
+                fail_all(states, |s| matches!(s, State::Send), &e);
+                return false;
+            }
+        };
         let mut missing_queue = false;
         for (&i, result) in sending.iter().zip(results) {
             states[i] = match result {
@@ -262,9 +259,9 @@ impl<T: Send + 'static> Core<T> {
         // One attempt each: `store` retries by the policy, within its
         // deadline. The sync first: after a reconnection to another member,
         // a create applied by the leader may not have reached it yet.
-        self.client.sync_once(&self.path)?;
-        let names = match self.client.get_children_once(&self.path) {
-            Ok(names) => names,
+        self.client.sync(&self.path, Opts::new().once())?;
+        let names = match self.client.get_children_with(&self.path, Opts::new().once()) {
+            Ok((names, _)) => names,
             Err(Error::NoNode { .. }) => return Ok(HashMap::new()),
             Err(e) => return Err(e),
         };

@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
-use super::finish::{item_decides, lease_lost, Fenced, Lock};
-use super::{let_go, Control};
-use crate::client::Session;
+use super::lease::{item_decides, lease_lost, Fenced, Lease};
+use super::Control;
+use crate::client::{Opts, Session};
 use crate::error::{Error, Result};
 use crate::queue::core::Core;
 use crate::queue::stats::QueueCounters;
@@ -32,7 +32,7 @@ pub(super) struct Ack {
     pub(super) name: String,
     pub(super) item_path: String,
     pub(super) item_version: i32,
-    pub(super) lock: Lock,
+    pub(super) lease: Lease,
 }
 
 /// The acknowledger thread and its queue of work.
@@ -110,7 +110,7 @@ fn run<T: Send + 'static>(core: &Core<T>, control: &Control, acks: &Receiver<Ack
 /// The items named are settled: their leases are free.
 fn finish<'a, T: Send + 'static>(core: &Core<T>, control: &Control, names: impl Iterator<Item = &'a str>) {
     let mut count = 0;
-    control.finished(names.inspect(|_| count += 1));
+    control.leases.finished(names.inspect(|_| count += 1));
     QueueCounters::add(&core.counters.settled, count);
 }
 
@@ -121,7 +121,7 @@ fn finish<'a, T: Send + 'static>(core: &Core<T>, control: &Control, names: impl 
 fn settle<T: Send + 'static>(core: &Core<T>, control: &Control, batch: Vec<Ack>) -> (Vec<String>, Vec<Ack>) {
     let mut done = Vec::with_capacity(batch.len());
     let mut unknown = Vec::new();
-    let lock_paths: Vec<String> = batch.iter().map(|a| a.lock.path().to_owned()).collect();
+    let lock_paths: Vec<String> = batch.iter().map(|a| a.lease.path().to_owned()).collect();
     let stats = match core.client.exists_many(&lock_paths) {
         Ok(stats) => stats,
         Err(e) => {
@@ -133,14 +133,14 @@ fn settle<T: Send + 'static>(core: &Core<T>, control: &Control, batch: Vec<Ack>)
     let mut by_session: HashMap<Session, Vec<Ack>> = HashMap::new();
     for (ack, stat) in batch.into_iter().zip(stats) {
         match stat {
-            Ok(found) if ack.lock.replaced(found.as_ref()) => {
+            Ok(found) if ack.lease.replaced(found.as_ref()) => {
                 report(core, lease_lost(core, &ack.item_path));
                 done.push(ack.name);
             }
-            Ok(_) => by_session.entry(ack.lock.session()).or_default().push(ack),
+            Ok(_) => by_session.entry(ack.lease.session()).or_default().push(ack),
             Err(e) if e.is_retryable() => unknown.push(ack),
             Err(e) => {
-                let_go(core, control, &ack.name, &ack.lock);
+                control.leases.let_go(core, &ack.name, &ack.lease);
                 report(core, e);
                 done.push(ack.name);
             }
@@ -149,9 +149,9 @@ fn settle<T: Send + 'static>(core: &Core<T>, control: &Control, batch: Vec<Ack>)
     for (session, acks) in by_session {
         let multis: Vec<_> = acks
             .iter()
-            .map(|a| a.lock.acknowledge_ops(&a.item_path, a.item_version))
+            .map(|a| a.lease.acknowledge_ops(&a.item_path, a.item_version))
             .collect();
-        let results = match core.client.multi_many_fenced(&multis, session) {
+        let results = match core.client.multi_many_with(&multis, Opts::new().fenced(session)) {
             Ok(results) => results,
             Err(e) => {
                 report(core, e);
@@ -185,7 +185,7 @@ fn settle<T: Send + 'static>(core: &Core<T>, control: &Control, batch: Vec<Ack>)
                     unknown.push(ack);
                 }
                 Fenced::Failed(e) => {
-                    let_go(core, control, &ack.name, &ack.lock);
+                    control.leases.let_go(core, &ack.name, &ack.lease);
                     report(core, e);
                     done.push(ack.name);
                 }

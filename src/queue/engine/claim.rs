@@ -5,10 +5,9 @@
 
 use crossbeam_channel::{SendTimeoutError, Sender};
 
-use super::finish::Lock;
+use super::lease::Taken;
 use super::process::decode;
-use super::{finish, let_go, orphan_created, Control, Locked, Work, POLL};
-use crate::client::CreateMode;
+use super::{outcome, Control, Locked, Work, POLL};
 use crate::error::{Error, Result};
 use crate::path;
 use crate::queue::core::Core;
@@ -42,7 +41,7 @@ pub(super) fn window<T: Send + 'static>(
         match decode(core, &item_path, &data) {
             Ok(decoded) => claimable.push((name, item_path, stat.version, decoded.values)),
             Err(corrupt) => {
-                if let Err(e) = finish::dead_letter(core, control, &name, &data, stat.version, None, corrupt) {
+                if let Err(e) = outcome::dead_letter(core, control, &name, &data, stat.version, None, corrupt) {
                     log::warn!("{item_path}: {e}");
                     core.tell_error(&e);
                 }
@@ -79,9 +78,9 @@ pub(super) fn window<T: Send + 'static>(
     Ok(handed)
 }
 
-/// Locks the items named (in order) with pipelined creates, reads the locked
-/// ones with pipelined reads, and hands them to the workers in order; returns
-/// how many it handed over. Locks of items not handed over are released.
+/// Takes leases on the items named (in order), reads the locked ones with
+/// pipelined reads, and hands them to the workers in order; returns how many
+/// it handed over. Leases on items not handed over are released.
 pub(super) fn locked_window<T: Send + 'static>(
     core: &Core<T>,
     control: &Control,
@@ -89,62 +88,28 @@ pub(super) fn locked_window<T: Send + 'static>(
     lock_dir: &str,
     names: Vec<String>,
 ) -> Result<usize> {
-    let session = core.client.session();
-    let token = Lock::token(core);
-    let nodes: Vec<(String, Vec<u8>)> = names.iter().map(|n| (path::join(lock_dir, n), token.clone())).collect();
-    let created = core
-        .client
-        .create_many_with_acl(&nodes, CreateMode::Ephemeral, &core.options.acl)?;
-    let mut locked = Vec::with_capacity(names.len());
-    // A failure ends nothing early: every lock created is either handed over
-    // or released, and every unknown outcome is kept as an orphan.
-    let mut failure = None;
-    for ((name, (lock_path, _)), result) in names.into_iter().zip(nodes).zip(created) {
-        let lock = match result {
-            Ok((_, stat)) => Some(Lock::created(lock_path, &stat, session)),
-            // Held by another consumer.
-            Err(Error::NodeExists { .. }) => None,
-            Err(Error::NoNode { .. }) => {
-                if let Err(e) = core.ensure_nodes() {
-                    failure.get_or_insert(e);
-                }
-                None
-            }
-            // The reply was lost: the lock is ours if it holds our token.
-            Err(e) if e.is_retryable() => match Lock::recover(core, lock_path.clone(), &token, session) {
-                Ok(lock) => lock,
-                Err(e) => {
-                    orphan_created(control, lock_path, &token, session);
-                    failure.get_or_insert(e);
-                    None
-                }
-            },
-            Err(e) => {
-                failure.get_or_insert(e);
-                None
-            }
-        };
-        if let Some(lock) = lock {
-            control.in_flight.lock().insert(name.clone());
-            locked.push((name, lock));
-        }
-    }
+    // A failure ends nothing early: every lease taken is either handed over
+    // or released.
+    let Taken {
+        leases: locked,
+        failure,
+    } = control.leases.take(core, lock_dir, names)?;
     let paths: Vec<String> = locked.iter().map(|(n, _)| path::join(&core.path, n)).collect();
     let reads = match core.client.get_data_many(&paths) {
         Ok(reads) => reads,
         Err(e) => {
-            for (name, lock) in locked {
-                let_go(core, control, &name, &lock);
+            for (name, lease) in locked {
+                control.leases.let_go(core, &name, &lease);
             }
             return Err(e);
         }
     };
     let mut handed = 0;
-    for (((name, lock), item_path), read) in locked.into_iter().zip(paths).zip(reads) {
+    for (((name, lease), item_path), read) in locked.into_iter().zip(paths).zip(reads) {
         let (data, stat) = match read {
             Ok(found) => found,
             Err(e) => {
-                let_go(core, control, &name, &lock);
+                control.leases.let_go(core, &name, &lease);
                 if !matches!(e, Error::NoNode { .. }) {
                     core.tell_error(&e);
                 }
@@ -152,13 +117,13 @@ pub(super) fn locked_window<T: Send + 'static>(
             }
         };
         if stat.num_children > 0 {
-            let_go(core, control, &name, &lock);
+            control.leases.let_go(core, &name, &lease);
             not_an_item(core, control, &name, &item_path);
             continue;
         }
         if control.stopping() {
             // Closing: keep order by handing over nothing more.
-            let_go(core, control, &name, &lock);
+            control.leases.let_go(core, &name, &lease);
             continue;
         }
         log::debug!("claimed {item_path} (locked)");
@@ -168,7 +133,7 @@ pub(super) fn locked_window<T: Send + 'static>(
             item_path,
             item_version: stat.version,
             data,
-            lock,
+            lease,
         });
         loop {
             match tx.send_timeout(work, POLL) {
@@ -179,7 +144,7 @@ pub(super) fn locked_window<T: Send + 'static>(
                 Err(SendTimeoutError::Timeout(back)) if !control.stopping() => work = back,
                 Err(SendTimeoutError::Timeout(back) | SendTimeoutError::Disconnected(back)) => {
                     if let Work::Locked(claim) = back {
-                        let_go(core, control, &claim.name, &claim.lock);
+                        control.leases.let_go(core, &claim.name, &claim.lease);
                     }
                     QueueCounters::bump(&core.counters.settled);
                     break;

@@ -11,12 +11,14 @@
 //! In lock-safe mode a consumer holds at most `claim_window` leases at once
 //! (locked items not yet acknowledged, released or requeued), so a consumer
 //! that dies or loses its session leaves at most that many items to be
-//! delivered again. A lock whose fate a lost reply left unknown is never
-//! forgotten: it is kept as an orphan and settled on a later pass.
+//! delivered again. The lease itself, from taking its lock to settling it
+//! (and keeping a lock whose fate a lost reply left unknown as an orphan,
+//! settled on a later pass), lives in `lease`.
 
 mod ack;
 mod claim;
-mod finish;
+mod lease;
+mod outcome;
 mod process;
 
 use std::collections::HashSet;
@@ -28,9 +30,10 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Sender;
 use parking_lot::{Condvar, Mutex};
 
+use self::lease::{Lease, Leases};
 use super::core::Core;
 use super::DeliverAt;
-use crate::client::{ChildWatch, Session};
+use crate::client::ChildWatch;
 use crate::error::{Error, Result};
 use crate::naming::{delay_epoch, is_item, Kind};
 use crate::sync::{earliest, Backoff, Latch};
@@ -42,22 +45,13 @@ const MAX_BACKOFF: Duration = Duration::from_secs(5);
 /// receiver's takers too).
 pub(in crate::queue) const POLL: Duration = Duration::from_millis(100);
 
-/// How soon orphaned locks that could not be deleted are tried again.
-const ORPHAN_RETRY: Duration = Duration::from_millis(500);
-
 /// What the threads of one engine share.
 pub(crate) struct Control {
     stopping: AtomicBool,
     /// The latch the scanner currently waits on; opened to stop it.
     wake: Mutex<Latch>,
-    /// Items handed to a worker and not finished, so no item is processed
-    /// twice at once by this queue; in lock-safe mode, the leases held.
-    in_flight: Mutex<HashSet<String>>,
-    /// Signalled whenever items leave `in_flight`.
-    leases_freed: Condvar,
-    /// Locks of ours that could not be released, or whose creation's outcome
-    /// is unknown: deleted on a later pass, so none outlives its use.
-    orphans: Mutex<Vec<Orphan>>,
+    /// Lock-safe mode: the leases held, and the orphaned locks.
+    leases: Leases,
     /// Undecodable items left in place (no dead-letter path), not read again.
     skipped: Mutex<HashSet<String>>,
     /// Workers still running.
@@ -66,119 +60,15 @@ pub(crate) struct Control {
 }
 
 impl Control {
+    /// Whether the queue is stopping.
     fn stopping(&self) -> bool {
         self.stopping.load(Ordering::Acquire)
     }
 
+    /// Sets the item named aside: it is not read again.
     pub(crate) fn skip(&self, name: &str) {
         self.skipped.lock().insert(name.to_owned());
     }
-
-    /// The items named are finished: their leases are free.
-    fn finished<'a>(&self, names: impl IntoIterator<Item = &'a str>) {
-        let mut in_flight = self.in_flight.lock();
-        for name in names {
-            in_flight.remove(name);
-        }
-        self.leases_freed.notify_all();
-    }
-
-    /// Waits until fewer than `window` leases are held (or the queue stops)
-    /// and returns how many more may be taken.
-    fn lease_room(&self, window: usize) -> usize {
-        let mut in_flight = self.in_flight.lock();
-        while in_flight.len() >= window && !self.stopping() {
-            self.leases_freed.wait_for(&mut in_flight, POLL);
-        }
-        window.saturating_sub(in_flight.len())
-    }
-}
-
-/// A lock of ours at `path` that must still be deleted: known by its creation
-/// zxid, or (when its creation's reply was lost) by the token it holds.
-struct Orphan {
-    path: String,
-    czxid: Option<i64>,
-    token: Option<Vec<u8>>,
-    session: Session,
-}
-
-impl Orphan {
-    /// Whether the node read at `path` is this orphan.
-    fn is(&self, data: &[u8], stat: &crate::client::Stat) -> bool {
-        match (self.czxid, &self.token) {
-            (Some(czxid), _) => stat.czxid == czxid,
-            (None, Some(token)) => data == token.as_slice(),
-            (None, None) => false,
-        }
-    }
-}
-
-/// Releases a lease: deletes the lock if it is still ours, and forgets the
-/// item. A lock that could not be deleted (its fate unknown) becomes an
-/// orphan, deleted on a later pass.
-fn let_go<T: Send + 'static>(core: &Core<T>, control: &Control, name: &str, lock: &finish::Lock) {
-    // A newer session means the lock went with the old one.
-    if !lock.release(core) && core.client.session() == lock.session() {
-        log::warn!("lock {} could not be released; it is retried", lock.path());
-        control.orphans.lock().push(Orphan {
-            path: lock.path().to_owned(),
-            czxid: Some(lock.czxid()),
-            token: None,
-            session: lock.session(),
-        });
-    }
-    control.finished([name]);
-}
-
-/// Keeps the lock at `path`, created with `token` in session `session`
-/// with an unknown outcome, for deletion on a later pass.
-fn orphan_created(control: &Control, path: String, token: &[u8], session: Session) {
-    log::warn!("the creation of lock {path} has an unknown outcome; it is checked again");
-    control.orphans.lock().push(Orphan {
-        path,
-        czxid: None,
-        token: Some(token.to_vec()),
-        session,
-    });
-}
-
-/// Deletes the orphaned locks that can be settled now; returns whether some
-/// remain.
-fn settle_orphans<T: Send + 'static>(core: &Core<T>, control: &Control) -> bool {
-    let orphans = std::mem::take(&mut *control.orphans.lock());
-    if orphans.is_empty() {
-        return false;
-    }
-    let mut left = Vec::new();
-    for orphan in orphans {
-        if core.client.session() != orphan.session {
-            // Its session expired, and its ephemeral locks with it.
-            continue;
-        }
-        let settled = match core.client.get_data(&orphan.path) {
-            Ok((data, stat)) if orphan.is(&data, &stat) => {
-                match core
-                    .client
-                    .delete_fenced(&orphan.path, Some(stat.version), orphan.session)
-                {
-                    Ok(()) | Err(Error::NoNode { .. } | Error::BadVersion { .. } | Error::SessionExpired) => true,
-                    Err(_) => false,
-                }
-            }
-            // Not ours, or gone.
-            Ok(_) | Err(Error::NoNode { .. }) => true,
-            Err(_) => false,
-        };
-        if settled {
-            log::info!("orphaned lock {} settled", orphan.path);
-        } else {
-            left.push(orphan);
-        }
-    }
-    let mut orphans = control.orphans.lock();
-    orphans.extend(left);
-    !orphans.is_empty()
 }
 
 /// What the scanner hands to a worker.
@@ -195,7 +85,7 @@ pub(crate) struct Locked {
     item_path: String,
     item_version: i32,
     data: Vec<u8>,
-    lock: finish::Lock,
+    lease: Lease,
 }
 
 /// The running engine of one queue.
@@ -215,9 +105,7 @@ impl Engine {
         let control = Arc::new(Control {
             stopping: AtomicBool::new(false),
             wake: Mutex::new(Latch::new()),
-            in_flight: Mutex::new(HashSet::new()),
-            leases_freed: Condvar::new(),
-            orphans: Mutex::new(Vec::new()),
+            leases: Leases::new(),
             skipped: Mutex::new(HashSet::new()),
             workers: Mutex::new(threads),
             workers_done: Condvar::new(),
@@ -394,7 +282,7 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
     let mut watches = vec![queue_watch];
     let mut locked = HashSet::new();
     // Orphans left are tried again soon; deleting one fires the lock watch.
-    let mut wake_at = settle_orphans(core, control).then(|| Instant::now() + ORPHAN_RETRY);
+    let mut wake_at = control.leases.settle_orphans(core);
     if let Some(lock_path) = &core.options.lock_path {
         // Watching the locks picks up an item the moment its holder dies.
         let (locks, _, lock_watch) = match core.client.watch_children(lock_path, latch) {
@@ -418,7 +306,10 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
     // Lock-safe: never more leases than the claim window.
     let room = || {
         if lock_safe {
-            control.lease_room(core.options.claim_window).max(1)
+            control
+                .leases
+                .room(core.options.claim_window, || control.stopping())
+                .max(1)
         } else {
             window
         }
@@ -447,7 +338,7 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
         if locked.contains(&name) || control.skipped.lock().contains(&name) {
             continue;
         }
-        if control.in_flight.lock().contains(&name) {
+        if control.leases.holds(&name) {
             continue;
         }
         batch.push(name);

@@ -4,8 +4,8 @@
 use crossbeam_channel::Sender;
 
 use super::ack::Ack;
-use super::finish;
-use super::{let_go, Control, Locked};
+use super::outcome;
+use super::{Control, Locked};
 use crate::codec::{decode_frame, trailer};
 use crate::error::{Error, Result};
 use crate::queue::core::Core;
@@ -64,10 +64,10 @@ pub(super) fn consume_locked<T: Send + 'static>(core: &Core<T>, control: &Contro
         item_path,
         item_version,
         data,
-        lock,
+        lease,
     } = claim;
     let settled = match decode(core, &item_path, &data) {
-        Err(corrupt) => finish::dead_letter(core, control, &name, &data, item_version, Some(&lock), corrupt),
+        Err(corrupt) => outcome::dead_letter(core, control, &name, &data, item_version, Some(&lease), corrupt),
         Ok(Decoded {
             records,
             values,
@@ -81,24 +81,24 @@ pub(super) fn consume_locked<T: Send + 'static>(core: &Core<T>, control: &Contro
                     }
                     ErrorMode::Requeue => {
                         log::warn!("{item_path}: the consumer failed on attempt {}: {e}", attempts + 1);
-                        break 'consume finish::requeue(
+                        break 'consume outcome::requeue(
                             core,
                             control,
                             &name,
                             item_version,
-                            &lock,
+                            &lease,
                             &records[index..],
                             attempts + 1,
                         );
                     }
                 }
             }
-            // Settled by the acknowledger, which also clears `in_flight`.
+            // Settled by the acknowledger, which also frees the lease.
             let ack = Ack {
                 name,
                 item_path,
                 item_version,
-                lock,
+                lease,
             };
             if let Err(unsent) = acks.send(ack) {
                 let ack = unsent.into_inner();
@@ -106,7 +106,7 @@ pub(super) fn consume_locked<T: Send + 'static>(core: &Core<T>, control: &Contro
                     "{}: consumed, but the acknowledger is gone; it will be delivered again",
                     ack.item_path
                 );
-                let_go(core, control, &ack.name, &ack.lock);
+                control.leases.let_go(core, &ack.name, &ack.lease);
                 QueueCounters::bump(&core.counters.settled);
             }
             return;
@@ -120,8 +120,8 @@ pub(super) fn consume_locked<T: Send + 'static>(core: &Core<T>, control: &Contro
         // Free the item for another try; a lock that cannot be deleted now
         // is kept for a later pass. (A lost lease is another holder's lock
         // now: nothing of it is ours to delete.)
-        Err(e) if !matches!(e, Error::LeaseLost { .. }) => let_go(core, control, &name, &lock),
-        _ => control.finished([name.as_str()]),
+        Err(e) if !matches!(e, Error::LeaseLost { .. }) => control.leases.let_go(core, &name, &lease),
+        _ => control.leases.finished([name.as_str()]),
     }
     QueueCounters::bump(&core.counters.settled);
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 pub use builder::SimpleQueueBuilder;
 
 use self::local::LocalList;
-use crate::client::{Acl, CreateMode, Deleted, ZkClient};
+use crate::client::{Acl, CreateMode, Deleted, Opts, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
 use crate::sync::{earliest, Backoff};
@@ -366,7 +366,8 @@ impl SimpleQueue {
     }
 
     fn ensure_dir(&self) -> Result<()> {
-        self.client.ensure_path_with(&self.dir, self.dir_mode, &self.acl)
+        self.client
+            .ensure_path_with(&self.dir, Opts::new().mode(self.dir_mode).acl(&self.acl))
     }
 
     /// The one implementation behind every read. A waiting call rides out
@@ -469,7 +470,7 @@ impl SimpleQueue {
             if !remove {
                 return Ok(Some(data));
             }
-            match self.client.delete_tracked(&node, None) {
+            match self.client.delete_with(&node, None, Opts::new()) {
                 Ok(Deleted::Yes) => return Ok(Some(data)),
                 Ok(Deleted::Unknown) => {
                     log::warn!("{node}: the claiming delete's reply was lost; returning the item, which another consumer may also have");

@@ -1,0 +1,82 @@
+//! Packet sizes, checked before sending: a request larger than the server
+//! accepts (`jute.maxbuffer`) would cost the connection, so it is refused
+//! with [`Error::ItemTooLarge`] instead.
+
+use super::{Acl, Op, ZkClient};
+use crate::error::{Error, Result};
+
+/// Bytes of a request besides its fields: length prefix is not counted by the
+/// server, but the request header (xid, type) is.
+pub(super) const REQUEST_HEADER: usize = 8;
+/// A multi's per-operation header (type, done flag, error code).
+const MULTI_HEADER: usize = 9;
+
+impl ZkClient {
+    /// Refuses, before sending, a create of `data` bytes at `path` with `acl`
+    /// that the server would not accept.
+    pub(crate) fn check_create_size(&self, path: &str, data: usize, acl: &[Acl]) -> Result<()> {
+        self.check_packet(create_size(path, 0, acl), data)
+    }
+
+    /// Refuses, before sending, a multi of `ops` (creates without an ACL of
+    /// their own get `default_acl`) that the server would not accept.
+    pub(super) fn check_multi_size(&self, ops: &[Op], default_acl: &[Acl]) -> Result<()> {
+        let mut overhead = REQUEST_HEADER + MULTI_HEADER;
+        let mut data = 0;
+        for op in ops {
+            overhead += MULTI_HEADER
+                + match op {
+                    Op::Create { path, acl, .. } => {
+                        create_size(path, 0, acl.as_deref().unwrap_or(default_acl)) - REQUEST_HEADER
+                    }
+                    Op::Delete { path, .. } | Op::Check { path, .. } => string_size(path) + 4,
+                    Op::SetData { path, .. } => string_size(path) + 4 + 4,
+                };
+            if let Op::Create { data: d, .. } | Op::SetData { data: d, .. } = op {
+                data += d.len();
+            }
+        }
+        self.check_packet(overhead, data)
+    }
+
+    /// Refuses a request of `overhead` bytes plus `data` bytes of data that the
+    /// server would not accept.
+    pub(super) fn check_packet(&self, overhead: usize, data: usize) -> Result<()> {
+        let max = self.max_packet_size();
+        if overhead + data > max {
+            return Err(Error::ItemTooLarge {
+                size: data,
+                limit: max.saturating_sub(overhead),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Serialized size of a jute string.
+pub(super) fn string_size(s: &str) -> usize {
+    4 + s.len()
+}
+
+/// Serialized size of a create request with `data` bytes of data.
+pub(super) fn create_size(path: &str, data: usize, acl: &[Acl]) -> usize {
+    let acl_size: usize = acl
+        .iter()
+        .map(|a| 4 + string_size(a.scheme()) + string_size(a.id()))
+        .sum();
+    REQUEST_HEADER + string_size(path) + 4 + data + 4 + acl_size + 4
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn create_size_counts_every_field() {
+        // header 8 + path (4 + 2) + data (4 + 3) + acl vector (4 + 4 + (4 + 5) + (4 + 6)) + flags 4
+        assert_eq!(
+            create_size("/q", 3, &[Acl::anyone_all()]),
+            8 + 6 + 7 + 4 + 4 + 9 + 10 + 4
+        );
+    }
+}

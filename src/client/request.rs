@@ -1,0 +1,165 @@
+//! How one request is sent: its options ([`Opts`]), and the one loop that
+//! sends it with a deadline per attempt and retries by the client's policy.
+
+use std::future::Future;
+use std::pin::pin;
+use std::time::Duration;
+
+use futures::future::{select, Either};
+
+use super::retry::Retry;
+use super::{Acl, CreateMode, Session, ZkClient};
+use crate::error::{Error, Result};
+
+/// The options of one request, set builder-style, as in
+/// `client.delete_with(path, version, Opts::new().fenced(session))`.
+///
+/// The defaults are those of the public methods: the request is retried by
+/// the client's policy, in whatever session is current, and nodes it creates
+/// are persistent with the client's default ACL. An option an operation has
+/// no use for is ignored (a batch, say, is never retried).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Opts<'a> {
+    /// The only session the request may be sent in.
+    fence: Option<Session>,
+    /// One attempt, without retries.
+    once: bool,
+    /// The mode of created nodes.
+    mode: CreateMode,
+    /// The ACL of created nodes; `None`: the client's default ACL.
+    acl: Option<&'a [Acl]>,
+}
+
+impl Default for Opts<'_> {
+    fn default() -> Self {
+        Opts::new()
+    }
+}
+
+impl<'a> Opts<'a> {
+    /// The defaults: retried, any session, persistent nodes with the default ACL.
+    pub(crate) const fn new() -> Opts<'a> {
+        Opts {
+            fence: None,
+            once: false,
+            mode: CreateMode::Persistent,
+            acl: None,
+        }
+    }
+
+    /// Sends the request only in `session` ([`ZkClient::session`]): it is
+    /// never retried in a newer session, and fails with
+    /// [`Error::SessionExpired`] once that session is gone. Writes that depend
+    /// on an ephemeral node of that session (a lock's) use it.
+    pub(crate) const fn fenced(mut self, session: Session) -> Self {
+        self.fence = Some(session);
+        self
+    }
+
+    /// One attempt, without retries, for callers that run their own retry
+    /// loop (and deadline).
+    pub(crate) const fn once(mut self) -> Self {
+        self.once = true;
+        self
+    }
+
+    /// The mode of the nodes the request creates ([`ZkClient::ensure_path_with`]:
+    /// of the last node; its ancestors are persistent). Defaults to
+    /// [`CreateMode::Persistent`].
+    pub(crate) const fn mode(mut self, mode: CreateMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// The ACL of the nodes the request creates. Defaults to the client's
+    /// default ACL.
+    pub(crate) const fn acl(mut self, acl: &'a [Acl]) -> Self {
+        self.acl = Some(acl);
+        self
+    }
+
+    /// The session the request is fenced to, if any.
+    pub(super) fn fence(self) -> Option<Session> {
+        self.fence
+    }
+
+    /// The mode of created nodes.
+    pub(super) fn create_mode(self) -> CreateMode {
+        self.mode
+    }
+
+    /// The ACL of created nodes: the one set, or `default`.
+    pub(super) fn acl_or(self, default: &'a [Acl]) -> &'a [Acl] {
+        self.acl.unwrap_or(default)
+    }
+}
+
+impl ZkClient {
+    /// Sends one request as `opts` say: `f` makes each attempt's request,
+    /// whose error is mapped for `path`.
+    pub(super) fn send<T, F, Fut>(&self, operation: &'static str, path: &str, opts: Opts<'_>, mut f: F) -> Result<T>
+    where
+        F: FnMut(zookeeper_client::Client) -> Fut,
+        Fut: Future<Output = std::result::Result<T, zookeeper_client::Error>>,
+    {
+        self.run(operation, opts, |client| self.attempt(operation, path, f(client)))
+    }
+
+    /// The loop behind every request: runs `attempt` in the current session
+    /// (only in the fenced one, if `opts` fence it) until it succeeds, fails
+    /// with an answer rather than a retryable error, is sent only once, or the
+    /// retry policy gives up.
+    pub(super) fn run<T>(
+        &self,
+        operation: &'static str,
+        opts: Opts<'_>,
+        mut attempt: impl FnMut(zookeeper_client::Client) -> Result<T>,
+    ) -> Result<T> {
+        let mut retry = Retry::new(self, operation, None);
+        loop {
+            let (client, session) = self.shared.current()?;
+            if opts.fence.is_some_and(|fence| fence != session) {
+                return Err(Error::SessionExpired);
+            }
+            self.shared.counters.count(operation);
+            let err = match attempt(client) {
+                Ok(value) => return Ok(value),
+                Err(err) => err,
+            };
+            if opts.once || !err.is_retryable() {
+                return Err(err);
+            }
+            retry.pause(err, session)?;
+        }
+    }
+
+    /// Waits for one request's answer, at most the request timeout, and maps
+    /// its error for `path`.
+    pub(super) fn attempt<T>(
+        &self,
+        operation: &'static str,
+        path: &str,
+        request: impl Future<Output = std::result::Result<T, zookeeper_client::Error>>,
+    ) -> Result<T> {
+        deadline(request, self.shared.config.request_timeout, operation)
+            .map_err(|e| e.map_or_else(|timeout| timeout, |e| Error::from_zk(e, path)))
+    }
+}
+
+/// Blocks on `fut` for at most `timeout`. The outer `Err` holds either the
+/// future's own error (`Ok`) or a timeout (`Err`).
+pub(super) fn deadline<T, E>(
+    fut: impl Future<Output = std::result::Result<T, E>>,
+    timeout: Duration,
+    operation: &'static str,
+) -> std::result::Result<T, std::result::Result<E, Error>> {
+    let timer = async_io::Timer::after(timeout);
+    match async_io::block_on(select(pin!(fut), timer)) {
+        Either::Left((Ok(value), _)) => Ok(value),
+        Either::Left((Err(e), _)) => Err(Ok(e)),
+        Either::Right(_) => Err(Err(Error::Timeout {
+            operation,
+            after: timeout,
+        })),
+    }
+}

@@ -1,0 +1,388 @@
+//! The lease of a lock-safe consumer on an item, from taking to settling.
+//!
+//! A consumer takes a lease by creating the ephemeral lock node
+//! `<lock_path>/<item name>` holding an owner token; while it holds the
+//! lease, the item stays in the queue. The lease ends in one multi fenced on
+//! the lock ([`Lease::fence`]) that acknowledges the item (deletes it),
+//! requeues it or moves it to the dead-letter path, or in a release: the lock
+//! alone is deleted, and another consumer may take the item. One reading of
+//! a fenced multi's result ([`Fenced`], [`item_decides`]) serves the single
+//! and the batched acknowledge alike.
+//!
+//! A lock whose fate a lost reply left unknown (its creation, or a release
+//! that failed) is never forgotten: it is kept as an orphan and deleted on a
+//! later pass, if it is still ours.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+use super::POLL;
+use crate::client::{CreateMode, Op, Opts, Session, Stat};
+use crate::error::{Error, Result};
+use crate::path;
+use crate::queue::core::Core;
+use crate::queue::stats::QueueCounters;
+
+/// How soon orphaned locks that could not be deleted are tried again.
+const ORPHAN_RETRY: Duration = Duration::from_millis(500);
+
+/// The leases one engine holds, and its orphaned locks.
+pub(super) struct Leases {
+    /// Items locked by this consumer and not yet settled (acknowledged,
+    /// released or requeued), so no item is processed twice at once by this
+    /// queue.
+    held: Mutex<HashSet<String>>,
+    /// Signalled whenever leases are freed.
+    freed: Condvar,
+    /// Locks of ours that could not be released, or whose creation's outcome
+    /// is unknown: deleted on a later pass, so none outlives its use.
+    orphans: Mutex<Vec<Orphan>>,
+}
+
+impl Leases {
+    /// No leases held, no orphans.
+    pub(super) fn new() -> Leases {
+        Leases {
+            held: Mutex::new(HashSet::new()),
+            freed: Condvar::new(),
+            orphans: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Whether this consumer holds a lease on the item named.
+    pub(super) fn holds(&self, name: &str) -> bool {
+        self.held.lock().contains(name)
+    }
+
+    /// Waits until fewer than `window` leases are held (or `stopping` says
+    /// the queue stops) and returns how many more may be taken.
+    pub(super) fn room(&self, window: usize, stopping: impl Fn() -> bool) -> usize {
+        let mut held = self.held.lock();
+        while held.len() >= window && !stopping() {
+            self.freed.wait_for(&mut held, POLL);
+        }
+        window.saturating_sub(held.len())
+    }
+
+    /// The items named are finished: their leases are free.
+    pub(super) fn finished<'a>(&self, names: impl IntoIterator<Item = &'a str>) {
+        let mut held = self.held.lock();
+        for name in names {
+            held.remove(name);
+        }
+        self.freed.notify_all();
+    }
+
+    /// Takes leases on the items named (in order) with pipelined lock
+    /// creates. Items locked by another consumer are left out; a failure ends
+    /// nothing early, so every lock created is either taken or, when its
+    /// creation's outcome is unknown, kept as an orphan.
+    pub(super) fn take<T: Send + 'static>(&self, core: &Core<T>, lock_dir: &str, names: Vec<String>) -> Result<Taken> {
+        let session = core.client.session();
+        let token = Lease::token(core);
+        let nodes: Vec<(String, Vec<u8>)> = names.iter().map(|n| (path::join(lock_dir, n), token.clone())).collect();
+        let opts = Opts::new().mode(CreateMode::Ephemeral).acl(&core.options.acl);
+        let created = core.client.create_many_with(&nodes, opts)?;
+        let mut taken = Taken {
+            leases: Vec::with_capacity(names.len()),
+            failure: None,
+        };
+        for ((name, (lock_path, _)), result) in names.into_iter().zip(nodes).zip(created) {
+            let lease = match result {
+                Ok((_, stat)) => Some(Lease::created(lock_path, &stat, session)),
+                // Held by another consumer.
+                Err(Error::NodeExists { .. }) => None,
+                Err(Error::NoNode { .. }) => {
+                    if let Err(e) = core.ensure_nodes() {
+                        taken.failure.get_or_insert(e);
+                    }
+                    None
+                }
+                // The reply was lost: the lock is ours if it holds our token.
+                Err(e) if e.is_retryable() => match Lease::recover(core, lock_path.clone(), &token, session) {
+                    Ok(lease) => lease,
+                    Err(e) => {
+                        self.orphan_created(lock_path, &token, session);
+                        taken.failure.get_or_insert(e);
+                        None
+                    }
+                },
+                Err(e) => {
+                    taken.failure.get_or_insert(e);
+                    None
+                }
+            };
+            if let Some(lease) = lease {
+                self.held.lock().insert(name.clone());
+                taken.leases.push((name, lease));
+            }
+        }
+        Ok(taken)
+    }
+
+    /// Releases a lease: deletes the lock if it is still ours, and forgets the
+    /// item. A lock that could not be deleted (its fate unknown) becomes an
+    /// orphan, deleted on a later pass.
+    pub(super) fn let_go<T: Send + 'static>(&self, core: &Core<T>, name: &str, lease: &Lease) {
+        // A newer session means the lock went with the old one.
+        if !lease.release(core) && core.client.session() == lease.session {
+            log::warn!("lock {} could not be released; it is retried", lease.path);
+            self.orphans.lock().push(Orphan {
+                path: lease.path.clone(),
+                czxid: Some(lease.czxid),
+                token: None,
+                session: lease.session,
+            });
+        }
+        self.finished([name]);
+    }
+
+    /// Keeps the lock at `path`, created with `token` in session `session`
+    /// with an unknown outcome, for deletion on a later pass.
+    fn orphan_created(&self, path: String, token: &[u8], session: Session) {
+        log::warn!("the creation of lock {path} has an unknown outcome; it is checked again");
+        self.orphans.lock().push(Orphan {
+            path,
+            czxid: None,
+            token: Some(token.to_vec()),
+            session,
+        });
+    }
+
+    /// Deletes the orphaned locks that can be settled now; returns when to
+    /// try again if some remain.
+    pub(super) fn settle_orphans<T: Send + 'static>(&self, core: &Core<T>) -> Option<Instant> {
+        let orphans = std::mem::take(&mut *self.orphans.lock());
+        if orphans.is_empty() {
+            return None;
+        }
+        let mut left = Vec::new();
+        for orphan in orphans {
+            if core.client.session() != orphan.session {
+                // Its session expired, and its ephemeral locks with it.
+                continue;
+            }
+            let settled = match core.client.get_data(&orphan.path) {
+                Ok((data, stat)) if orphan.is(&data, &stat) => {
+                    let fenced = Opts::new().fenced(orphan.session);
+                    match core.client.delete_with(&orphan.path, Some(stat.version), fenced) {
+                        Ok(_) | Err(Error::NoNode { .. } | Error::BadVersion { .. } | Error::SessionExpired) => true,
+                        Err(_) => false,
+                    }
+                }
+                // Not ours, or gone.
+                Ok(_) | Err(Error::NoNode { .. }) => true,
+                Err(_) => false,
+            };
+            if settled {
+                log::info!("orphaned lock {} settled", orphan.path);
+            } else {
+                left.push(orphan);
+            }
+        }
+        let mut orphans = self.orphans.lock();
+        orphans.extend(left);
+        (!orphans.is_empty()).then(|| Instant::now() + ORPHAN_RETRY)
+    }
+}
+
+/// The leases [`Leases::take`] took.
+pub(super) struct Taken {
+    /// The items locked, in order, each with its lease.
+    pub(super) leases: Vec<(String, Lease)>,
+    /// The first failure met, if any.
+    pub(super) failure: Option<Error>,
+}
+
+/// A lock of ours at `path` that must still be deleted: known by its creation
+/// zxid, or (when its creation's reply was lost) by the token it holds.
+struct Orphan {
+    path: String,
+    czxid: Option<i64>,
+    token: Option<Vec<u8>>,
+    session: Session,
+}
+
+impl Orphan {
+    /// Whether the node read at `path` is this orphan.
+    fn is(&self, data: &[u8], stat: &Stat) -> bool {
+        match (self.czxid, &self.token) {
+            (Some(czxid), _) => stat.czxid == czxid,
+            (None, Some(token)) => data == token.as_slice(),
+            (None, None) => false,
+        }
+    }
+}
+
+/// A consumer's lease on an item: its lock, the ephemeral node
+/// `<lock_path>/<item name>` holding an owner token. Writes that end a claim
+/// are fenced three ways: the lock must still be the node this consumer
+/// created (its creation zxid, checked just before), at the same version
+/// (checked inside the multi), in the same session (the multi is never
+/// retried in a newer one). A new holder's lock at the same path also starts
+/// at version 0, so the version alone would not tell them apart.
+pub(super) struct Lease {
+    path: String,
+    version: i32,
+    czxid: i64,
+    session: Session,
+}
+
+impl Lease {
+    /// The lease whose lock was created at `path` with `stat`, in `session`.
+    fn created(path: String, stat: &Stat, session: Session) -> Lease {
+        Lease {
+            path,
+            version: stat.version,
+            czxid: stat.czxid,
+            session,
+        }
+    }
+
+    /// After a lock create whose outcome is unknown (its reply was lost): the
+    /// lock is ours if it holds our token and our session is unchanged.
+    fn recover<T: Send + 'static>(
+        core: &Core<T>,
+        path: String,
+        token: &[u8],
+        session: Session,
+    ) -> Result<Option<Lease>> {
+        // The server reconnected to may not have applied the create yet.
+        core.client.sync(&path, Opts::new().once())?;
+        match core.client.get_data(&path) {
+            Ok((data, stat)) if data == token && core.client.session() == session => {
+                Ok(Some(Lease::created(path, &stat, session)))
+            }
+            Ok(_) | Err(Error::NoNode { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A token naming this consumer's session and claim, stored in its locks.
+    fn token<T: Send + 'static>(core: &Core<T>) -> Vec<u8> {
+        format!(
+            "zk-queue {:x} {:016x}",
+            core.client.session_id().unwrap_or_default(),
+            fastrand::u64(..)
+        )
+        .into_bytes()
+    }
+
+    /// The path of the lock.
+    pub(super) fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The session the lock was taken in.
+    pub(super) fn session(&self) -> Session {
+        self.session
+    }
+
+    /// Whether the node found at this lock's path now (`None`: no node) is
+    /// another holder's lock: then nothing of the claim may be touched.
+    pub(super) fn replaced(&self, found: Option<&Stat>) -> bool {
+        found.is_some_and(|stat| stat.czxid != self.czxid)
+    }
+
+    /// The operations of a multi that ends this lease with `ops` on the item:
+    /// the lock's check first (the multi fails at index 0 if the lock changed),
+    /// the lock's delete last.
+    pub(super) fn fence(&self, ops: impl IntoIterator<Item = Op>) -> Vec<Op> {
+        let mut fenced = vec![Op::check(&self.path, self.version)];
+        fenced.extend(ops);
+        fenced.push(Op::delete(&self.path, Some(self.version)));
+        fenced
+    }
+
+    /// The operations that acknowledge the item at `item_path` and
+    /// `item_version`: it is deleted, and the lease ends.
+    pub(super) fn acknowledge_ops(&self, item_path: &str, item_version: i32) -> Vec<Op> {
+        self.fence([Op::delete(item_path, Some(item_version))])
+    }
+
+    /// Runs a fenced multi (see [`fence`](Self::fence)) that ends this lease
+    /// on `item_path`, unless the lock was replaced by another holder's (then
+    /// nothing of theirs is touched).
+    pub(super) fn settle<T: Send + 'static>(&self, core: &Core<T>, item_path: &str, ops: &[Op]) -> Result<()> {
+        if self.replaced(core.client.exists(&self.path)?.as_ref()) {
+            return Err(lease_lost(core, item_path));
+        }
+        match Fenced::of(core.client.multi_with(ops, Opts::new().fenced(self.session))) {
+            Fenced::Applied => Ok(()),
+            Fenced::ItemDecides => item_decides(core, item_path, core.client.exists(item_path)?),
+            // The caller lets the lease go for another try.
+            Fenced::Failed(e) => Err(e),
+        }
+    }
+
+    /// Deletes the lock if it is still ours. Returns whether the lock is
+    /// settled (deleted, gone, another holder's, or gone with an expired
+    /// session); `false` if it may still be ours.
+    fn release<T: Send + 'static>(&self, core: &Core<T>) -> bool {
+        match core.client.exists(&self.path) {
+            Ok(Some(stat)) if !self.replaced(Some(&stat)) => {}
+            // Gone, or another holder's now.
+            Ok(_) => return true,
+            Err(e) => {
+                log::debug!("cannot check lock {}: {e}", self.path);
+                return false;
+            }
+        }
+        let fenced = Opts::new().fenced(self.session);
+        match core.client.delete_with(&self.path, Some(self.version), fenced) {
+            Ok(_) | Err(Error::NoNode { .. } | Error::SessionExpired) => true,
+            // Still ours, at another version.
+            Err(Error::BadVersion { .. }) => false,
+            Err(e) => {
+                log::debug!("cannot release lock {}: {e}", self.path);
+                false
+            }
+        }
+    }
+}
+
+/// What the result of a multi fenced on a lease's lock (its first operation
+/// checks the lock) says about the claim it ends: the one reading of it, for
+/// single and batched acknowledges, requeues and dead-letter moves alike.
+pub(super) enum Fenced {
+    /// Applied.
+    Applied,
+    /// The lock check failed, or the session expired. The lease was lost,
+    /// unless the item is already gone: then an earlier attempt of this very
+    /// multi went through before its reply was lost. [`item_decides`] reads
+    /// which.
+    ItemDecides,
+    /// Any other failure: the item changed or vanished under us (removed by
+    /// id, say), or the request failed.
+    Failed(Error),
+}
+
+impl Fenced {
+    /// Reads the result of a fenced multi.
+    pub(super) fn of<R>(result: Result<R>) -> Fenced {
+        match result {
+            Ok(_) => Fenced::Applied,
+            Err(Error::MultiFailed { index: 0, .. } | Error::SessionExpired) => Fenced::ItemDecides,
+            Err(e) => Fenced::Failed(e),
+        }
+    }
+}
+
+/// After [`Fenced::ItemDecides`]: the item gone (`None`) means the claim was
+/// settled; still there, the lease was lost (counted).
+pub(super) fn item_decides<T>(core: &Core<T>, item_path: &str, item: Option<Stat>) -> Result<()> {
+    match item {
+        None => Ok(()),
+        Some(_) => Err(lease_lost(core, item_path)),
+    }
+}
+
+/// A lost lease on `item_path`, counted.
+pub(super) fn lease_lost<T>(core: &Core<T>, item_path: &str) -> Error {
+    QueueCounters::bump(&core.counters.lease_lost);
+    Error::LeaseLost {
+        path: item_path.to_owned(),
+    }
+}

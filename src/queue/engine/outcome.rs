@@ -1,0 +1,107 @@
+//! How a claimed item ends when it is not acknowledged: requeued (its
+//! failed attempts counted) or moved to the dead-letter path, each in one
+//! multi, fenced on the item's lease if it has one.
+
+use super::lease::Lease;
+use super::Control;
+use crate::client::{CreateMode, Op};
+use crate::codec::{encode_frame, trailer};
+use crate::error::{Error, Result};
+use crate::naming::{split_item, QUEUE_PREFIX};
+use crate::path;
+use crate::queue::core::Core;
+use crate::queue::stats::QueueCounters;
+
+/// Puts the records not yet consumed back into the queue under the item's own
+/// prefix (keeping its priority, delay or id), or moves them to the
+/// dead-letter path once `attempts` reaches the limit.
+pub(super) fn requeue<T: Send + 'static>(
+    core: &Core<T>,
+    control: &Control,
+    name: &str,
+    item_version: i32,
+    lease: &Lease,
+    remaining: &[&[u8]],
+    attempts: u32,
+) -> Result<()> {
+    let mut data = encode_frame(remaining.iter().copied()).map_err(Error::encoding)?;
+    trailer::append(&mut data, attempts);
+    if core.options.max_attempts.is_some_and(|max| attempts >= max) {
+        let reason = Error::AttemptsExhausted {
+            path: path::join(&core.path, name),
+            attempts,
+        };
+        return dead_letter(core, control, name, &data, item_version, Some(lease), reason);
+    }
+    let item_path = path::join(&core.path, name);
+    let prefix = split_item(name).map_or(QUEUE_PREFIX, |(prefix, _)| prefix);
+    let ops = lease.fence([
+        Op::delete(&item_path, Some(item_version)),
+        Op::create_with_acl(
+            path::join(&core.path, prefix),
+            data,
+            CreateMode::PersistentSequential,
+            core.options.acl.clone(),
+        ),
+    ]);
+    lease.settle(core, &item_path, &ops)?;
+    QueueCounters::bump(&core.counters.requeued);
+    log::warn!("requeued {item_path} after {attempts} failed attempt(s)");
+    Ok(())
+}
+
+/// Moves an item that cannot be consumed to the dead-letter path as a plain
+/// queue item, in one multi with its deletion; without a dead-letter path the
+/// item is left in place, never deleted.
+pub(super) fn dead_letter<T: Send + 'static>(
+    core: &Core<T>,
+    control: &Control,
+    name: &str,
+    data: &[u8],
+    item_version: i32,
+    lease: Option<&Lease>,
+    reason: Error,
+) -> Result<()> {
+    let item_path = path::join(&core.path, name);
+    let Some(dead_letters) = &core.options.dead_letter_path else {
+        control.skip(name);
+        if let Some(lease) = lease {
+            // Kept for a later pass if it cannot be deleted now.
+            control.leases.let_go(core, name, lease);
+        }
+        log::error!("{item_path} cannot be consumed and is left in place (no dead-letter path): {reason}");
+        core.tell_error(&reason);
+        return Ok(());
+    };
+    let move_ops = [
+        Op::create_with_acl(
+            path::join(dead_letters, QUEUE_PREFIX),
+            data.to_vec(),
+            CreateMode::PersistentSequential,
+            core.options.acl.clone(),
+        ),
+        Op::delete(&item_path, Some(item_version)),
+    ];
+    let ops = match lease {
+        Some(lease) => lease.fence(move_ops),
+        None => Vec::from(move_ops),
+    };
+    let create_index = usize::from(lease.is_some());
+    let attempt = || match lease {
+        Some(lease) => lease.settle(core, &item_path, &ops),
+        None => core.client.multi(&ops).map(|_| ()),
+    };
+    let mut moved = attempt();
+    if matches!(&moved, Err(Error::MultiFailed { index, source }) if *index == create_index && source.is_no_node()) {
+        // The dead-letter node was deleted under the consumer: create it again.
+        log::warn!("dead-letter path {dead_letters} is missing; creating it again");
+        core.ensure_nodes()?;
+        moved = attempt();
+    }
+    if moved.is_ok() {
+        QueueCounters::bump(&core.counters.dead_lettered);
+        log::warn!("moved {item_path} to {dead_letters}: {reason}");
+        core.tell_error(&reason);
+    }
+    moved
+}
