@@ -10,7 +10,18 @@ use crate::error::{Error, Result};
 use crate::naming::{split_item, QUEUE_PREFIX};
 use crate::path;
 use crate::queue::core::Core;
+use crate::queue::ConsumeError;
 use crate::queue::stats::QueueCounters;
+
+/// A delivery the consumer failed.
+pub(super) struct Failure<'a> {
+    /// The records not consumed yet, the failed one first.
+    pub(super) remaining: &'a [&'a [u8]],
+    /// Failed attempts, this one included.
+    pub(super) attempts: u32,
+    /// Why the consumer failed.
+    pub(super) cause: &'a ConsumeError,
+}
 
 /// Puts the records not yet consumed back into the queue under the item's own
 /// prefix (keeping its priority, delay or id), or moves them to the
@@ -21,12 +32,17 @@ pub(super) fn requeue<T: Send + 'static>(
     name: &str,
     item_version: i32,
     lease: &Lease,
-    remaining: &[&[u8]],
-    attempts: u32,
+    failure: Failure,
 ) -> Result<()> {
+    let Failure {
+        remaining,
+        attempts,
+        cause,
+    } = failure;
     let mut data = encode_frame(remaining.iter().copied()).map_err(Error::encoding)?;
     trailer::append(&mut data, attempts);
     if core.options.max_attempts.is_some_and(|max| attempts >= max) {
+        log::info!("{}/{name} failed on attempt {attempts}, its last: {cause}", core.path);
         let reason = Error::AttemptsExhausted {
             path: path::join(&core.path, name),
             attempts,
@@ -46,7 +62,8 @@ pub(super) fn requeue<T: Send + 'static>(
     ]);
     lease.settle(core, &item_path, &ops)?;
     QueueCounters::bump(&core.counters.requeued);
-    log::warn!("requeued {item_path} after {attempts} failed attempt(s)");
+    // An expected failure, retried: worth a line, not an operator's attention.
+    log::info!("{item_path} failed on attempt {attempts} and was requeued: {cause}");
     Ok(())
 }
 

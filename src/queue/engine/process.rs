@@ -80,15 +80,17 @@ pub(super) fn consume_locked<T: Send + 'static>(core: &Core<T>, control: &Contro
                         log::warn!("{item_path}: the consumer failed; deleting the record (error mode delete): {e}");
                     }
                     ErrorMode::Requeue => {
-                        log::warn!("{item_path}: the consumer failed on attempt {}: {e}", attempts + 1);
                         break 'consume outcome::requeue(
                             core,
                             control,
                             &name,
                             item_version,
                             &lease,
-                            &records[index..],
-                            attempts + 1,
+                            outcome::Failure {
+                                remaining: &records[index..],
+                                attempts: attempts + 1,
+                                cause: &e,
+                            },
                         );
                     }
                 }
