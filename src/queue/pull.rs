@@ -138,6 +138,29 @@ impl<T> Delivery<T> {
         self.answer(Err(reason.into()));
     }
 
+    /// Gives the item back untouched: no attempt is counted and the error
+    /// mode does not apply. With a lock path the item is unlocked where it
+    /// is, to be taken again in its turn (by this or another consumer); of an
+    /// item put with `put_multi`, the records not yet acknowledged go back
+    /// to the end of the queue. Without a lock path the item was deleted
+    /// before delivery, and releasing it loses it (logged).
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// # let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").pull_consumer();
+    /// # let queue = builder.build_queue()?;
+    /// let delivery = receiver.take()?;
+    /// // Shutting down before starting on it: someone else will.
+    /// delivery.release();
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn release(mut self) {
+        self.answer(Err(Box::new(Released("the item was released"))));
+    }
+
     fn answer(&mut self, outcome: std::result::Result<(), ConsumeError>) {
         if let Some(reply) = self.reply.take() {
             let _ = reply.send(outcome);
@@ -298,6 +321,26 @@ impl<T> std::fmt::Debug for ItemReceiver<T> {
     }
 }
 
+/// Why an item was given back without a failed attempt: released by its
+/// taker, or never taken before the queue closed.
+#[derive(Debug)]
+pub(crate) struct Released(pub(crate) &'static str);
+
+impl std::fmt::Display for Released {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl std::error::Error for Released {}
+
+impl Released {
+    /// Whether a consumer's error is a release rather than a failure.
+    pub(crate) fn is(error: &ConsumeError) -> bool {
+        error.is::<Released>()
+    }
+}
+
 /// The consumer behind an [`ItemReceiver`]: hands each item to a taker and
 /// returns the taker's answer.
 pub(crate) struct PullConsumer<T> {
@@ -365,7 +408,7 @@ impl<T: Send + 'static> QueueConsumer<T> for PullConsumer<T> {
         loop {
             if self.closing.load(Ordering::Acquire) {
                 delivery.reply.take();
-                return Err("the queue closed before anyone took the item".into());
+                return Err(Box::new(Released("the queue closed before anyone took the item")));
             }
             match self.deliveries.send_timeout(delivery, POLL) {
                 Ok(()) => break,

@@ -10,8 +10,8 @@ use crate::error::{Error, Result};
 use crate::naming::{split_item, QUEUE_PREFIX};
 use crate::path;
 use crate::queue::core::Core;
-use crate::queue::ConsumeError;
 use crate::queue::stats::QueueCounters;
+use crate::queue::ConsumeError;
 
 /// A delivery the consumer failed.
 pub(super) struct Failure<'a> {
@@ -49,6 +49,44 @@ pub(super) fn requeue<T: Send + 'static>(
         };
         return dead_letter(core, control, name, &data, item_version, Some(lease), reason);
     }
+    put_back(core, name, item_version, lease, data)?;
+    QueueCounters::bump(&core.counters.requeued);
+    // An expected failure, retried: worth a line, not an operator's attention.
+    log::info!(
+        "{}/{name} failed on attempt {attempts} and was requeued: {cause}",
+        core.path
+    );
+    Ok(())
+}
+
+/// Gives back the records of a multi-record item its taker released after
+/// acknowledging the first ones: they go back under the item's own prefix,
+/// their failed attempts unchanged.
+pub(super) fn release_rest<T: Send + 'static>(
+    core: &Core<T>,
+    name: &str,
+    item_version: i32,
+    lease: &Lease,
+    remaining: &[&[u8]],
+    attempts: u32,
+) -> Result<()> {
+    let mut data = encode_frame(remaining.iter().copied()).map_err(Error::encoding)?;
+    trailer::append(&mut data, attempts);
+    put_back(core, name, item_version, lease, data)?;
+    log::debug!("{}/{name}: {} released records put back", core.path, remaining.len());
+    Ok(())
+}
+
+/// Replaces item `name` with a new node of `data` under the same prefix
+/// (keeping its priority, delay or id), at the end of the queue, in one
+/// multi fenced on its lease.
+fn put_back<T: Send + 'static>(
+    core: &Core<T>,
+    name: &str,
+    item_version: i32,
+    lease: &Lease,
+    data: Vec<u8>,
+) -> Result<()> {
     let item_path = path::join(&core.path, name);
     let prefix = split_item(name).map_or(QUEUE_PREFIX, |(prefix, _)| prefix);
     let ops = lease.fence([
@@ -60,11 +98,7 @@ pub(super) fn requeue<T: Send + 'static>(
             core.options.acl.clone(),
         ),
     ]);
-    lease.settle(core, &item_path, &ops)?;
-    QueueCounters::bump(&core.counters.requeued);
-    // An expected failure, retried: worth a line, not an operator's attention.
-    log::info!("{item_path} failed on attempt {attempts} and was requeued: {cause}");
-    Ok(())
+    lease.settle(core, &item_path, &ops)
 }
 
 /// Moves an item that cannot be consumed to the dead-letter path as a plain

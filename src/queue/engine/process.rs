@@ -9,6 +9,7 @@ use super::{Control, Locked};
 use crate::codec::{decode_frame, trailer};
 use crate::error::{Error, Result};
 use crate::queue::core::Core;
+use crate::queue::pull::Released;
 use crate::queue::stats::QueueCounters;
 use crate::queue::{ConsumeError, ErrorMode};
 
@@ -75,6 +76,22 @@ pub(super) fn consume_locked<T: Send + 'static>(core: &Core<T>, control: &Contro
         }) => 'consume: {
             for (index, value) in values.into_iter().enumerate() {
                 let Err(e) = consume(core, value) else { continue };
+                if Released::is(&e) {
+                    if index > 0 {
+                        break 'consume outcome::release_rest(
+                            core,
+                            &name,
+                            item_version,
+                            &lease,
+                            &records[index..],
+                            attempts,
+                        );
+                    }
+                    // Untouched: unlocked where it is, no attempt counted.
+                    log::debug!("{item_path}: {e}; unlocked");
+                    control.leases.let_go(core, &name, &lease);
+                    return;
+                }
                 match core.options.error_mode {
                     ErrorMode::Delete => {
                         log::warn!("{item_path}: the consumer failed; deleting the record (error mode delete): {e}");
