@@ -4,7 +4,6 @@
 mod bad_input;
 mod bench;
 mod cli;
-mod cli_more;
 mod client;
 mod concurrency;
 mod curator_interop;
