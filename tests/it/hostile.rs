@@ -139,7 +139,7 @@ fn an_empty_record_round_trips_alone_and_inside_a_multi() {
     producer.put(String::new()).unwrap();
     producer.put_multi(vec!["a".into(), String::new(), "b".into()]).unwrap();
     assert_eq!(recorder.wait_for(4, WAIT), ["", "a", "", "b"]);
-    // SimpleQueue: simple_queue::empty_items_round_trip.
+    // SimpleQueue: simple_queue::recipe::empty_items_round_trip.
 }
 
 #[test]
@@ -702,7 +702,7 @@ fn a_blocked_simple_take_returns_an_item_put_after_its_queue_node_was_deleted() 
             b"after-2".to_vec()
         ]
     );
-    // Container reaping: simple_queue::take_survives_container_reaping.
+    // Container reaping: simple_queue::recipe::take_survives_container_reaping.
 }
 
 // ---------------------------------------------------------------------------
