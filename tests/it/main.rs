@@ -1,7 +1,6 @@
 //! Integration tests against real ZooKeeper servers, started by the tests
 //! through `zk_queue::testing` (or the server named by `ZK_CONNECT`).
 
-mod bad_input;
 mod bench;
 mod cli;
 mod client;
