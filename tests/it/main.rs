@@ -1,19 +1,20 @@
 //! Integration tests against real ZooKeeper servers, started by the tests
 //! through `zk_queue::testing` (or the server named by `ZK_CONNECT`).
+//!
+//! One folder per concern, each with a module doc listing its files:
+//! `queue` (the Curator-style queues, with Curator's own tests ported in
+//! `queue/curator`), `simple_queue` (the classic recipe), `hostile` (bad input
+//! and hostile data), `faults` (real faults and the delivery guarantees),
+//! `cli` (the `zkq` tool) and `harness` (the test harness itself); `client`,
+//! `security` and `bench` are single files; `support` holds the shared helpers.
 
 mod bench;
 mod cli;
 mod client;
-mod curator_interop;
-mod curator_scenarios;
-mod dead_letters;
 mod faults;
 mod harness;
 mod hostile;
-mod pull;
 mod queue;
-mod queue_kinds;
-mod queue_stats;
 mod security;
 mod simple_queue;
 mod support;
