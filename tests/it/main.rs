@@ -1,30 +1,20 @@
 //! Integration tests against real ZooKeeper servers, started by the tests
 //! through `zk_queue::testing` (or the server named by `ZK_CONNECT`).
+//!
+//! One folder per concern, each with a module doc listing its files:
+//! `queue` (the Curator-style queues, with Curator's own tests ported in
+//! `queue/curator`), `simple_queue` (the classic recipe), `hostile` (bad input
+//! and hostile data), `faults` (real faults and the delivery guarantees),
+//! `cli` (the `zkq` tool) and `harness` (the test harness itself); `client`,
+//! `security` and `bench` are single files; `support` holds the shared helpers.
 
-mod bad_input;
 mod bench;
 mod cli;
-mod cli_more;
 mod client;
-mod concurrency;
-mod curator_interop;
-mod curator_scenarios;
-mod dead_letters;
-mod fault_proxy;
 mod faults;
-mod guarantees;
+mod harness;
 mod hostile;
-mod interop;
-mod java_peer;
-mod pull;
-mod put_replies;
 mod queue;
-mod queue_kinds;
-mod queue_stats;
-mod random_faults;
-mod raw_queue;
 mod security;
 mod simple_queue;
 mod support;
-mod testing_cluster;
-mod testing_server;

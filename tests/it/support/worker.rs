@@ -1,6 +1,6 @@
 //! A queue consumer (lock-safe, or plain) in a separate OS process, so a test can `kill -9` it
 //! mid-item: the test binary runs itself on the ignored entry test
-//! `guarantees::worker_process`, configured through environment variables.
+//! `faults::killed_consumers::worker_process`, configured through environment variables.
 //!
 //! The worker appends `payload\n` to its output file (and flushes) before
 //! returning `Ok` for an item, so the file lists every item it finished. It
@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use zk_queue::{ConnectionState, ConsumeError, Error, QueueBuilder, QueueConsumer, StringSerializer, ZkClient};
 
 /// The entry test the worker process runs.
-const ENTRY: &str = "guarantees::worker_process";
+const ENTRY: &str = "faults::killed_consumers::worker_process";
 const CONNECT: &str = "ZKQ_WORKER_CONNECT";
 const QUEUE: &str = "ZKQ_WORKER_QUEUE";
 const LOCKS: &str = "ZKQ_WORKER_LOCKS";

@@ -1,53 +1,8 @@
-//! More of `zkq`: `watch --rates` on a busy queue, and an error case for
-//! every subcommand.
+//! An error case for every subcommand: an invalid path, a missing queue.
 
 use std::process::Command;
-use std::time::Duration;
 
-use zk_queue::{BytesSerializer, QueueBuilder};
-
-use crate::support::{client, server::shared_connect_string, server::unique_path};
-
-#[test]
-fn cli_watch_rates_reports_depth_and_rates() {
-    let path = unique_path("cli-rates");
-    let client = client();
-    let queue = QueueBuilder::new(&client, &path, BytesSerializer)
-        .build_queue()
-        .unwrap();
-    queue.put(b"first".to_vec()).unwrap();
-    assert!(queue.flush_timeout(Duration::from_secs(10)));
-    let watcher = Command::new(env!("CARGO_BIN_EXE_zkq"))
-        .args([
-            "--connect",
-            &shared_connect_string(),
-            "--json",
-            "watch",
-            &path,
-            "--rates",
-        ])
-        .args(["--interval", "500ms", "--changes", "3"])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    for i in 0..40 {
-        queue.put(vec![i]).unwrap();
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    let output = watcher.wait_with_output().unwrap();
-    assert!(output.status.success());
-    let reports: Vec<serde_json::Value> = String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(reports.len(), 3, "{reports:?}");
-    let added: f64 = reports.iter().map(|r| r["added_per_s"].as_f64().unwrap()).sum();
-    assert!(added > 0.0, "{reports:?}");
-    assert!(reports.iter().all(|r| r["removed_per_s"].as_f64() == Some(0.0)));
-    let last = reports.last().unwrap()["items"].as_u64().unwrap();
-    assert!((2..=41).contains(&last), "{reports:?}");
-}
+use crate::support::server::{shared_connect_string, unique_path};
 
 /// Runs zkq against the shared server; returns (exit code, stdout, stderr).
 fn zkq(args: &[&str]) -> (i32, String, String) {

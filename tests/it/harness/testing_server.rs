@@ -14,12 +14,12 @@ use anyhow::{bail, Context};
 use zk_queue::testing::{ServerError, TestingServer};
 use zookeeper_client as zk;
 
-use super::support::server::{shared_connect_string, shared_server, unique_path, zookeeper_jvm_runs};
+use crate::support::server::{shared_connect_string, shared_server, unique_path, zookeeper_jvm_runs};
 
 /// Environment variable that makes the orphan helper run (its value is the way it leaves).
 const ORPHAN_MODE: &str = "ZK_QUEUE_ORPHAN_HELPER";
 /// Full name of the orphan helper test, run in a child process.
-const ORPHAN_HELPER: &str = "testing_server::orphan_helper_starts_a_server_and_leaves_without_drop";
+const ORPHAN_HELPER: &str = "harness::testing_server::orphan_helper_starts_a_server_and_leaves_without_drop";
 /// Line prefix through which the orphan helper reports its server.
 const ORPHAN_MARKER: &str = "orphan-check ";
 

@@ -1,21 +1,119 @@
-//! The rest of Curator's queue test scenarios (`TestDistributedQueue`,
-//! `TestDistributedPriorityQueue`, `TestDistributedIdQueue`,
-//! `TestBoundedDistributedQueue`), ported to this crate's queues.
+//! Ports of Curator's `TestDistributedQueue`.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use zk_queue::testing::TestingServer;
-use zk_queue::{QueueBuilder, StringSerializer};
+use zk_queue::{ErrorMode, QueueBuilder, StringSerializer, ZkClient};
 
+use crate::queue::{counted, items, plain, WAIT};
 use crate::support::queues::{consumer, producer};
 use crate::support::recorder::Recorder;
 use crate::support::{client, client_of, server::unique_path};
 
-const WAIT: Duration = Duration::from_secs(60);
+#[test]
+fn a_single_consumer_receives_items_in_put_order() {
+    let path = unique_path("q-simple");
+    let recorder = Recorder::new();
+    let client = client();
+    let _consumer = consumer(&client, &path, &recorder).build_queue().unwrap();
+    let producer = plain(&client, &path);
+    for item in items("", 10) {
+        producer.put(item).unwrap();
+    }
+    assert_eq!(recorder.wait_for(10, WAIT), items("", 10));
+}
+
+#[test]
+fn put_multi_stores_one_node_and_delivers_every_item_in_order() {
+    let path = unique_path("q-multi");
+    let client = client();
+    let producer = plain(&client, &path);
+    producer.put_multi(items("", 100)).unwrap();
+    assert_eq!(client.get_children(&path).unwrap().0.len(), 1, "one node for 100 items");
+    let recorder = Recorder::new();
+    let _consumer = consumer(&client, &path, &recorder).build_queue().unwrap();
+    assert_eq!(recorder.wait_for(100, WAIT), items("", 100));
+}
+
+#[test]
+fn put_listener_hears_of_every_background_put_and_flush_waits_for_them() {
+    let path = unique_path("q-listener");
+    let client = client();
+    let (queue, done, failed) = counted(&client, &path);
+    for item in items("", 50) {
+        queue.put(item).unwrap();
+    }
+    assert!(queue.flush_timeout(WAIT));
+    assert_eq!((done.load(Ordering::SeqCst), failed.load(Ordering::SeqCst)), (50, 0));
+    assert_eq!(client.get_children(&path).unwrap().0.len(), 50);
+}
+
+#[test]
+fn requeue_redelivers_a_failed_item_and_delete_mode_drops_it() {
+    // Curator's testErrorMode and testRetryAfterFailure_Curator56.
+    let path = unique_path("q-error-mode");
+    let locks = unique_path("q-error-mode-locks");
+    let client = client();
+    let recorder = Recorder::new().failing(|item, _| item == "fail-once" || item == "always");
+    let requeue = consumer(&client, &path, &recorder)
+        .lock_path(&locks)
+        .build_queue()
+        .unwrap();
+    let first = plain(&client, &path);
+    first.put("fail-once".into()).unwrap();
+    recorder.wait_until(WAIT, |r| r.deliveries().len() >= 2);
+    let deliveries = recorder.deliveries();
+    assert_eq!(deliveries[..2], ["fail-once", "fail-once"]);
+    requeue.close();
+
+    let path = unique_path("q-delete-mode");
+    let recorder = Recorder::new().failing(|item, _| item == "always");
+    let _delete = consumer(&client, &path, &recorder)
+        .lock_path(&locks)
+        .error_mode(ErrorMode::Delete)
+        .build_queue()
+        .unwrap();
+    let second = plain(&client, &path);
+    second.put("always".into()).unwrap();
+    second.put("after".into()).unwrap();
+    recorder.wait_for(1, WAIT);
+    thread::sleep(Duration::from_millis(500));
+    assert_eq!(recorder.deliveries(), ["always", "after"], "not redelivered");
+    assert!(client.get_children(&path).unwrap().0.is_empty());
+}
+
+#[test]
+fn lock_safe_consumers_process_each_item_exactly_once() {
+    // Curator's testNoDuplicateProcessing, with four consumer clients.
+    let path = unique_path("q-no-dups");
+    let locks = unique_path("q-no-dups-locks");
+    let seed = client();
+    let source = plain(&seed, &path);
+    for item in items("", 300) {
+        source.put(item).unwrap();
+    }
+    let recorders: Vec<Recorder> = (0..4).map(|_| Recorder::new()).collect();
+    let clients: Vec<ZkClient> = (0..4).map(|_| client()).collect();
+    let queues: Vec<_> = clients
+        .iter()
+        .zip(&recorders)
+        .map(|(c, r)| consumer(c, &path, r).lock_path(&locks).build_queue().unwrap())
+        .collect();
+    let deadline = Instant::now() + WAIT;
+    while recorders.iter().map(|r| r.items().len()).sum::<usize>() < 300 {
+        assert!(Instant::now() < deadline, "not all consumed");
+        thread::sleep(Duration::from_millis(50));
+    }
+    thread::sleep(Duration::from_millis(300));
+    let all: Vec<String> = recorders.iter().flat_map(Recorder::items).collect();
+    let distinct: HashSet<&String> = all.iter().collect();
+    assert_eq!((all.len(), distinct.len()), (300, 300));
+    drop(queues);
+    assert!(seed.get_children(&locks).unwrap().0.is_empty(), "no lock left behind");
+}
 
 #[test]
 fn several_consumer_threads_process_every_item_once() {
@@ -128,102 +226,4 @@ fn flush_puts_reports_pending_puts_until_the_server_answers() {
     server.resume().unwrap();
     assert!(queue.flush_timeout(WAIT));
     assert_eq!(client.get_children(&path).unwrap().0.len(), 1);
-}
-
-#[test]
-fn an_urgent_item_put_while_taking_comes_right_after_the_item_in_hand() {
-    // testSortingWhileTaking: min 0 and a hand-off consumer (the pull form).
-    let path = unique_path("sc-sorting");
-    let client = client();
-    let source = producer(&client, &path).build_priority_queue(0).unwrap();
-    for i in 0..10 {
-        source.put(i.to_string(), 10).unwrap();
-    }
-    let (builder, receiver) = QueueBuilder::new(&client, &path, StringSerializer).pull_consumer();
-    let _queue = builder.build_priority_queue(0).unwrap();
-    assert_eq!(receiver.take_timeout(WAIT).unwrap().unwrap().ack(), "0");
-    source.put("1000".into(), 1).unwrap();
-    // "1" was already claimed for the next taker; then the urgent item.
-    assert_eq!(receiver.take_timeout(WAIT).unwrap().unwrap().ack(), "1");
-    assert_eq!(receiver.take_timeout(WAIT).unwrap().unwrap().ack(), "1000");
-}
-
-#[test]
-fn a_requeued_id_item_keeps_its_id() {
-    // testRequeuingWithLock (CURATOR-224).
-    let path = unique_path("sc-id-requeue");
-    let client = client();
-    let delivered = Arc::new(AtomicUsize::new(0));
-    let counter = delivered.clone();
-    let _queue = QueueBuilder::new(&client, &path, StringSerializer)
-        .consumer(move |_: String| -> Result<(), zk_queue::ConsumeError> {
-            counter.fetch_add(1, Ordering::SeqCst);
-            thread::sleep(Duration::from_millis(200));
-            Err("always fails".into())
-        })
-        .lock_path(&unique_path("sc-id-requeue-locks"))
-        .build_id_queue()
-        .unwrap();
-    let source = producer(&client, &path).build_id_queue().unwrap();
-    source.put("job".into(), "the-id").unwrap();
-    let deadline = Instant::now() + WAIT;
-    while delivered.load(Ordering::SeqCst) < 2 {
-        assert!(Instant::now() < deadline);
-        thread::sleep(Duration::from_millis(20));
-    }
-    let (names, _) = client.get_children(&path).unwrap();
-    assert!(names.iter().all(|n| n.starts_with("queue-|the-id|")), "{names:?}");
-    assert_eq!(names.len(), 1);
-}
-
-#[test]
-fn bounded_producers_overshoot_by_at_most_one_item_each() {
-    // TestBoundedDistributedQueue testMulti: Curator only asserts at most
-    // max_items × producers; we document max_items + producers.
-    const PRODUCERS: usize = 4;
-    const MAX: usize = 10;
-    let path = unique_path("sc-bounded");
-    let client = client();
-    let recorder = Recorder::new().slow(Duration::from_millis(5));
-    let _consumer = consumer(&client, &path, &recorder)
-        .lock_path(&unique_path("sc-bounded-locks"))
-        .build_queue()
-        .unwrap();
-    let stop = AtomicBool::new(false);
-    let largest = thread::scope(|s| {
-        let sampler = s.spawn(|| {
-            let watcher = crate::support::client();
-            let mut largest = 0;
-            while !stop.load(Ordering::SeqCst) {
-                if let Ok((names, _)) = watcher.get_children(&path) {
-                    largest = largest.max(names.len());
-                }
-                thread::sleep(Duration::from_millis(2));
-            }
-            largest
-        });
-        let producers: Vec<_> = (0..PRODUCERS)
-            .map(|p| {
-                let path = &path;
-                s.spawn(move || {
-                    let client = crate::support::client();
-                    let queue = producer(&client, path).max_items(MAX).build_queue().unwrap();
-                    for i in 0..100 {
-                        queue.put(format!("{p}-{i}")).unwrap();
-                    }
-                })
-            })
-            .collect();
-        for producer in producers {
-            producer.join().unwrap();
-        }
-        recorder.wait_for(PRODUCERS * 100, WAIT);
-        stop.store(true, Ordering::SeqCst);
-        sampler.join().unwrap()
-    });
-    assert!(
-        largest <= MAX + PRODUCERS,
-        "{largest} items in a queue bounded at {MAX}"
-    );
-    assert!(largest >= MAX / 2, "the bound was reached ({largest})");
 }

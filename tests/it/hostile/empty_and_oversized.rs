@@ -1,49 +1,76 @@
-//! Bad input gets a typed error before any request, and loses nothing.
+//! Empty items, a put of no items, and items over the server's packet limit.
 
-use zk_queue::{CreateMode, Error, SimpleQueue, ZkClient};
+use std::time::Duration;
 
+use zk_queue::{ConnectionState, Error, PutError, SimpleQueue, ZkClient};
+
+use super::{children, started_producer, WAIT};
+use crate::support::queues::consumer;
+use crate::support::recorder::Recorder;
 use crate::support::{client, server::unique_path};
 
 #[test]
-fn invalid_queue_paths_are_refused_before_any_request() {
+fn an_empty_record_round_trips_alone_and_inside_a_multi() {
+    let path = unique_path("hostile-empty");
     let client = client();
-    let before = client.stats();
-    let cases = [
-        ("", "path is empty"),
-        ("queue", "path must start with '/'"),
-        ("/queue/", "path must not end with '/'"),
-        ("/a//b", "path has an empty component ('//')"),
-        ("/a/../b", "path has a relative component ('.' or '..')"),
-        ("/", "the root cannot hold a queue"),
-        ("/zookeeper", "the /zookeeper tree is reserved by the server"),
-        ("/zookeeper/quota/q", "the /zookeeper tree is reserved by the server"),
-        ("/a\u{1}b", "path has a control or private-use character"),
-    ];
-    for (path, expected) in cases {
-        match SimpleQueue::new(&client, path) {
-            Err(Error::InvalidPath { path: p, reason }) => {
-                assert_eq!((p.as_str(), reason), (path, expected));
-            }
-            other => panic!("{path:?}: {other:?}"),
-        }
-    }
-    assert_eq!(client.stats(), before, "no request was sent");
+    let recorder = Recorder::new();
+    let _consumer = consumer(&client, &path, &recorder).build_queue().unwrap();
+    let producer = started_producer(&client, &path);
+    producer.put(String::new()).unwrap();
+    producer.put_multi(vec!["a".into(), String::new(), "b".into()]).unwrap();
+    assert_eq!(recorder.wait_for(4, WAIT), ["", "a", "", "b"]);
+    // SimpleQueue: simple_queue::recipe::empty_items_round_trip.
 }
 
 #[test]
-fn invalid_paths_are_refused_by_the_client_facade() {
+fn put_multi_of_no_items_is_refused_before_sending() {
+    let path = unique_path("hostile-no-items");
     let client = client();
-    for path in ["", "x", "/x/", "/x//y"] {
-        assert!(
-            matches!(client.exists(path), Err(Error::InvalidPath { .. })),
-            "{path:?}"
-        );
-        assert!(matches!(
-            client.create(path, b"", CreateMode::Persistent),
-            Err(Error::InvalidPath { .. })
-        ));
+    let producer = started_producer(&client, &path);
+    let before = client.stats();
+    match producer.put_multi(Vec::new()) {
+        Err(Error::InvalidArgument(what)) => assert!(what.contains("at least one item"), "{what}"),
+        other => panic!("{other:?}"),
     }
-    assert_eq!(client.exists("/").unwrap().map(|s| s.num_children > 0), Some(true));
+    assert!(matches!(
+        producer.put_multi_timeout(Vec::new(), Duration::from_secs(1)),
+        Err(PutError::Failed(Error::InvalidArgument(_)))
+    ));
+    assert_eq!(client.stats(), before, "no request was sent");
+    assert!(children(&client, &path).is_empty(), "no empty node was stored");
+}
+
+#[test]
+fn an_oversized_put_is_refused_before_sending_naming_the_limit_in_bytes() {
+    let path = unique_path("hostile-oversized");
+    let client = client();
+    let producer = started_producer(&client, &path);
+    let before = client.stats();
+    let big = "x".repeat(2 << 20);
+    for result in [
+        producer.put(big.clone()),
+        producer.put_multi(vec!["a".into(), big.clone()]),
+        producer.put_multi(vec!["y".repeat(600_000), "z".repeat(600_000)]),
+    ] {
+        let err = result.unwrap_err();
+        let message = err.to_string();
+        match err {
+            Error::ItemTooLarge { size, limit } => {
+                assert!(size > limit && limit < 0xfffff, "{size} {limit}");
+                assert!(
+                    message.contains(&format!("limit of {limit} bytes")) && message.contains("jute.maxbuffer"),
+                    "{message}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(client.stats(), before, "no request was sent");
+    // The session carried on.
+    assert_eq!(client.state(), ConnectionState::Connected);
+    producer.put("small".into()).unwrap();
+    assert_eq!(children(&client, &path).len(), 1);
+    // SimpleQueue: an_item_over_the_packet_limit_is_refused_and_the_connection_stays_up, below.
 }
 
 /// The largest item a `SimpleQueue` at `path` can carry at the default limit.

@@ -1,165 +1,20 @@
-//! Curator-compatible queues against a real server: ports of Curator's
-//! `TestDistributedQueue` scenarios and tests of the bugs we do not have.
+//! Consumers, beyond Curator's tests: Curator's consumer bugs we do not have
+//! (records redelivered, a requeue losing its priority, stranded items, a
+//! replaced lock, a listing per item, `stateChanged` never called) and this
+//! crate's own consumer features (dead letters, corrupt items, close,
+//! prefetched leases).
 
-use std::collections::HashSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use zk_queue::{CreateMode, Error, ErrorMode, PutError, PutListener, QueueBuilder, StringSerializer, ZkClient};
+use zk_queue::testing::TestingServer;
+use zk_queue::{ConnectionState, CreateMode, Error, QueueBuilder, StringSerializer};
 
+use crate::queue::{items, plain, WAIT};
 use crate::support::queues::{consumer, producer};
 use crate::support::recorder::Recorder;
-use crate::support::{client, server::unique_path};
-
-const WAIT: Duration = Duration::from_secs(30);
-
-fn items(prefix: &str, n: usize) -> Vec<String> {
-    (0..n).map(|i| format!("{prefix}{i}")).collect()
-}
-
-/// A started plain queue whose puts return once stored.
-fn plain(client: &ZkClient, path: &str) -> zk_queue::DistributedQueue<String> {
-    producer(client, path).build_queue().unwrap()
-}
-
-#[test]
-fn a_single_consumer_receives_items_in_put_order() {
-    let path = unique_path("q-simple");
-    let recorder = Recorder::new();
-    let client = client();
-    let _consumer = consumer(&client, &path, &recorder).build_queue().unwrap();
-    let producer = plain(&client, &path);
-    for item in items("", 10) {
-        producer.put(item).unwrap();
-    }
-    assert_eq!(recorder.wait_for(10, WAIT), items("", 10));
-}
-
-#[test]
-fn put_multi_stores_one_node_and_delivers_every_item_in_order() {
-    let path = unique_path("q-multi");
-    let client = client();
-    let producer = plain(&client, &path);
-    producer.put_multi(items("", 100)).unwrap();
-    assert_eq!(client.get_children(&path).unwrap().0.len(), 1, "one node for 100 items");
-    let recorder = Recorder::new();
-    let _consumer = consumer(&client, &path, &recorder).build_queue().unwrap();
-    assert_eq!(recorder.wait_for(100, WAIT), items("", 100));
-}
-
-struct CountingListener(Arc<AtomicUsize>, Arc<AtomicUsize>);
-impl PutListener<String> for CountingListener {
-    fn put_completed(&self, items: &[String]) {
-        self.0.fetch_add(items.len(), Ordering::SeqCst);
-    }
-    fn put_failed(&self, items: &[String], _error: &Error) {
-        self.1.fetch_add(items.len(), Ordering::SeqCst);
-    }
-}
-
-/// A started queue with background puts and a listener counting
-/// (stored, failed) items.
-fn counted(client: &ZkClient, path: &str) -> (zk_queue::DistributedQueue<String>, Arc<AtomicUsize>, Arc<AtomicUsize>) {
-    let queue = QueueBuilder::new(client, path, StringSerializer).build_queue().unwrap();
-    let (done, failed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    queue.add_put_listener(CountingListener(done.clone(), failed.clone()));
-    (queue, done, failed)
-}
-
-#[test]
-fn put_listener_hears_of_every_background_put_and_flush_waits_for_them() {
-    let path = unique_path("q-listener");
-    let client = client();
-    let (queue, done, failed) = counted(&client, &path);
-    for item in items("", 50) {
-        queue.put(item).unwrap();
-    }
-    assert!(queue.flush_timeout(WAIT));
-    assert_eq!((done.load(Ordering::SeqCst), failed.load(Ordering::SeqCst)), (50, 0));
-    assert_eq!(client.get_children(&path).unwrap().0.len(), 50);
-}
-
-#[test]
-fn a_failed_background_put_reaches_the_listener() {
-    let path = unique_path("q-put-fails");
-    let client = client();
-    let (queue, done, failed) = counted(&client, &path);
-    // An ephemeral node cannot have children: replacing the queue node by one makes the put fail.
-    client.delete(&path, None).unwrap();
-    client.create(&path, b"", CreateMode::Ephemeral).unwrap();
-    queue.put("x".into()).unwrap();
-    assert!(
-        queue.flush_timeout(WAIT),
-        "a failed put is finished, not pending forever"
-    );
-    assert_eq!((done.load(Ordering::SeqCst), failed.load(Ordering::SeqCst)), (0, 1));
-}
-
-#[test]
-fn requeue_redelivers_a_failed_item_and_delete_mode_drops_it() {
-    // Curator's testErrorMode and testRetryAfterFailure_Curator56.
-    let path = unique_path("q-error-mode");
-    let locks = unique_path("q-error-mode-locks");
-    let client = client();
-    let recorder = Recorder::new().failing(|item, _| item == "fail-once" || item == "always");
-    let requeue = consumer(&client, &path, &recorder)
-        .lock_path(&locks)
-        .build_queue()
-        .unwrap();
-    let first = plain(&client, &path);
-    first.put("fail-once".into()).unwrap();
-    recorder.wait_until(WAIT, |r| r.deliveries().len() >= 2);
-    let deliveries = recorder.deliveries();
-    assert_eq!(deliveries[..2], ["fail-once", "fail-once"]);
-    requeue.close();
-
-    let path = unique_path("q-delete-mode");
-    let recorder = Recorder::new().failing(|item, _| item == "always");
-    let _delete = consumer(&client, &path, &recorder)
-        .lock_path(&locks)
-        .error_mode(ErrorMode::Delete)
-        .build_queue()
-        .unwrap();
-    let second = plain(&client, &path);
-    second.put("always".into()).unwrap();
-    second.put("after".into()).unwrap();
-    recorder.wait_for(1, WAIT);
-    thread::sleep(Duration::from_millis(500));
-    assert_eq!(recorder.deliveries(), ["always", "after"], "not redelivered");
-    assert!(client.get_children(&path).unwrap().0.is_empty());
-}
-
-#[test]
-fn lock_safe_consumers_process_each_item_exactly_once() {
-    // Curator's testNoDuplicateProcessing, with four consumer clients.
-    let path = unique_path("q-no-dups");
-    let locks = unique_path("q-no-dups-locks");
-    let seed = client();
-    let source = plain(&seed, &path);
-    for item in items("", 300) {
-        source.put(item).unwrap();
-    }
-    let recorders: Vec<Recorder> = (0..4).map(|_| Recorder::new()).collect();
-    let clients: Vec<ZkClient> = (0..4).map(|_| client()).collect();
-    let queues: Vec<_> = clients
-        .iter()
-        .zip(&recorders)
-        .map(|(c, r)| consumer(c, &path, r).lock_path(&locks).build_queue().unwrap())
-        .collect();
-    let deadline = Instant::now() + WAIT;
-    while recorders.iter().map(|r| r.items().len()).sum::<usize>() < 300 {
-        assert!(Instant::now() < deadline, "not all consumed");
-        thread::sleep(Duration::from_millis(50));
-    }
-    thread::sleep(Duration::from_millis(300));
-    let all: Vec<String> = recorders.iter().flat_map(Recorder::items).collect();
-    let distinct: HashSet<&String> = all.iter().collect();
-    assert_eq!((all.len(), distinct.len()), (300, 300));
-    drop(queues);
-    assert!(seed.get_children(&locks).unwrap().0.is_empty(), "no lock left behind");
-}
+use crate::support::{client, client_of, server::unique_path};
 
 #[test]
 fn requeue_does_not_redeliver_records_already_consumed() {
@@ -174,6 +29,47 @@ fn requeue_does_not_redeliver_records_already_consumed() {
     plain(&client, &path).put_multi(items("", 3)).unwrap();
     recorder.wait_for(3, WAIT);
     assert_eq!(recorder.deliveries(), ["0", "1", "1", "2"]);
+}
+
+#[test]
+fn a_requeued_item_keeps_its_priority() {
+    // Curator requeues as plain `queue-<seq>`, which sorts before every
+    // priority name: the failed low-priority item would jump the queue.
+    let path = unique_path("prio-requeue");
+    let client = client();
+    let (started_tx, started_rx) = crossbeam_channel::bounded::<()>(1);
+    let (go_tx, go_rx) = crossbeam_channel::bounded::<()>(1);
+    let seen = std::sync::Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let record = seen.clone();
+    let _consumer = QueueBuilder::new(&client, &path, StringSerializer)
+        .consumer(move |item: String| -> Result<(), zk_queue::ConsumeError> {
+            let first = !record.lock().contains(&item);
+            record.lock().push(item.clone());
+            if item == "low" && first {
+                // Fail only after the urgent items exist.
+                let _ = started_tx.send(());
+                let _ = go_rx.recv_timeout(WAIT);
+                return Err("first delivery fails".into());
+            }
+            Ok(())
+        })
+        .lock_path(&unique_path("prio-requeue-locks"))
+        .build_priority_queue(1)
+        .unwrap();
+    let producer = producer(&client, &path).build_priority_queue(1).unwrap();
+    producer.put("low".into(), 100).unwrap();
+    started_rx.recv_timeout(WAIT).unwrap();
+    for i in 0..5 {
+        producer.put(format!("high-{i}"), 1).unwrap();
+    }
+    go_tx.send(()).unwrap();
+    let deadline = Instant::now() + WAIT;
+    while seen.lock().len() < 7 {
+        assert!(Instant::now() < deadline, "{:?}", seen.lock());
+        thread::sleep(Duration::from_millis(20));
+    }
+    let expected = ["low", "high-0", "high-1", "high-2", "high-3", "high-4", "low"];
+    assert_eq!(*seen.lock(), expected, "the requeued item keeps priority 100");
 }
 
 #[test]
@@ -281,58 +177,6 @@ fn a_stranded_item_is_picked_up_within_a_second_of_its_holder_closing() {
 }
 
 #[test]
-fn close_waits_for_the_item_being_consumed() {
-    let path = unique_path("q-close");
-    let client = client();
-    let recorder = Recorder::new().slow(Duration::from_millis(700));
-    let queue = consumer(&client, &path, &recorder)
-        .lock_path(&unique_path("q-close-locks"))
-        .build_queue()
-        .unwrap();
-    plain(&client, &path).put("slow".into()).unwrap();
-    recorder.wait_until(WAIT, |r| !r.deliveries().is_empty());
-    queue.close();
-    assert_eq!(recorder.items(), ["slow"], "close returned after the item finished");
-    assert!(
-        client.get_children(&path).unwrap().0.is_empty(),
-        "and it was acknowledged"
-    );
-}
-
-#[test]
-fn a_built_queue_is_ready_and_a_closed_one_refuses_puts() {
-    let client = client();
-    let path = unique_path("q-life");
-    let queue = producer(&client, &path).build_queue().unwrap();
-    queue.put("x".into()).unwrap();
-    assert_eq!(queue.len().unwrap(), 1, "stored without a start");
-    queue.close();
-    assert!(matches!(queue.put("y".into()), Err(Error::InvalidState(_))));
-    assert!(matches!(
-        queue.try_put("y".into()),
-        Err(PutError::Failed(Error::InvalidState(_)))
-    ));
-    assert_eq!(queue.len().unwrap(), 1, "nothing stored after close");
-}
-
-#[test]
-fn inconsistent_options_are_refused_at_build() {
-    let client = client();
-    let b = |path: &str| QueueBuilder::new(&client, path, StringSerializer);
-    let refused = |r: zk_queue::Result<zk_queue::DistributedQueue<String>>| match r {
-        Err(e) => e.to_string(),
-        Ok(_) => panic!("built"),
-    };
-    assert!(refused(b("/q").lock_path("/q/locks").build_queue()).contains("lock path must not be the queue path"));
-    assert!(refused(b("/q").dead_letter_path("/q").build_queue()).contains("dead-letter path must not be"));
-    assert!(refused(b("/q").max_attempts(3).build_queue()).contains("needs a dead-letter path"));
-    assert!(refused(b("/q").error_mode(ErrorMode::Delete).build_queue()).contains("needs a lock path"));
-    assert!(refused(b("/q").max_items(0).build_queue()).contains("max items"));
-    assert!(refused(b("q").build_queue()).starts_with("invalid path"));
-    assert!(matches!(b("/a|b").build_id_queue(), Err(Error::InvalidPath { .. })));
-}
-
-#[test]
 fn a_consumer_whose_lock_was_replaced_deletes_nothing_and_hears_lease_lost() {
     // Curator's old holder deletes the lock path unversioned, so a third
     // consumer can lock the item again (at version 0, like ours).
@@ -424,6 +268,25 @@ fn a_consumer_lists_the_queue_once_per_pass_not_once_per_item() {
 }
 
 #[test]
+fn close_waits_for_the_item_being_consumed() {
+    let path = unique_path("q-close");
+    let client = client();
+    let recorder = Recorder::new().slow(Duration::from_millis(700));
+    let queue = consumer(&client, &path, &recorder)
+        .lock_path(&unique_path("q-close-locks"))
+        .build_queue()
+        .unwrap();
+    plain(&client, &path).put("slow".into()).unwrap();
+    recorder.wait_until(WAIT, |r| !r.deliveries().is_empty());
+    queue.close();
+    assert_eq!(recorder.items(), ["slow"], "close returned after the item finished");
+    assert!(
+        client.get_children(&path).unwrap().0.is_empty(),
+        "and it was acknowledged"
+    );
+}
+
+#[test]
 fn closing_a_lock_safe_consumer_releases_its_prefetched_leases() {
     let path = unique_path("q-prefetch-close");
     let locks = unique_path("q-prefetch-close-locks");
@@ -461,4 +324,29 @@ fn closing_a_lock_safe_consumer_releases_its_prefetched_leases() {
     let mut all = consumed;
     all.extend(rest.wait_for(left.len(), WAIT));
     assert_eq!(all, items("", 30));
+}
+
+#[test]
+fn the_consumer_hears_of_connection_changes_and_items_survive_a_long_outage() {
+    // Curator's testLongNetworkPartition, and CURATOR-336 (stateChanged never called).
+    let mut server = TestingServer::start().unwrap();
+    let consumer_client = zk_queue::ZkClient::builder(&server.connect_string())
+        .session_timeout(Duration::from_secs(2))
+        .connection_timeout(Duration::from_secs(2))
+        .request_timeout(Duration::from_secs(2))
+        .connect()
+        .unwrap();
+    let path = unique_path("partition");
+    let recorder = Recorder::new();
+    let _consumer = consumer(&consumer_client, &path, &recorder).build_queue().unwrap();
+    server.kill().unwrap();
+    thread::sleep(Duration::from_secs(4)); // twice the session timeout
+    server.restart().unwrap();
+    let producer_client = client_of(&server.connect_string());
+    let producer = producer(&producer_client, &path).build_queue().unwrap();
+    producer.put("after the partition".into()).unwrap();
+    assert_eq!(recorder.wait_for(1, WAIT), ["after the partition"]);
+    let states = recorder.states();
+    assert!(states.contains(&ConnectionState::Suspended), "{states:?}");
+    assert!(states.contains(&ConnectionState::Reconnected), "{states:?}");
 }

@@ -12,14 +12,14 @@
 //!
 //! The long version is ignored; run it with
 //! `ZKQ_FAULT_SEED=<seed> ZKQ_FAULT_ROUNDS=<rounds> [ZKQ_FAULT_ENSEMBLE=1] cargo test
-//! --all-features --test it random_faults::long -- --ignored --nocapture`.
+//! --all-features --test it faults::random_faults::long -- --ignored --nocapture`.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use zk_queue::testing::{FaultProxy, Request, TestingCluster, TestingServer};
 
-use crate::guarantees::{wait_finished, work_dir};
+use super::{wait_finished, work_dir};
 use crate::support::client_of;
 use crate::support::server::unique_path;
 use crate::support::worker::{Worker, WorkerConfig};

@@ -6,10 +6,10 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::support::java::{
+use crate::support::java::{
     expected_items, peer_classpath, run_peer, spawn_peer, ErrorMode, PeerCommand, EXIT_TIMEOUT,
 };
-use super::support::server::{shared_connect_string, unique_path};
+use crate::support::server::{shared_connect_string, unique_path};
 
 #[test]
 fn java_classic_offer_then_classic_take_in_order() {

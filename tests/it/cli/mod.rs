@@ -1,0 +1,74 @@
+//! The `zkq` binary against the shared server: each test runs the built
+//! binary on its own path and checks what it printed and what it left in
+//! ZooKeeper.
+//!
+//! - `put_take`: `put` and `take` of every item kind, and `peek` at them.
+//! - `inspect`: `ls`, `stats` and `watch`.
+//! - `purge`, `dead_letter`: deleting items, and the `dead-letter` subcommands.
+//! - `usage`: `ZK_CONNECT`, `--auth`, exit codes and one-line errors.
+//! - `errors`: an error case for every subcommand.
+
+mod dead_letter;
+mod errors;
+mod inspect;
+mod purge;
+mod put_take;
+mod usage;
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+use zk_queue::ZkClient;
+
+use crate::support::server::shared_connect_string;
+
+/// Runs `zkq --connect <shared> <args>` with `stdin` as its standard input.
+fn zkq_with_stdin(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zkq"))
+        .arg("--connect")
+        .arg(shared_connect_string())
+        .args(args)
+        .env_remove("ZK_CONNECT")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("zkq starts");
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn zkq(args: &[&str]) -> Output {
+    zkq_with_stdin(args, "")
+}
+
+/// Runs zkq, asserts success and returns its stdout.
+fn ok(args: &[&str]) -> String {
+    let out = zkq(args);
+    assert!(
+        out.status.success(),
+        "zkq {args:?} failed: {}\nstdout:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs zkq with `--json` and parses its stdout.
+fn json(args: &[&str]) -> Value {
+    let mut with_json = vec!["--json"];
+    with_json.extend_from_slice(args);
+    let text = ok(&with_json);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("zkq {args:?} printed {text:?}: {e}"))
+}
+
+fn lines(text: &str) -> Vec<&str> {
+    text.lines().collect()
+}
+
+fn children(client: &ZkClient, path: &str) -> Vec<String> {
+    let mut names = client.get_children(path).unwrap().0;
+    names.sort();
+    names
+}

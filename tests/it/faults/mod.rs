@@ -1,0 +1,49 @@
+//! Real faults: servers restarted, stalled and killed, an ensemble losing its
+//! leader, consumer processes killed with `kill -9`, cut and blackholed
+//! connections, lost replies and expired sessions.
+//!
+//! - `outages`: blocked calls and sessions recover from restarts and stalls.
+//! - `killed_consumers`, `leases`: the lock-safe delivery guarantees, with
+//!   consumer processes killed, and with a consumer's leases under expiry,
+//!   lost replies and partitions.
+//! - `put_replies`: puts whose create reply is lost.
+//! - `random_faults`: a seeded run of random faults under a workload.
+
+mod killed_consumers;
+mod leases;
+mod outages;
+mod put_replies;
+mod random_faults;
+
+use std::path::PathBuf;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::support::server::unique_path;
+use crate::support::worker::Tally;
+
+/// The longest wait for anything a test waits on.
+const WAIT: Duration = Duration::from_secs(60);
+
+/// A fresh directory for the workers' output files.
+fn work_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(unique_path(name).trim_start_matches('/').replace('/', "-"));
+    std::fs::create_dir_all(&dir).expect("a directory for the workers");
+    dir
+}
+
+/// Waits until the workers writing to `dir` finished `n` distinct items.
+fn wait_finished(dir: &std::path::Path, n: usize) {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let finished = Tally::read(dir).finished.len();
+        if finished >= n {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{finished} of {n} items finished within {WAIT:?}"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+}
