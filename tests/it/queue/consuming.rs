@@ -350,3 +350,37 @@ fn the_consumer_hears_of_connection_changes_and_items_survive_a_long_outage() {
     assert!(states.contains(&ConnectionState::Suspended), "{states:?}");
     assert!(states.contains(&ConnectionState::Reconnected), "{states:?}");
 }
+
+#[test]
+fn an_ordinary_consumer_failure_logs_one_info_line_and_no_warning() {
+    const N: usize = 20;
+    crate::support::logs::start();
+    let path = unique_path("q-quiet-failures");
+    let client = client();
+    let mut failed = std::collections::HashSet::new();
+    let recorder = Recorder::new().failing(move |item, _| failed.insert(item.to_owned()));
+    let queue = consumer(&client, &path, &recorder)
+        .lock_path(&unique_path("q-quiet-failures-locks"))
+        .max_attempts(3)
+        .dead_letter_path(&unique_path("q-quiet-failures-dead"))
+        .build_queue()
+        .unwrap();
+    let producer = producer(&client, &path).build_queue().unwrap();
+    for i in 0..N {
+        producer.put(format!("job-{i}")).unwrap();
+    }
+    recorder.wait_for(N, WAIT);
+    queue.close();
+    producer.close();
+    let lines = crate::support::logs::lines_with(&path);
+    let loud: Vec<_> = lines.iter().filter(|l| l.level <= log::Level::Warn).collect();
+    assert!(
+        loud.is_empty(),
+        "a failure that is retried is not an operator's concern: {loud:?}"
+    );
+    let told = lines
+        .iter()
+        .filter(|l| l.level == log::Level::Info && l.message.contains("failed on attempt 1"))
+        .count();
+    assert_eq!(told, N, "one line per failure: {lines:?}");
+}

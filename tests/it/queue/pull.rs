@@ -104,3 +104,96 @@ fn the_errors_channel_tells_of_an_item_moved_to_the_dead_letter_path() {
         "moved to the dead-letter path"
     );
 }
+
+/// The attempts recorded in each item under `path`, by item name.
+fn recorded_attempts(client: &zk_queue::ZkClient, path: &str) -> Vec<u32> {
+    let (mut names, _) = client.get_children(path).unwrap();
+    names.sort();
+    names
+        .iter()
+        .map(|name| {
+            let (data, _) = client.get_data(&format!("{path}/{name}")).unwrap();
+            zk_queue::inspect::decode_item(zk_queue::inspect::Layout::Curator, &data)
+                .unwrap()
+                .attempts
+        })
+        .collect()
+}
+
+#[test]
+fn closing_a_pull_consumer_charges_no_attempt_to_items_no_caller_took() {
+    let path = unique_path("pull-close-clean");
+    let (locks, dead) = (
+        unique_path("pull-close-clean-locks"),
+        unique_path("pull-close-clean-dead"),
+    );
+    let client = client();
+    let producer = producer(&client, &path).build_queue().unwrap();
+    for i in 0..4 {
+        producer.put(format!("job-{i}")).unwrap();
+    }
+    producer.close();
+    for restart in 0..3 {
+        let (builder, receiver) = QueueBuilder::new(&client, &path, StringSerializer)
+            .lock_path(&locks)
+            .max_attempts(2)
+            .dead_letter_path(&dead)
+            .consumer_threads(2)
+            .pull_consumer();
+        let queue = builder.build_queue().unwrap();
+        // Wait until the queue has claimed items and offers one, then close
+        // without taking anything.
+        crate::support::eventually(WAIT, "the consumer locked items", || {
+            client.get_children(&locks).map(|(l, _)| !l.is_empty()).unwrap_or(false)
+        });
+        queue.close();
+        drop(receiver);
+        assert_eq!(
+            recorded_attempts(&client, &path),
+            [0, 0, 0, 0],
+            "restart {restart}: no attempt charged"
+        );
+    }
+    assert!(
+        client.get_children(&dead).map(|(d, _)| d.is_empty()).unwrap_or(true),
+        "nothing dead-lettered"
+    );
+}
+
+#[test]
+fn a_released_delivery_comes_back_without_an_attempt_and_a_multi_keeps_only_its_unacknowledged_records() {
+    let path = unique_path("pull-release");
+    let client = client();
+    let (builder, receiver) = QueueBuilder::new(&client, &path, StringSerializer)
+        .lock_path(&unique_path("pull-release-locks"))
+        .max_attempts(1)
+        .dead_letter_path(&unique_path("pull-release-dead"))
+        .pull_consumer();
+    let queue = builder.build_queue().unwrap();
+    let producer = producer(&client, &path).build_queue().unwrap();
+    producer.put("single".into()).unwrap();
+    let first = receiver.take_timeout(WAIT).unwrap().expect("an item");
+    assert_eq!(first.item(), "single");
+    first.release();
+    let again = receiver.take_timeout(WAIT).unwrap().expect("the released item again");
+    assert_eq!(
+        again.item(),
+        "single",
+        "with max_attempts(1) a counted attempt would have dead-lettered it"
+    );
+    assert_eq!(again.ack(), "single");
+
+    producer.put_multi(vec!["a".into(), "b".into(), "c".into()]).unwrap();
+    assert_eq!(receiver.take_timeout(WAIT).unwrap().expect("a").ack(), "a");
+    let b = receiver.take_timeout(WAIT).unwrap().expect("b");
+    assert_eq!(b.item(), "b");
+    b.release();
+    let mut rest = Vec::new();
+    for _ in 0..2 {
+        rest.push(receiver.take_timeout(WAIT).unwrap().expect("b and c again").ack());
+    }
+    assert_eq!(rest, ["b", "c"], "the acknowledged record is not delivered again");
+    assert!(receiver.take_timeout(Duration::from_millis(300)).unwrap().is_none());
+    queue.close();
+    producer.close();
+}

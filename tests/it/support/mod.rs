@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod java;
+pub mod logs;
 pub mod queues;
 pub mod recorder;
 pub mod server;
