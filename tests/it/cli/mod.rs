@@ -5,12 +5,14 @@
 //! - `put_take`: `put` and `take` of every item kind, and `peek` at them.
 //! - `inspect`: `ls`, `stats` and `watch`.
 //! - `purge`, `dead_letter`: deleting items, and the `dead-letter` subcommands.
+//! - `locks`: `take` and `purge` beside a lock-safe consumer (`--lock-path`).
 //! - `usage`: `ZK_CONNECT`, `--auth`, exit codes and one-line errors.
 //! - `errors`: an error case for every subcommand.
 
 mod dead_letter;
 mod errors;
 mod inspect;
+mod locks;
 mod purge;
 mod put_take;
 mod usage;

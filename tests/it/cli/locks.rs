@@ -1,0 +1,43 @@
+//! `zkq take` and `zkq purge` with `--lock-path`: an item a live lock-safe
+//! consumer holds is left alone.
+
+use std::time::Duration;
+
+use zk_queue::{QueueBuilder, StringSerializer};
+
+use super::{children, json, ok, zkq};
+use crate::support::client;
+use crate::support::server::unique_path;
+
+#[test]
+fn cli_take_and_purge_with_the_lock_path_leave_an_item_a_consumer_holds() {
+    let path = unique_path("cli-locked");
+    let locks = unique_path("cli-locked-locks");
+    ok(&["put", &path, "held", "free"]);
+    let zk = client();
+    let (builder, receiver) = QueueBuilder::new(&zk, &path, StringSerializer)
+        .lock_path(&locks)
+        .claim_window(1)
+        .pull_consumer();
+    let consumer = builder.build_queue().unwrap();
+    let delivery = receiver
+        .take_timeout(Duration::from_secs(30))
+        .unwrap()
+        .expect("an item");
+    assert_eq!(delivery.item(), "held");
+
+    let out = zkq(&["take", &path, "-n", "2", "--timeout", "300ms", "--lock-path", &locks]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "free\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("1 items left alone: held by consumers"), "{stderr}");
+
+    ok(&["put", &path, "later"]);
+    assert_eq!(
+        json(&["purge", &path, "--yes", "--lock-path", &locks]),
+        serde_json::json!({"deleted": 1, "held": 1})
+    );
+    assert_eq!(children(&zk, &path).len(), 1, "the held item stays");
+    assert_eq!(delivery.ack(), "held");
+    consumer.close();
+}
