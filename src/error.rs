@@ -120,6 +120,9 @@ pub enum Error {
     AuthFailed,
     /// The client was closed.
     Closed,
+    /// The queue handle was closed (its client may still be open): no more
+    /// puts, and its pull receiver hands out nothing more.
+    QueueClosed,
     /// The queue's serializer could not serialize an item; nothing was stored.
     Serialization {
         /// The serializer's error.
@@ -318,6 +321,7 @@ impl fmt::Display for Error {
             Error::SessionExpired => f.write_str("zookeeper session expired"),
             Error::AuthFailed => f.write_str("authentication failed"),
             Error::Closed => f.write_str("client is closed"),
+            Error::QueueClosed => f.write_str("the queue is closed"),
             Error::Serialization { .. } => f.write_str("cannot serialize the item"),
             Error::CorruptItem { path, .. } => write!(f, "item {path} is not a valid queue item"),
             Error::LeaseLost { path } => write!(f, "lost the lock on item {path} before acknowledging it"),
@@ -511,6 +515,7 @@ mod tests {
         let errors = [
             Error::NoSuchElement,
             Error::Closed,
+            Error::QueueClosed,
             Error::SessionExpired,
             Error::ItemTooLarge { size: 2, limit: 1 },
             Error::Timeout {

@@ -178,8 +178,8 @@ pub use error::{ClientError, Error, PutError, Result};
 pub use naming::Kind;
 pub use queue::kinds;
 pub use queue::{
-    ConsumeError, DeadLetters, DelayQueue, DeliverAt, Delivery, DistributedQueue, ErrorMode, IdQueue, ItemReceiver,
-    PriorityQueue, Purged, PutListener, Queue, QueueBuilder, QueueConsumer, QueueStats, RawItem, RawQueue, RawTaken,
-    Requeued, Undecodable,
+    CloseReport, ConsumeError, DeadLetters, DelayQueue, DeliverAt, Delivery, DistributedQueue, ErrorMode, IdQueue,
+    ItemReceiver, PriorityQueue, Purged, PutListener, Queue, QueueBuilder, QueueConsumer, QueueStats, RawItem,
+    RawQueue, RawTaken, Requeued, Undecodable,
 };
 pub use recipes::{SimpleQueue, SimpleQueueBuilder};

@@ -7,7 +7,7 @@ use parking_lot::{Condvar, Mutex, RwLock};
 
 use super::engine::Engine;
 use super::put::Putter;
-use super::stats::QueueCounters;
+use super::stats::{CloseReport, QueueCounters};
 use super::store::{Floor, Put};
 use super::{ErrorMode, PutListener, QueueConsumer};
 use crate::client::{Acl, Opts, ZkClient};
@@ -64,16 +64,21 @@ pub(crate) struct Core<T> {
 impl<T> Core<T> {
     /// Flushes puts, stops claiming, waits for in-flight items, all within
     /// the final-flush time.
-    pub(crate) fn close(&self) {
+    pub(crate) fn close(&self, deadline: Instant) -> CloseReport {
         let was = std::mem::replace(&mut *self.life.lock(), Life::Stopped);
         if was == Life::Stopped {
-            return;
+            return CloseReport::default();
         }
-        let deadline = Instant::now() + self.options.final_flush;
+        let before = self.counters.snapshot();
         // A queue whose start failed has no puts to wait for, but may have
         // threads to stop.
-        if was == Life::Started && !self.options.final_flush.is_zero() && !self.wait_pending(Some(deadline)) {
-            log::warn!("queue {}: background puts still pending at close", self.path);
+        let mut puts_pending = 0;
+        if was == Life::Started && !self.wait_pending(Some(deadline)) {
+            puts_pending = u64::try_from(*self.pending.lock()).unwrap_or(u64::MAX);
+            log::info!(
+                "queue {}: {puts_pending} background puts still pending at the close deadline",
+                self.path
+            );
         }
         if let Some(putter) = self.putter.lock().take() {
             putter.stop();
@@ -82,7 +87,9 @@ impl<T> Core<T> {
             engine.stop(deadline);
         }
         self.listeners.write().clear();
-        log::info!("queue {} closed", self.path);
+        let report = CloseReport::between(&before, &self.counters.snapshot(), puts_pending);
+        log::info!("queue {} closed: {report:?}", self.path);
+        report
     }
 
     /// Called by the put thread when a background put has finished.
@@ -201,7 +208,7 @@ impl<T: Send + 'static> Core<T> {
         B: AsRef<[T]> + Into<Vec<T>>,
     {
         if *self.life.lock() != Life::Started {
-            return Err(Error::InvalidState("the queue is closed").into());
+            return Err(Error::QueueClosed.into());
         }
         let mut records = Vec::with_capacity(batch.as_ref().len());
         for item in batch.as_ref() {

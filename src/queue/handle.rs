@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::core::Core;
-use super::{PutListener, QueueStats};
+use super::{CloseReport, PutListener, QueueStats};
 use crate::error::{Error, PutError, Result};
 use crate::naming::{is_item, Kind};
 
@@ -54,8 +54,12 @@ impl<T: Send + 'static, K> Queue<T, K> {
     }
 
     /// Waits for background puts, stops claiming items, and waits for
-    /// items being consumed, all within the final-flush time. Also done on
-    /// drop. Puts on a closed queue fail with [`Error::InvalidState`].
+    /// items being consumed, all within the final-flush time
+    /// ([`QueueBuilder::final_flush`](crate::QueueBuilder::final_flush),
+    /// default 5 s), and reports what happened. Also done on drop. Puts on
+    /// a closed queue fail with [`Error::QueueClosed`](crate::Error::QueueClosed),
+    /// and so do takes from its pull receiver. Closing again does nothing and
+    /// reports nothing.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -63,12 +67,33 @@ impl<T: Send + 'static, K> Queue<T, K> {
     /// # let client = ZkClient::connect("127.0.0.1:2181")?;
     /// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_queue()?;
     /// queue.put("last".to_string())?;
-    /// queue.close();
+    /// let report = queue.close();
+    /// println!("{} items finished while closing", report.finished);
     /// # Ok(())
     /// # }
     /// ```
-    pub fn close(&self) {
-        self.core.close()
+    pub fn close(&self) -> CloseReport {
+        self.close_timeout(self.core.options.final_flush)
+    }
+
+    /// Like [`close`](Self::close), waiting at most `timeout` instead of the
+    /// final-flush time.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use std::time::Duration;
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_queue()?;
+    /// let report = queue.close_timeout(Duration::from_secs(30));
+    /// assert!(report.is_complete() || report.still_running > 0 || report.puts_pending > 0);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn close_timeout(&self, timeout: Duration) -> CloseReport {
+        let deadline =
+            deadline_in(timeout).unwrap_or_else(|| Instant::now() + Duration::from_secs(u64::from(u32::MAX)));
+        self.core.close(deadline)
     }
 
     /// Waits until every background put has finished (stored or failed);
@@ -261,6 +286,12 @@ impl<T: Send + 'static, K> Queue<T, K> {
     }
 }
 
+/// The deadline of a close waiting `timeout`: far away if it overflows.
+fn close_deadline(timeout: Duration) -> Instant {
+    let now = Instant::now();
+    deadline_in(timeout).unwrap_or_else(|| now + Duration::from_secs(u64::from(u32::MAX)))
+}
+
 /// The deadline `timeout` from now; `None` (no deadline) if it overflows.
 pub(super) fn deadline_in(timeout: Duration) -> Option<Instant> {
     Instant::now().checked_add(timeout)
@@ -268,7 +299,7 @@ pub(super) fn deadline_in(timeout: Duration) -> Option<Instant> {
 
 impl<T, K> Drop for Queue<T, K> {
     fn drop(&mut self) {
-        self.core.close();
+        let _ = self.core.close(close_deadline(self.core.options.final_flush));
     }
 }
 

@@ -26,7 +26,7 @@ pub use deliver_at::DeliverAt;
 pub use handle::Queue;
 pub use pull::{Delivery, ItemReceiver};
 pub use raw::{Purged, RawItem, RawQueue, RawTaken, Undecodable};
-pub use stats::QueueStats;
+pub use stats::{CloseReport, QueueStats};
 
 /// A FIFO queue of Curator's `DistributedQueue` format, made by
 /// [`QueueBuilder::build_queue`].

@@ -216,7 +216,7 @@ impl<T> ItemReceiver<T> {
     /// Waits for the next item.
     ///
     /// # Errors
-    /// [`Error::Closed`] once the queue is closed (or dropped);
+    /// [`Error::QueueClosed`] once the queue is closed (or dropped);
     /// [`Error::NotAuthorized`] or [`Error::AuthFailed`] if the queue was
     /// denied access since the previous take returned and no item is ready
     /// (see [`ItemReceiver`]).
@@ -230,7 +230,7 @@ impl<T> ItemReceiver<T> {
     /// loop {
     ///     match receiver.take() {
     ///         Ok(job) => println!("{}", job.ack()),
-    ///         Err(zk_queue::Error::Closed) => break,
+    ///         Err(zk_queue::Error::QueueClosed) => break,
     ///         Err(e) => return Err(e),
     ///     }
     /// }
@@ -238,7 +238,7 @@ impl<T> ItemReceiver<T> {
     /// # }
     /// ```
     pub fn take(&self) -> Result<Delivery<T>> {
-        self.take_until(None)?.ok_or(Error::Closed)
+        self.take_until(None)?.ok_or(Error::QueueClosed)
     }
 
     /// Waits at most `timeout` for the next item; `None` if none came.
@@ -287,12 +287,12 @@ impl<T> ItemReceiver<T> {
     fn take_until(&self, deadline: Option<Instant>) -> Result<Option<Delivery<T>>> {
         loop {
             if self.closing.load(Ordering::Acquire) {
-                return Err(Error::Closed);
+                return Err(Error::QueueClosed);
             }
             // An item ready now wins over an older denial.
             match self.deliveries.try_recv() {
                 Ok(delivery) => return Ok(Some(delivery)),
-                Err(TryRecvError::Disconnected) => return Err(Error::Closed),
+                Err(TryRecvError::Disconnected) => return Err(Error::QueueClosed),
                 Err(TryRecvError::Empty) => {}
             }
             if let Some(denied) = self.denied.lock().take() {
@@ -304,7 +304,7 @@ impl<T> ItemReceiver<T> {
             };
             match self.deliveries.recv_timeout(wait) {
                 Ok(delivery) => return Ok(Some(delivery)),
-                Err(RecvTimeoutError::Disconnected) => return Err(Error::Closed),
+                Err(RecvTimeoutError::Disconnected) => return Err(Error::QueueClosed),
                 Err(RecvTimeoutError::Timeout) => {
                     if deadline.is_some_and(|d| Instant::now() >= d) {
                         return Ok(None);

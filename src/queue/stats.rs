@@ -37,6 +37,10 @@ pub struct QueueStats {
     pub consumed: u64,
     /// Records the consumer failed on (returned an error or panicked).
     pub consumer_errors: u64,
+    /// Records given back untouched, without a failed attempt: released by
+    /// a pull consumer's taker ([`Delivery::release`](crate::Delivery::release)),
+    /// or not taken by anyone before a pull consumer closed.
+    pub released: u64,
     /// Items put back in the queue after a consumer error.
     pub requeued: u64,
     /// Items moved to the dead-letter path (failed too often, or
@@ -47,6 +51,69 @@ pub struct QueueStats {
     pub lease_lost: u64,
     /// Claimed nodes not yet settled, now.
     pub in_flight: u64,
+}
+
+/// What closing a queue did, from [`Queue::close`](crate::Queue::close)
+/// and [`Queue::close_timeout`](crate::Queue::close_timeout). Records are
+/// counted one by one, as in [`QueueStats`].
+///
+/// ```no_run
+/// # fn main() -> Result<(), zk_queue::Error> {
+/// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+/// # let client = ZkClient::connect("127.0.0.1:2181")?;
+/// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_queue()?;
+/// let report = queue.close();
+/// if !report.is_complete() {
+///     eprintln!(
+///         "closed with {} items still being consumed and {} puts pending",
+///         report.still_running, report.puts_pending
+///     );
+/// }
+/// # Ok(())
+/// # }
+/// ```
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CloseReport {
+    /// Background puts not finished (stored or failed) by the deadline.
+    /// The put thread still finishes them, and tells the put listeners,
+    /// before `close` returns.
+    pub puts_pending: u64,
+    /// Records whose consumption finished while the queue closed
+    /// (successfully or not; see [`QueueStats`] for which).
+    pub finished: u64,
+    /// Records given back untouched while the queue closed: items a pull
+    /// consumer had claimed but no caller had taken, unlocked (with a lock
+    /// path) without a failed attempt.
+    pub released: u64,
+    /// Claimed items still being consumed when the deadline passed. They
+    /// finish on their own threads; with a lock path their locks go when
+    /// they do (or with the session).
+    pub still_running: u64,
+}
+
+impl CloseReport {
+    /// Whether everything finished by the deadline: no put pending, no item
+    /// still being consumed.
+    ///
+    /// ```
+    /// assert!(zk_queue::CloseReport::default().is_complete());
+    /// ```
+    pub fn is_complete(&self) -> bool {
+        self.puts_pending == 0 && self.still_running == 0
+    }
+
+    /// The report of a close that began with `before` and ended with
+    /// `after`, with `puts_pending` puts left at the deadline.
+    pub(crate) fn between(before: &QueueStats, after: &QueueStats, puts_pending: u64) -> CloseReport {
+        let done = |s: &QueueStats| s.consumed + s.consumer_errors;
+        CloseReport {
+            puts_pending,
+            finished: done(after).saturating_sub(done(before)),
+            released: after.released.saturating_sub(before.released),
+            still_running: after.in_flight,
+        }
+    }
 }
 
 /// The live counters behind [`QueueStats`].
@@ -60,6 +127,7 @@ pub(crate) struct QueueCounters {
     pub(crate) settled: AtomicU64,
     pub(crate) consumed: AtomicU64,
     pub(crate) consumer_errors: AtomicU64,
+    pub(crate) released: AtomicU64,
     pub(crate) requeued: AtomicU64,
     pub(crate) dead_lettered: AtomicU64,
     pub(crate) lease_lost: AtomicU64,
@@ -89,6 +157,7 @@ impl QueueCounters {
             claimed,
             consumed: get(&self.consumed),
             consumer_errors: get(&self.consumer_errors),
+            released: get(&self.released),
             requeued: get(&self.requeued),
             dead_lettered: get(&self.dead_lettered),
             lease_lost: get(&self.lease_lost),
@@ -112,6 +181,7 @@ mod tests {
         QueueCounters::bump(&counters.settled);
         QueueCounters::add(&counters.consumed, 5);
         QueueCounters::bump(&counters.consumer_errors);
+        QueueCounters::add(&counters.released, 6);
         QueueCounters::bump(&counters.requeued);
         QueueCounters::bump(&counters.dead_lettered);
         QueueCounters::bump(&counters.lease_lost);
@@ -125,6 +195,7 @@ mod tests {
                 claimed: 4,
                 consumed: 5,
                 consumer_errors: 1,
+                released: 6,
                 requeued: 1,
                 dead_lettered: 1,
                 lease_lost: 1,

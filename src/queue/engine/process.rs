@@ -90,6 +90,7 @@ pub(super) fn consume_locked<T: Send + 'static>(core: &Core<T>, control: &Contro
                     // Untouched: unlocked where it is, no attempt counted.
                     log::debug!("{item_path}: {e}; unlocked");
                     control.leases.let_go(core, &name, &lease);
+                    QueueCounters::bump(&core.counters.settled);
                     return;
                 }
                 match core.options.error_mode {
@@ -154,8 +155,9 @@ fn consume<T: Send + 'static>(core: &Core<T>, value: T) -> std::result::Result<(
         Ok(result) => result,
         Err(_) => Err("the consumer panicked".into()),
     };
-    let counter = match result {
+    let counter = match &result {
         Ok(()) => &core.counters.consumed,
+        Err(e) if Released::is(e) => &core.counters.released,
         Err(_) => &core.counters.consumer_errors,
     };
     QueueCounters::bump(counter);

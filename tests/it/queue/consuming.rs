@@ -384,3 +384,69 @@ fn an_ordinary_consumer_failure_logs_one_info_line_and_no_warning() {
         .count();
     assert_eq!(told, N, "one line per failure: {lines:?}");
 }
+
+/// A consumer that holds each item until the queue starts closing (or, if
+/// `forever`, until the test lets it go).
+struct HoldsUntilClosing {
+    started: crossbeam_channel::Sender<String>,
+    closing: crossbeam_channel::Receiver<()>,
+    tell_closing: crossbeam_channel::Sender<()>,
+    forever: crossbeam_channel::Receiver<()>,
+}
+
+impl zk_queue::QueueConsumer<String> for HoldsUntilClosing {
+    fn consume(&self, item: String) -> Result<(), zk_queue::ConsumeError> {
+        self.started.send(item).unwrap();
+        let _ = self.closing.recv();
+        let _ = self.forever.recv();
+        Ok(())
+    }
+
+    fn closing(&self) {
+        let _ = self.tell_closing.send(());
+    }
+}
+
+#[test]
+fn close_reports_items_that_finished_while_closing_and_items_still_running_at_its_deadline() {
+    let client = client();
+    for (name, forever) in [("finishes", false), ("overruns", true)] {
+        let path = unique_path(&format!("q-close-report-{name}"));
+        let (started, started_rx) = crossbeam_channel::unbounded();
+        let (tell_closing, closing) = crossbeam_channel::unbounded();
+        let (let_go, forever_rx) = crossbeam_channel::unbounded::<()>();
+        let holder = HoldsUntilClosing {
+            started,
+            closing,
+            tell_closing,
+            forever: forever_rx,
+        };
+        let queue = QueueBuilder::new(&client, &path, StringSerializer)
+            .lock_path(&unique_path(&format!("q-close-report-{name}-locks")))
+            .consumer(holder)
+            .build_queue()
+            .unwrap();
+        producer(&client, &path)
+            .build_queue()
+            .unwrap()
+            .put("job".into())
+            .unwrap();
+        assert_eq!(started_rx.recv_timeout(WAIT).unwrap(), "job");
+        // Without `forever` the consumer finishes as soon as closing begins.
+        let let_go = forever.then_some(let_go);
+        let report = queue.close_timeout(Duration::from_millis(500));
+        if forever {
+            assert_eq!((report.finished, report.still_running), (0, 1), "{name}: {report:?}");
+            assert!(!report.is_complete());
+            drop(let_go);
+        } else {
+            assert_eq!((report.finished, report.still_running), (1, 0), "{name}: {report:?}");
+            assert!(report.is_complete());
+        }
+        assert_eq!(
+            queue.close(),
+            zk_queue::CloseReport::default(),
+            "a second close reports nothing"
+        );
+    }
+}

@@ -38,10 +38,10 @@ fn a_built_queue_is_ready_and_a_closed_one_refuses_puts() {
     queue.put("x".into()).unwrap();
     assert_eq!(queue.len().unwrap(), 1, "stored without a start");
     queue.close();
-    assert!(matches!(queue.put("y".into()), Err(Error::InvalidState(_))));
+    assert!(matches!(queue.put("y".into()), Err(Error::QueueClosed)));
     assert!(matches!(
         queue.try_put("y".into()),
-        Err(PutError::Failed(Error::InvalidState(_)))
+        Err(PutError::Failed(Error::QueueClosed))
     ));
     assert_eq!(queue.len().unwrap(), 1, "nothing stored after close");
 }

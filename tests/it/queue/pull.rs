@@ -59,7 +59,7 @@ fn an_unacknowledged_delivery_is_requeued_not_lost() {
 }
 
 #[test]
-fn take_fails_with_closed_once_the_queue_closes() {
+fn take_fails_with_queue_closed_once_the_queue_closes_while_the_client_stays_open() {
     let path = unique_path("pull-close");
     let client = client();
     let (builder, receiver) = QueueBuilder::new(&client, &path, StringSerializer).pull_consumer();
@@ -70,7 +70,8 @@ fn take_fails_with_closed_once_the_queue_closes() {
         queue.close();
         taker.join().unwrap()
     });
-    assert!(matches!(result, Err(Error::Closed)), "{result:?}");
+    assert!(matches!(result, Err(Error::QueueClosed)), "{result:?}");
+    assert!(client.exists("/").is_ok(), "the client is still open");
 }
 
 #[test]
@@ -195,5 +196,27 @@ fn a_released_delivery_comes_back_without_an_attempt_and_a_multi_keeps_only_its_
     assert_eq!(rest, ["b", "c"], "the acknowledged record is not delivered again");
     assert!(receiver.take_timeout(Duration::from_millis(300)).unwrap().is_none());
     queue.close();
+    producer.close();
+}
+
+#[test]
+fn closing_a_pull_consumer_reports_the_items_it_released() {
+    let path = unique_path("pull-close-report");
+    let client = client();
+    let producer = producer(&client, &path).build_queue().unwrap();
+    producer.put("untaken".into()).unwrap();
+    let (builder, _receiver) = QueueBuilder::new(&client, &path, StringSerializer)
+        .lock_path(&unique_path("pull-close-report-locks"))
+        .pull_consumer();
+    let queue = builder.build_queue().unwrap();
+    crate::support::eventually(WAIT, "the item is claimed", || queue.stats().claimed == 1);
+    let report = queue.close();
+    assert_eq!(
+        (report.released, report.finished, report.still_running),
+        (1, 0, 0),
+        "{report:?}"
+    );
+    assert_eq!(queue.stats().consumer_errors, 0, "a release is not a failure");
+    assert_eq!(recorded_attempts(&client, &path), [0]);
     producer.close();
 }
