@@ -478,8 +478,11 @@ impl<T: Send + 'static> Queue<T, Id> {
     }
 
     /// Removes every item with this id and returns how many were removed.
-    /// Items a lock-safe consumer is processing are skipped (and logged):
-    /// they are not removed and not counted.
+    /// It first waits (up to the final-flush time) for this handle's
+    /// background puts, so an item put just before is removed too. Items a
+    /// lock-safe consumer is processing are skipped (and logged) when this
+    /// handle has the consumers' lock path: they are not removed and not
+    /// counted.
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -495,6 +498,12 @@ impl<T: Send + 'static> Queue<T, Id> {
     pub fn remove(&self, id: &str) -> Result<usize> {
         let wanted = fix_id(id);
         let core = &self.core;
+        if !core.wait_pending(deadline_in(core.options.final_flush)) {
+            log::info!(
+                "{}: background puts still pending; remove({id:?}) may miss their items",
+                core.path
+            );
+        }
         let (names, _) = match core.client.get_children(&core.path) {
             Err(Error::NoNode { .. }) => return Ok(0),
             other => other?,

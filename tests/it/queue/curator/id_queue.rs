@@ -94,3 +94,18 @@ fn a_requeued_id_item_keeps_its_id() {
     assert!(names.iter().all(|n| n.starts_with("queue-|the-id|")), "{names:?}");
     assert_eq!(names.len(), 1);
 }
+
+#[test]
+fn remove_right_after_a_background_put_removes_its_item() {
+    let path = unique_path("ids-background");
+    let client = client();
+    // Background puts: `put` returns before the item is stored.
+    let queue = QueueBuilder::new(&client, &path, StringSerializer)
+        .build_id_queue()
+        .unwrap();
+    for _ in 0..50 {
+        queue.put("cancel me".into(), "order-1").unwrap();
+    }
+    assert_eq!(queue.remove("order-1").unwrap(), 50);
+    assert_eq!(queue.len().unwrap(), 0, "nothing is left to deliver");
+}
