@@ -39,8 +39,7 @@ pub(super) fn requeue<T: Send + 'static>(
         attempts,
         cause,
     } = failure;
-    let mut data = encode_frame(remaining.iter().copied()).map_err(Error::encoding)?;
-    trailer::append(&mut data, attempts);
+    let data = item_data(remaining, attempts)?;
     if core.options.max_attempts.is_some_and(|max| attempts >= max) {
         log::info!("{}/{name} failed on attempt {attempts}, its last: {cause}", core.path);
         let reason = Error::AttemptsExhausted {
@@ -70,11 +69,17 @@ pub(super) fn release_rest<T: Send + 'static>(
     remaining: &[&[u8]],
     attempts: u32,
 ) -> Result<()> {
-    let mut data = encode_frame(remaining.iter().copied()).map_err(Error::encoding)?;
-    trailer::append(&mut data, attempts);
+    let data = item_data(remaining, attempts)?;
     put_back(core, name, item_version, lease, data)?;
     log::debug!("{}/{name}: {} released records put back", core.path, remaining.len());
     Ok(())
+}
+
+/// The data of an item of `records` that failed `attempts` times so far.
+fn item_data(records: &[&[u8]], attempts: u32) -> Result<Vec<u8>> {
+    let mut data = encode_frame(records.iter().copied()).map_err(Error::encoding)?;
+    trailer::append(&mut data, attempts);
+    Ok(data)
 }
 
 /// Replaces item `name` with a new node of `data` under the same prefix
