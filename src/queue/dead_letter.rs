@@ -27,8 +27,6 @@ use crate::queue::RawQueue;
 /// ```
 #[derive(Clone, Debug)]
 pub struct DeadLetters {
-    client: ZkClient,
-    path: String,
     raw: RawQueue,
 }
 
@@ -59,8 +57,6 @@ impl DeadLetters {
     /// ```
     pub fn new(client: &ZkClient, path: &str) -> Result<DeadLetters> {
         Ok(DeadLetters {
-            client: client.clone(),
-            path: path.to_owned(),
             raw: RawQueue::new(client, path)?.layout(Layout::Curator),
         })
     }
@@ -76,7 +72,7 @@ impl DeadLetters {
     /// # }
     /// ```
     pub fn path(&self) -> &str {
-        &self.path
+        self.raw.path()
     }
 
     /// The dead letters' names in the order they were set aside; empty if the
@@ -124,13 +120,13 @@ impl DeadLetters {
     pub fn requeue_to(&self, queue_path: &str) -> Result<Requeued> {
         path::validate_queue_path(queue_path)?;
         let items = self.list()?;
-        self.client.ensure_path(queue_path)?;
-        let (acl, _) = self.client.get_acl(queue_path)?;
+        self.raw.client().ensure_path(queue_path)?;
+        let (acl, _) = self.raw.client().get_acl(queue_path)?;
         let target = path::join(queue_path, QUEUE_PREFIX);
         let mut done = Requeued::default();
         for item in &items {
-            let letter = path::join(&self.path, &item.name);
-            let (data, stat) = match self.client.get_data(&letter) {
+            let letter = path::join(self.raw.path(), &item.name);
+            let (data, stat) = match self.raw.client().get_data(&letter) {
                 Ok(read) => read,
                 Err(Error::NoNode { .. }) => continue,
                 Err(e) => return Err(e),
@@ -148,7 +144,7 @@ impl DeadLetters {
                 Op::create_with_acl(target.clone(), frame, CreateMode::PersistentSequential, acl.clone()),
                 Op::delete(letter, Some(stat.version)),
             ];
-            match self.client.multi(&ops) {
+            match self.raw.client().multi(&ops) {
                 Ok(_) => done.requeued += 1,
                 Err(Error::MultiFailed { index: 1, source })
                     if matches!(*source, Error::NoNode { .. } | Error::BadVersion { .. }) =>

@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use super::handle::{deadline_in, Queue};
 use super::DeliverAt;
-use crate::client::CreateMode;
+use super::RawQueue;
 use crate::error::{Error, PutError, Result};
-use crate::naming::{delay_prefix, fix_id, id_prefix, parse_id, priority_prefix, QUEUE_PREFIX};
-use crate::path;
+use crate::inspect::Layout;
+use crate::naming::{delay_prefix, fix_id, id_prefix, priority_prefix, QUEUE_PREFIX};
 
 /// The kind of Curator's `DistributedQueue`: see [`DistributedQueue`](crate::DistributedQueue). Items are `queue-<seq>` nodes, taken in put order.
 ///
@@ -504,49 +504,27 @@ impl<T: Send + 'static> Queue<T, Id> {
                 core.path
             );
         }
-        let (names, _) = match core.client.get_children(&core.path) {
-            Err(Error::NoNode { .. }) => return Ok(0),
-            other => other?,
-        };
-        let (mut removed, mut held) = (0, 0);
-        for name in names.iter().filter(|n| parse_id(n) == Some(wanted.as_str())) {
-            let item = path::join(&core.path, name);
-            let lock = match &core.options.lock_path {
-                Some(lock_dir) => {
-                    let lock = path::join(lock_dir, name);
-                    match core
-                        .client
-                        .create_with_acl(&lock, b"", CreateMode::Ephemeral, &core.options.acl)
-                    {
-                        Ok(_) => Some(lock),
-                        Err(Error::NodeExists { .. }) => {
-                            held += 1;
-                            continue;
-                        }
-                        Err(e) => return Err(e),
-                    }
-                }
-                None => None,
-            };
-            match core.client.delete(&item, None) {
-                Ok(()) => removed += 1,
-                Err(Error::NoNode { .. }) => {}
-                Err(e) => return Err(e),
-            }
-            if let Some(lock) = lock {
-                match core.client.delete(&lock, None) {
-                    Ok(()) | Err(Error::NoNode { .. }) => {}
-                    Err(e) => log::warn!("cannot release lock {lock}: {e}"),
-                }
-            }
+        // Held items are those locked under the consumers' lock path: this
+        // handle's (without one, locks are not seen). The locks it takes get
+        // the queue's ACL, as the consumers' do.
+        let mut items = RawQueue::new(&core.client, &core.path)?
+            .layout(Layout::Curator)
+            .lock_acl(core.options.acl.clone());
+        if let Some(lock_dir) = &core.options.lock_path {
+            items = items.lock_path(lock_dir)?;
         }
-        if held > 0 {
+        let purged = match items.purge_where(|item| item.id.as_deref() == Some(wanted.as_str())) {
+            Err(Error::NoNode { .. }) => return Ok(0),
+            purged => purged?,
+        };
+        if purged.held > 0 {
             log::info!(
-                "{}: {held} item(s) with id {id:?} are being consumed and were not removed",
-                core.path
+                "{}: {} item(s) with id {id:?} are being consumed and were not removed",
+                core.path,
+                purged.held
             );
         }
-        Ok(removed)
+        Ok(purged.deleted)
     }
 }
 

@@ -1,7 +1,8 @@
 //! Item locks as lock-safe consumers take them: an ephemeral node
 //! `<lock path>/<item name>` per item.
 
-use crate::client::{CreateMode, ZkClient};
+use super::RawQueue;
+use crate::client::{CreateMode, Opts, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
 
@@ -9,13 +10,28 @@ use crate::path;
 pub(super) struct Locker<'a> {
     client: &'a ZkClient,
     dir: &'a str,
+    /// How lock nodes (and a missing lock directory) are created: with the
+    /// queue's ACL, if it has one.
+    opts: Opts<'a>,
     token: Vec<u8>,
 }
 
 impl<'a> Locker<'a> {
-    /// A locker under the lock directory `dir` (created if missing).
-    pub(super) fn new(client: &'a ZkClient, dir: &'a str) -> Result<Locker<'a>> {
-        client.ensure_path(dir)?;
+    /// The locker of `queue`'s lock path (created if missing), or `None`
+    /// without one.
+    pub(super) fn of(queue: &'a RawQueue) -> Result<Option<Locker<'a>>> {
+        let Some(dir) = &queue.locks else {
+            return Ok(None);
+        };
+        let opts = match &queue.acl {
+            Some(acl) => Opts::new().acl(acl),
+            None => Opts::new(),
+        };
+        Locker::new(&queue.client, dir, opts).map(Some)
+    }
+
+    fn new(client: &'a ZkClient, dir: &'a str, opts: Opts<'a>) -> Result<Locker<'a>> {
+        client.ensure_path_with(dir, opts)?;
         let token = format!(
             "zk-queue raw {:x} {:016x}",
             client.session_id().unwrap_or_default(),
@@ -24,6 +40,7 @@ impl<'a> Locker<'a> {
         Ok(Locker {
             client,
             dir,
+            opts: opts.mode(CreateMode::Ephemeral),
             token: token.into_bytes(),
         })
     }
@@ -33,15 +50,18 @@ impl<'a> Locker<'a> {
         path::join(self.dir, name)
     }
 
-    /// The data every lock of this locker holds.
-    pub(super) fn token(&self) -> &[u8] {
-        &self.token
+    /// Locks the items `names` with pipelined creates: each create's result,
+    /// in order (`NodeExists`: another holder has it).
+    pub(super) fn lock_many(&self, names: &[String]) -> Result<Vec<Result<()>>> {
+        let locks: Vec<(String, Vec<u8>)> = names.iter().map(|name| (self.node(name), self.token.clone())).collect();
+        let created = self.client.create_many_with(&locks, self.opts)?;
+        Ok(created.into_iter().map(|result| result.map(drop)).collect())
     }
 
     /// Locks item `name`: its lock node, or `None` if another holder has it.
     pub(super) fn lock(&self, name: &str) -> Result<Option<String>> {
         let node = self.node(name);
-        match self.client.create(&node, &self.token, CreateMode::Ephemeral) {
+        match self.client.create_with(&node, &self.token, self.opts) {
             Ok(_) => Ok(Some(node)),
             Err(Error::NodeExists { .. }) => Ok(self.is_mine(&node)?.then_some(node)),
             Err(e) => Err(e),

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::client::ZkClient;
+use crate::client::{Acl, ZkClient};
 use crate::codec::FrameError;
 use crate::error::Result;
 use crate::inspect::{ItemName, Layout, Listing};
@@ -53,6 +53,9 @@ pub struct RawQueue {
     path: String,
     layout: Option<Layout>,
     locks: Option<String>,
+    /// The ACL of the locks it creates (and of a missing lock directory);
+    /// `None`: the client's default.
+    acl: Option<Vec<Acl>>,
 }
 
 /// What [`RawQueue::try_take`] and [`RawQueue::take_timeout`] took.
@@ -144,6 +147,7 @@ impl RawQueue {
             path: path.to_owned(),
             layout: None,
             locks: None,
+            acl: None,
         })
     }
 
@@ -286,6 +290,23 @@ impl RawQueue {
     /// # }
     /// ```
     pub fn purge(&self) -> Result<Purged> {
-        purge::run(self)
+        purge::run(self, |_| true)
+    }
+
+    /// Like [`purge`](Self::purge), of the items `wanted` picks only.
+    pub(crate) fn purge_where(&self, wanted: impl Fn(&ItemName) -> bool) -> Result<Purged> {
+        purge::run(self, wanted)
+    }
+
+    /// Creates locks (and a missing lock directory) with `acl`, a queue's,
+    /// instead of the client's default ACL.
+    pub(crate) fn lock_acl(mut self, acl: Vec<Acl>) -> RawQueue {
+        self.acl = Some(acl);
+        self
+    }
+
+    /// The client.
+    pub(crate) fn client(&self) -> &ZkClient {
+        &self.client
     }
 }

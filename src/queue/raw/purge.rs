@@ -3,25 +3,29 @@
 
 use super::lock::Locker;
 use super::{Purged, RawQueue};
-use crate::client::CreateMode;
 use crate::error::{Error, Result};
+use crate::inspect::ItemName;
 use crate::path;
 
 /// Requests per pipelined batch.
 const CHUNK: usize = 1_000;
 
-/// Deletes every item of `queue` that no lock-safe consumer holds.
-pub(super) fn run(queue: &RawQueue) -> Result<Purged> {
-    let names: Vec<String> = queue.listing()?.items.into_iter().map(|item| item.name).collect();
-    let locker = match &queue.locks {
-        Some(dir) => Some(Locker::new(&queue.client, dir)?),
-        None => None,
-    };
+/// Deletes every item of `queue` that `wanted` picks and no lock-safe
+/// consumer holds.
+pub(super) fn run(queue: &RawQueue, wanted: impl Fn(&ItemName) -> bool) -> Result<Purged> {
+    let names: Vec<String> = queue
+        .listing()?
+        .items
+        .into_iter()
+        .filter(|item| wanted(item))
+        .map(|item| item.name)
+        .collect();
+    let locker = Locker::of(queue)?;
     let mut purged = Purged::default();
     let mut failure = None;
     for chunk in names.chunks(CHUNK) {
         let free: Vec<&String> = match &locker {
-            Some(locker) => lock_chunk(locker, queue, chunk, &mut purged, &mut failure)?,
+            Some(locker) => lock_chunk(locker, chunk, &mut purged, &mut failure)?,
             None => chunk.iter().collect(),
         };
         let items: Vec<(String, Option<i32>)> = free.iter().map(|name| (path::join(&queue.path, name), None)).collect();
@@ -59,22 +63,14 @@ pub(super) fn run(queue: &RawQueue) -> Result<Purged> {
 /// the ones another holder has.
 fn lock_chunk<'n>(
     locker: &Locker,
-    queue: &RawQueue,
     chunk: &'n [String],
     purged: &mut Purged,
     failure: &mut Option<Error>,
 ) -> Result<Vec<&'n String>> {
-    let locks: Vec<(String, Vec<u8>)> = chunk
-        .iter()
-        .map(|name| (locker.node(name), locker.token().to_vec()))
-        .collect();
     let mut free = Vec::new();
-    for (name, result) in chunk
-        .iter()
-        .zip(queue.client.create_many(&locks, CreateMode::Ephemeral)?)
-    {
+    for (name, result) in chunk.iter().zip(locker.lock_many(chunk)?) {
         match result {
-            Ok(_) => free.push(name),
+            Ok(()) => free.push(name),
             Err(Error::NodeExists { .. }) => purged.held += 1,
             Err(e) => {
                 failure.get_or_insert(e);

@@ -23,10 +23,7 @@ enum Took {
 /// Takes items of `queue` until `max` records, or until nothing is left to
 /// take now (`deadline` `None`) or at `deadline`.
 pub(super) fn run(queue: &RawQueue, max: usize, deadline: Option<Instant>) -> Result<RawTaken> {
-    let locker = match &queue.locks {
-        Some(dir) => Some(Locker::new(&queue.client, dir)?),
-        None => None,
-    };
+    let locker = Locker::of(queue)?;
     let mut taken = RawTaken::default();
     let (mut undecodable, mut held) = (HashSet::new(), HashSet::new());
     let mut records = 0;
