@@ -18,7 +18,7 @@ use super::WAIT;
 use crate::support::queues::{consumer, producer};
 use crate::support::recorder::Recorder;
 use crate::support::server::unique_path;
-use crate::support::{client_of, eventually, short_session_client, wait_for_state};
+use crate::support::{client_of, eventually, expire_session, short_session_client, wait_for_state};
 
 /// A consumer that reports each item it starts, and finishes it only when
 /// told to.
@@ -318,9 +318,8 @@ fn consumers_keep_working_on_the_new_session_after_an_expiry() {
             let started = Instant::now();
             (receiver.take_timeout(SHORT_TAKE), started.elapsed())
         });
-        proxy.blackhole();
+        expire_session(&proxy, &client, &direct);
         wait_for_state(&states, ConnectionState::Lost, WAIT);
-        proxy.heal();
         wait_for_state(&states, ConnectionState::Reconnected, WAIT);
         let empty = short.join().unwrap();
         // Nothing else happens on the new session before these puts: only

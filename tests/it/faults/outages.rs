@@ -6,11 +6,11 @@ use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use zk_queue::testing::TestingServer;
-use zk_queue::{ConnectionState, Error, SimpleQueue};
+use zk_queue::testing::{FaultProxy, TestingServer};
+use zk_queue::{ConnectionState, CreateMode, Error, RetryNTimes, SimpleQueue, ZkClient};
 
 use crate::support::server::unique_path;
-use crate::support::{short_session_client, wait_for_state};
+use crate::support::{client_of, expire_session, short_session_client, wait_for_state};
 
 #[test]
 fn take_blocked_across_a_server_restart_returns_the_next_item() {
@@ -85,36 +85,35 @@ fn take_blocked_across_a_server_restart_returns_the_next_item() {
 }
 
 #[test]
-fn a_stalled_server_gives_errors_in_bounded_time_then_a_new_session() {
+fn a_stalled_server_gives_errors_in_bounded_time_and_the_session_outlives_the_stall() {
+    const SESSION_TIMEOUT: Duration = Duration::from_secs(6);
     let server = TestingServer::start().unwrap();
-    let client = short_session_client(&server.connect_string());
+    let client = ZkClient::builder(&server.connect_string())
+        .session_timeout(SESSION_TIMEOUT)
+        .request_timeout(Duration::from_secs(1))
+        .retry_policy(RetryNTimes::new(1, Duration::from_millis(100)))
+        .connect()
+        .unwrap();
     let states = client.state_listener();
     let queue = SimpleQueue::new(&client, &unique_path("pause")).unwrap();
     queue.offer(b"before").unwrap();
-    let old_session = client.session_id().unwrap();
+    let session = client.session_id().unwrap();
 
     server.pause().unwrap();
     let started = Instant::now();
     let result = queue.offer(b"during");
     let waited = started.elapsed();
     assert!(
-        matches!(
-            result,
-            Err(Error::Timeout { .. } | Error::ConnectionLoss { .. } | Error::SessionExpired)
-        ),
+        matches!(result, Err(Error::Timeout { .. } | Error::ConnectionLoss { .. })),
         "{result:?}"
     );
     assert!(waited < Duration::from_secs(8), "error took {waited:?}");
-    // Stall past the session timeout so the session expires.
-    wait_for_state(&states, ConnectionState::Lost, Duration::from_secs(15));
+    // The stall lasts half the session timeout in all.
+    thread::sleep((SESSION_TIMEOUT / 2).saturating_sub(started.elapsed()));
     server.resume().unwrap();
     wait_for_state(&states, ConnectionState::Reconnected, Duration::from_secs(30));
 
-    assert_ne!(
-        client.session_id().unwrap(),
-        old_session,
-        "a new session replaced the expired one"
-    );
+    assert_eq!(client.session_id().unwrap(), session, "the same session");
     queue.offer(b"after").unwrap();
     let mut items = Vec::new();
     while let Some(item) = queue.poll().unwrap() {
@@ -128,23 +127,66 @@ fn a_stalled_server_gives_errors_in_bounded_time_then_a_new_session() {
 #[test]
 fn take_waiting_through_a_session_expiry_gets_the_next_item() {
     let server = TestingServer::start().unwrap();
-    let client = short_session_client(&server.connect_string());
+    let proxy = FaultProxy::start(&server.connect_string()).unwrap();
+    let direct = client_of(&server.connect_string());
+    let client = short_session_client(&proxy.connect_string());
     let states = client.state_listener();
     let path = unique_path("expiry-take");
     let queue = SimpleQueue::new(&client, &path).unwrap();
+    let session = client.session_id().unwrap();
     let result = thread::scope(|s| {
         let taker = s.spawn(|| queue.take_timeout(Duration::from_secs(60)));
-        thread::sleep(Duration::from_millis(300));
-        server.pause().unwrap();
-        wait_for_state(&states, ConnectionState::Lost, Duration::from_secs(15));
-        server.resume().unwrap();
+        expire_session(&proxy, &client, &direct);
+        wait_for_state(&states, ConnectionState::Lost, Duration::from_secs(30));
         wait_for_state(&states, ConnectionState::Reconnected, Duration::from_secs(30));
-        let producer_client = short_session_client(&server.connect_string());
-        SimpleQueue::new(&producer_client, &path)
-            .unwrap()
-            .offer(b"next")
-            .unwrap();
+        SimpleQueue::new(&direct, &path).unwrap().offer(b"next").unwrap();
         taker.join().unwrap()
     });
+    assert_ne!(client.session_id().unwrap(), session, "a new session");
     assert_eq!(result.unwrap(), Some(b"next".to_vec()));
+}
+
+#[test]
+fn sessions_survive_ten_restarts_with_downtime_as_long_as_the_session_timeout() {
+    // A restarted server gives the sessions it reloads a whole timeout again,
+    // so a client that keeps trying keeps its session however long the
+    // server was down.
+    const SESSION_TIMEOUT: Duration = Duration::from_secs(2);
+    let mut server = TestingServer::start().unwrap();
+    let client = ZkClient::builder(&server.connect_string())
+        .session_timeout(SESSION_TIMEOUT)
+        .connect()
+        .unwrap();
+    let states = client.state_listener();
+    let session = client.session_id().unwrap();
+    let path = unique_path("restarts");
+    client.ensure_path(&path).unwrap();
+    let (lock, _) = client
+        .create(&format!("{path}/lock"), b"", CreateMode::Ephemeral)
+        .unwrap();
+    let queue = SimpleQueue::new(&client, &path).unwrap();
+    for round in 0..10 {
+        server.stop().unwrap();
+        let stopped = Instant::now();
+        thread::sleep(SESSION_TIMEOUT);
+        server.restart().unwrap();
+        let downtime = stopped.elapsed();
+        // The next request is served in the same session, whatever the
+        // client's reconnect delay had grown to.
+        let started = Instant::now();
+        queue.offer(format!("{round}").as_bytes()).unwrap();
+        eprintln!(
+            "restart {round}: down {downtime:?}, served again after {:?}",
+            started.elapsed()
+        );
+        assert_eq!(client.session_id().unwrap(), session, "restart {round}");
+    }
+    let seen: Vec<ConnectionState> = states.try_iter().collect();
+    assert!(!seen.contains(&ConnectionState::Lost), "{seen:?}");
+    assert!(client.exists(&lock).unwrap().is_some(), "the session's ephemeral node");
+    let mut rounds = Vec::new();
+    while let Some(item) = queue.poll().unwrap() {
+        rounds.push(String::from_utf8(item).unwrap());
+    }
+    assert!(rounds.ends_with(&["9".to_string()]) && rounds.len() >= 10, "{rounds:?}");
 }

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use zk_queue::testing::{FaultProxy, Request, TestingServer};
 use zk_queue::{ConnectionState, CreateMode, Error, Op, RetryNTimes, ZkClient};
 
-use crate::support::{client_of, server::unique_path, wait_for_state};
+use crate::support::{client_of, server::unique_path, session_marker, wait_for_server_expiry, wait_for_state};
 
 /// The longest wait for a connection state.
 const WAIT: Duration = Duration::from_secs(30);
@@ -36,12 +36,14 @@ fn a_cut_connection_reconnects_to_the_same_session() {
 }
 
 #[test]
-fn a_blackhole_times_requests_out_and_healing_brings_a_new_session() {
+fn a_blackhole_times_requests_out_and_healing_after_the_expiry_brings_a_new_session() {
     let server = TestingServer::start().unwrap();
     let proxy = FaultProxy::start(&server.connect_string()).unwrap();
+    let direct = client_of(&server.connect_string());
     let client = proxied(&proxy);
     let states = client.state_listener();
     let session = client.session_id().unwrap();
+    let marker = session_marker(&client, &direct);
     proxy.blackhole();
     let started = Instant::now();
     let result = client.exists("/");
@@ -50,9 +52,11 @@ fn a_blackhole_times_requests_out_and_healing_brings_a_new_session() {
         "{result:?}"
     );
     assert!(started.elapsed() < Duration::from_secs(5));
-    // Longer than the session timeout: the session expires.
-    wait_for_state(&states, ConnectionState::Lost, WAIT);
+    // Longer than the session timeout: the server expires the session, and
+    // the client learns it once it reaches the server again.
+    wait_for_server_expiry(&direct, &marker);
     proxy.heal();
+    wait_for_state(&states, ConnectionState::Lost, WAIT);
     wait_for_state(&states, ConnectionState::Reconnected, WAIT);
     assert_ne!(client.session_id().unwrap(), session);
     assert!(client.exists("/").unwrap().is_some());

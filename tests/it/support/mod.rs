@@ -12,7 +12,8 @@ pub mod workload;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use zk_queue::{ConnectionState, RetryNTimes, ZkClient};
+use zk_queue::testing::FaultProxy;
+use zk_queue::{ConnectionState, CreateMode, RetryNTimes, ZkClient};
 
 /// Polls `condition` until it holds; panics with `what` after `within`.
 pub fn eventually(within: Duration, what: &str, mut condition: impl FnMut() -> bool) {
@@ -59,8 +60,8 @@ pub fn client_of(connect: &str) -> ZkClient {
         .unwrap_or_else(|e| panic!("connecting to {connect}: {e}"))
 }
 
-/// A client of `connect` whose session expires 2 s into an outage and whose
-/// requests give up quickly: for fault tests.
+/// A client of `connect` whose session the server expires 2 s into a
+/// partition and whose requests give up quickly: for fault tests.
 pub fn short_session_client(connect: &str) -> ZkClient {
     ZkClient::builder(connect)
         .session_timeout(Duration::from_secs(2))
@@ -98,4 +99,34 @@ pub fn wait_for_state(
             Err(e) => panic!("no {wanted:?} within {within:?}: {e}"),
         }
     }
+}
+
+/// Partitions `client` (connected through `proxy`) from the server until the
+/// server has expired its session, then heals the partition: the client
+/// learns of the expiry when it reconnects ([`ConnectionState::Lost`], then
+/// [`ConnectionState::Reconnected`] on a new session).
+pub fn expire_session(proxy: &FaultProxy, client: &ZkClient, direct: &ZkClient) {
+    let marker = session_marker(client, direct);
+    proxy.blackhole();
+    wait_for_server_expiry(direct, &marker);
+    proxy.heal();
+}
+
+/// An ephemeral node of `client`'s session, for [`wait_for_server_expiry`].
+pub fn session_marker(client: &ZkClient, direct: &ZkClient) -> String {
+    let parent = server::unique_path("session-marker");
+    direct.ensure_path(&parent).unwrap();
+    client
+        .create(&format!("{parent}/of"), b"", CreateMode::Ephemeral)
+        .unwrap()
+        .0
+}
+
+/// Waits until `direct`, a client of the server itself, sees `marker` (a
+/// [`session_marker`]) vanish: the server expired that session, which is
+/// then a fact, not a guess.
+pub fn wait_for_server_expiry(direct: &ZkClient, marker: &str) {
+    eventually(Duration::from_secs(30), "the server expires the session", || {
+        direct.exists(marker).unwrap().is_none()
+    });
 }

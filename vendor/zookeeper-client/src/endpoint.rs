@@ -182,6 +182,10 @@ pub struct Index {
     cycles: usize,
 }
 
+/// zk-queue patch: the longest pause between two cycles over the endpoints,
+/// before its jitter of up to 100 ms.
+const MAX_CYCLE_DELAY: Duration = Duration::from_millis(900);
+
 impl IterableEndpoints {
     pub fn new(endpoints: impl Into<Vec<Endpoint>>) -> Self {
         Self { cycle: false, start: 0, next: 0, endpoints: endpoints.into() }
@@ -234,7 +238,9 @@ impl IterableEndpoints {
         if index.offset == 0 {
             let jitter = Duration::from_millis(fastrand::u32(0..100).into());
             let base = Duration::from_millis(1000).min(unit * size as u32);
-            base.saturating_mul(2u32.saturating_pow(index.cycles as u32 - 1)).saturating_add(jitter)
+            // zk-queue patch: the delay doubles per cycle up to `MAX_CYCLE_DELAY`, so a
+            // disconnected client tries again at least once a second.
+            base.saturating_mul(2u32.saturating_pow(index.cycles as u32 - 1)).min(MAX_CYCLE_DELAY).saturating_add(jitter)
         } else {
             let jitter = Duration::from_millis(fastrand::u32(0..50).into());
             (unit * (index.offset as u32)) / 2 + jitter

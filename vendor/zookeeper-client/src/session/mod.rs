@@ -136,7 +136,6 @@ impl Builder {
             last_ping: None,
             tick_timeout: Duration::ZERO,
             ping_timeout: Duration::ZERO,
-            session_expired_timeout: Duration::ZERO,
             connector,
             #[cfg(any(feature = "sasl-digest-md5", feature = "sasl-gssapi"))]
             sasl_options: self.sasl,
@@ -171,7 +170,6 @@ pub struct Session {
     last_ping: Option<Instant>,
     tick_timeout: Duration,
     ping_timeout: Duration,
-    session_expired_timeout: Duration,
 
     pub session: SessionInfo,
     session_state: SessionState,
@@ -413,8 +411,7 @@ impl Session {
     /// Set connection timeout to `2/5` of session timeout for at least two tries after connection
     /// loss if there is no configured connection timeout.
     ///
-    /// Set client side session expired timeout to `7/5` of negotiated session timeout so client
-    /// can expire session on its behalf.
+    /// zk-queue patch: no client side session expired timeout; see [Session::start].
     ///
     /// Numerators are chose deliberately so that resulting timeout values are sensible to mental
     /// model and friendly to eyeballs(`tick` is likely to be a natural number of milliseconds) in
@@ -430,7 +427,6 @@ impl Session {
         self.ping_timeout = Duration::from_secs(10).min(3 * tick);
         self.connector.set_timeout(8 * tick);
         self.session_timeout = session_timeout.max(self.connector.timeout());
-        self.session_expired_timeout = self.session_timeout * 7 / 5;
     }
 
     fn complete_connect(&mut self) {
@@ -680,14 +676,19 @@ impl Session {
         depot: &mut Depot,
     ) -> Result<Connection, Error> {
         endpoints.start();
-        let session_timeout = if self.session.id.0 == 0 { self.session_timeout } else { self.session_expired_timeout };
+        // zk-queue patch: an established session is not declared expired on the
+        // client side. As the Java client does, the session is given up only when
+        // a server says it expired (or the client is dropped), so an outage that
+        // the server's own session timeout survives does not cost the session.
+        let established = self.session.id.0 != 0;
         debug!(
-            session_timeout = session_timeout.as_millis(),
+            session_timeout = self.session_timeout.as_millis(),
             connection_timeout = self.connector.timeout().as_millis(),
             "attempts new connections to {:?}",
             endpoints.endpoints()
         );
-        let mut deadline = Deadline::until(self.last_recv + session_timeout);
+        let mut deadline =
+            if established { Deadline::never() } else { Deadline::until(self.last_recv + self.session_timeout) };
         let mut last_error = match self.start_once(endpoints, &mut deadline, buf, depot).await {
             Err(err) => err,
             Ok(conn) => return Ok(conn),
@@ -695,6 +696,9 @@ impl Session {
         while !last_error.is_terminated() {
             if deadline.elapsed() {
                 return Err(Error::Timeout);
+            }
+            if established && !self.watch_manager.has_client() {
+                return Err(Error::ClientClosed);
             }
             match self.start_once(endpoints, &mut deadline, buf, depot).await {
                 Err(err) => {

@@ -248,6 +248,11 @@ pub struct WatchManager {
 const CACHED_PATHS_MAX: usize = 1000;
 
 impl WatchManager {
+    /// zk-queue patch: whether a client of this session still exists.
+    pub fn has_client(&self) -> bool {
+        self.requester.strong_count() > 0
+    }
+
     pub fn new(
         requester: Weak<mpsc::UnboundedSender<Request>>,
         state_receiver: sync::watch::Receiver<SessionState>,
