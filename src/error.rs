@@ -114,6 +114,14 @@ pub enum Error {
         /// How long it waited.
         after: Duration,
     },
+    /// No session could be opened within the connection timeout: each
+    /// server of the connect string with why it could not be used.
+    Unreachable {
+        /// How long connecting was tried.
+        after: Duration,
+        /// Each server tried, with the cause seen when it was last tried.
+        servers: Vec<crate::client::ServerFailure>,
+    },
     /// The ZooKeeper session expired; the client opens a new one by itself.
     SessionExpired,
     /// Authentication with the ensemble failed.
@@ -317,6 +325,14 @@ impl fmt::Display for Error {
             Error::ConnectionLoss { .. } => f.write_str("connection to zookeeper lost"),
             Error::Timeout { operation, after } => {
                 write!(f, "{operation} timed out after {} ms", after.as_millis())
+            }
+            Error::Unreachable { after, servers } => {
+                write!(f, "no zookeeper session within {} ms", after.as_millis())?;
+                for (i, server) in servers.iter().enumerate() {
+                    f.write_str(if i == 0 { ": " } else { "; " })?;
+                    write!(f, "{server}")?;
+                }
+                Ok(())
             }
             Error::SessionExpired => f.write_str("zookeeper session expired"),
             Error::AuthFailed => f.write_str("authentication failed"),

@@ -168,8 +168,9 @@ mod sync;
 pub mod testing;
 
 pub use client::{
-    Acl, BatchResults, ChildWatch, ClientStats, ConnectionState, CreateMode, ExponentialBackoffRetry, Op, OpResult,
-    Perms, RetryForever, RetryNTimes, RetryOneTime, RetryPolicy, RetryUntilElapsed, Stat, ZkClient, ZkClientBuilder,
+    Acl, BatchResults, ChildWatch, ClientStats, ConnectCause, ConnectionState, CreateMode, ExponentialBackoffRetry, Op,
+    OpResult, Perms, RetryForever, RetryNTimes, RetryOneTime, RetryPolicy, RetryUntilElapsed, ServerFailure, Stat,
+    ZkClient, ZkClientBuilder,
 };
 pub use codec::{BytesSerializer, CodecError, FrameError, QueueSerializer, StringSerializer};
 #[cfg(feature = "serde")]

@@ -167,9 +167,14 @@ impl ZkClient {
     /// # Errors
     /// The outer `Err` only when no request could be sent: [`Error::Closed`].
     pub fn get_data_many(&self, paths: &[String]) -> Result<BatchResults<(Vec<u8>, Stat)>> {
+        self.get_data_many_with(paths, Opts::new())
+    }
+
+    /// [`get_data_many`](Self::get_data_many) as `opts` say.
+    pub(crate) fn get_data_many_with(&self, paths: &[String], opts: Opts<'_>) -> Result<BatchResults<(Vec<u8>, Stat)>> {
         self.batch(
             "get_data",
-            Opts::new(),
+            opts,
             paths,
             |p| path::validate(p),
             |client, p| async move {
@@ -199,10 +204,11 @@ impl ZkClient {
         if opts.fence().is_some_and(|fence| fence != session) {
             return Ok(entries.iter().map(|_| Err(Error::SessionExpired)).collect());
         }
-        let timeout = self.shared.config.request_timeout;
+        let request_timeout = self.shared.config.request_timeout;
         let mut results = Vec::with_capacity(entries.len());
         for window in entries.chunks(WINDOW) {
-            let deadline = Instant::now() + timeout;
+            let deadline = opts.deadline(request_timeout).min(Instant::now() + request_timeout);
+            let timeout = deadline.saturating_duration_since(Instant::now());
             let pending: Vec<Pin<Box<dyn Future<Output = Result<T>> + 'a>>> = window
                 .iter()
                 .map(|entry| -> Pin<Box<dyn Future<Output = Result<T>> + 'a>> {

@@ -8,6 +8,7 @@
 
 mod batch;
 mod builder;
+mod connect;
 mod multi;
 mod ops;
 mod packet;
@@ -28,6 +29,7 @@ use parking_lot::{Mutex, RwLock};
 
 pub use batch::BatchResults;
 pub use builder::ZkClientBuilder;
+pub use connect::{ConnectCause, ServerFailure};
 pub use retry::{ExponentialBackoffRetry, RetryForever, RetryNTimes, RetryOneTime, RetryPolicy, RetryUntilElapsed};
 pub use session::ConnectionState;
 pub use stats::ClientStats;

@@ -36,8 +36,7 @@ impl ZkClient {
         ops.iter().try_for_each(check_op)?;
         self.check_multi_size(ops, default_acl)?;
         let acls = create_acls(ops, default_acl);
-        let timeout = self.shared.config.request_timeout;
-        let results = self.run("multi", opts, |c| {
+        let results = self.run("multi", opts, |c, timeout| {
             deadline(commit(&c, ops, &acls), timeout, "multi").map_err(|e| e.unwrap_or_else(|timeout| timeout))
         })?;
         Ok(results.into_iter().map(op_result).collect())

@@ -114,8 +114,8 @@ impl ZkClient {
         // Whether an attempt's reply was lost (the connection, or the
         // deadline): its delete may have been applied.
         let mut reply_lost = false;
-        let result = self.run("delete", opts, |c| {
-            let attempt = self.attempt("delete", path, async move { c.delete(path, version).await });
+        let result = self.run("delete", opts, |c, timeout| {
+            let attempt = self.attempt("delete", path, timeout, async move { c.delete(path, version).await });
             reply_lost |= matches!(attempt, Err(Error::ConnectionLoss { .. } | Error::Timeout { .. }));
             attempt
         });
@@ -124,6 +124,23 @@ impl ZkClient {
             Err(Error::NoNode { .. }) if reply_lost => Ok(Deleted::Unknown),
             Err(e) => Err(e),
         }
+    }
+
+    /// Sends a delete of the ephemeral node `path` of the current session
+    /// without waiting for it: it is applied once the session's connection
+    /// allows (a node of an expired session is gone anyway). For letting go
+    /// of a lock when the caller's deadline leaves no time to wait.
+    pub(crate) fn delete_ephemeral_in_background(&self, path: &str) {
+        let Ok((client, _)) = self.shared.current() else { return };
+        let path = path.to_owned();
+        self.shared.counters.count("delete");
+        async_global_executor::spawn(async move {
+            match client.delete(&path, None).await {
+                Ok(()) | Err(zookeeper_client::Error::NoNode) => {}
+                Err(e) => log::warn!("cannot delete {path}; it stays until its session ends: {e}"),
+            }
+        })
+        .detach();
     }
 
     /// The node's stat, or `None` if it does not exist.
@@ -138,8 +155,13 @@ impl ZkClient {
     /// # }
     /// ```
     pub fn exists(&self, path: &str) -> Result<Option<Stat>> {
+        self.exists_with(path, Opts::new())
+    }
+
+    /// [`exists`](Self::exists) as `opts` say.
+    pub(crate) fn exists_with(&self, path: &str, opts: Opts<'_>) -> Result<Option<Stat>> {
         path::validate(path)?;
-        let stat = self.send("exists", path, Opts::new(), |c| async move { c.check_stat(path).await })?;
+        let stat = self.send("exists", path, opts, |c| async move { c.check_stat(path).await })?;
         Ok(stat.map(Stat::from))
     }
 
@@ -154,8 +176,13 @@ impl ZkClient {
     /// # }
     /// ```
     pub fn get_data(&self, path: &str) -> Result<(Vec<u8>, Stat)> {
+        self.get_data_with(path, Opts::new())
+    }
+
+    /// [`get_data`](Self::get_data) as `opts` say.
+    pub(crate) fn get_data_with(&self, path: &str, opts: Opts<'_>) -> Result<(Vec<u8>, Stat)> {
         path::validate(path)?;
-        let (data, stat) = self.send("get_data", path, Opts::new(), |c| async move { c.get_data(path).await })?;
+        let (data, stat) = self.send("get_data", path, opts, |c| async move { c.get_data(path).await })?;
         Ok((data, stat.into()))
     }
 
@@ -298,14 +325,20 @@ impl ZkClient {
     /// # }
     /// ```
     pub fn get_children_watch(&self, path: &str) -> Result<(Vec<String>, Stat, ChildWatch)> {
-        self.watch_children(path, &Latch::new())
+        self.watch_children(path, &Latch::new(), Opts::new())
     }
 
-    /// Like [`get_children_watch`](Self::get_children_watch), with a watch
-    /// that opens `latch`, so one thread can wait on several watches at once.
-    pub(crate) fn watch_children(&self, path: &str, latch: &Latch) -> Result<(Vec<String>, Stat, ChildWatch)> {
+    /// Like [`get_children_watch`](Self::get_children_watch) as `opts` say,
+    /// with a watch that opens `latch`, so one thread can wait on several
+    /// watches at once.
+    pub(crate) fn watch_children(
+        &self,
+        path: &str,
+        latch: &Latch,
+        opts: Opts<'_>,
+    ) -> Result<(Vec<String>, Stat, ChildWatch)> {
         path::validate(path)?;
-        let (children, stat, watcher) = self.send("get_children", path, Opts::new(), |c| async move {
+        let (children, stat, watcher) = self.send("get_children", path, opts, |c| async move {
             c.get_and_watch_children(path).await
         })?;
         let latch = latch.clone();
@@ -339,7 +372,7 @@ impl ZkClient {
     /// with their ACL.
     pub(crate) fn ensure_path_with(&self, path: &str, opts: Opts<'_>) -> Result<()> {
         path::validate(path)?;
-        if path == "/" || self.exists(path)?.is_some() {
+        if path == "/" || self.exists_with(path, opts)?.is_some() {
             return Ok(());
         }
         let mut prefix = String::with_capacity(path.len());

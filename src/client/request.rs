@@ -1,13 +1,19 @@
 //! How one request is sent: its options ([`Opts`]), and the one loop that
-//! sends it with a deadline per attempt and retries by the client's policy.
+//! sends it within its deadline and retries by the client's policy.
 
 use std::future::Future;
 use std::pin::pin;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::future::{select, Either};
 
 use super::retry::Retry;
+
+/// How long after a call's deadline a request it has sent may still finish:
+/// a call that found an item at its deadline hands it over rather than fail
+/// a read or claim that a busy server answers a little late. So a call with
+/// a deadline returns by the deadline plus this at the latest.
+pub(crate) const DEADLINE_GRACE: Duration = Duration::from_secs(1);
 use super::{Acl, CreateMode, Session, ZkClient};
 use crate::error::{Error, Result};
 
@@ -15,9 +21,10 @@ use crate::error::{Error, Result};
 /// `client.delete_with(path, version, Opts::new().fenced(session))`.
 ///
 /// The defaults are those of the public methods: the request is retried by
-/// the client's policy, in whatever session is current, and nodes it creates
-/// are persistent with the client's default ACL. An option an operation has
-/// no use for is ignored (a batch, say, is never retried).
+/// the client's policy within the client's request timeout, in whatever
+/// session is current, and nodes it creates are persistent with the client's
+/// default ACL. An option an operation has no use for is ignored (a batch,
+/// say, is never retried).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Opts<'a> {
     /// The only session the request may be sent in.
@@ -28,6 +35,9 @@ pub(crate) struct Opts<'a> {
     mode: CreateMode,
     /// The ACL of created nodes; `None`: the client's default ACL.
     acl: Option<&'a [Acl]>,
+    /// When the request gives up, retries included; `None`: the client's
+    /// request timeout after it starts.
+    until: Option<Instant>,
 }
 
 impl Default for Opts<'_> {
@@ -44,7 +54,17 @@ impl<'a> Opts<'a> {
             once: false,
             mode: CreateMode::Persistent,
             acl: None,
+            until: None,
         }
+    }
+
+    /// Gives up [`DEADLINE_GRACE`] after `deadline`, retries included,
+    /// instead of the client's request timeout after the request starts
+    /// (`None` keeps that). A blocking call with a deadline of its own passes
+    /// it to each request.
+    pub(crate) const fn until(mut self, deadline: Option<Instant>) -> Self {
+        self.until = deadline;
+        self
     }
 
     /// Sends the request only in `session` ([`ZkClient::session`]): it is
@@ -92,6 +112,15 @@ impl<'a> Opts<'a> {
     pub(super) fn acl_or(self, default: &'a [Acl]) -> &'a [Acl] {
         self.acl.unwrap_or(default)
     }
+
+    /// When a request starting now gives up, for a client whose request
+    /// timeout is `request_timeout`.
+    pub(super) fn deadline(self, request_timeout: Duration) -> Instant {
+        match self.until {
+            Some(deadline) => deadline + DEADLINE_GRACE,
+            None => Instant::now() + request_timeout,
+        }
+    }
 }
 
 impl ZkClient {
@@ -102,47 +131,62 @@ impl ZkClient {
         F: FnMut(zookeeper_client::Client) -> Fut,
         Fut: Future<Output = std::result::Result<T, zookeeper_client::Error>>,
     {
-        self.run(operation, opts, |client| self.attempt(operation, path, f(client)))
+        self.run(operation, opts, |client, timeout| {
+            self.attempt(operation, path, timeout, f(client))
+        })
     }
 
     /// The loop behind every request: runs `attempt` in the current session
-    /// (only in the fenced one, if `opts` fence it) until it succeeds, fails
-    /// with an answer rather than a retryable error, is sent only once, or the
-    /// retry policy gives up.
+    /// (only in the fenced one, if `opts` fence it), each attempt given the
+    /// time left before the request's deadline but at most the request
+    /// timeout, until it succeeds, fails with an answer rather than a
+    /// retryable error, is sent only once, the retry policy gives up or the
+    /// deadline passes.
     pub(super) fn run<T>(
         &self,
         operation: &'static str,
         opts: Opts<'_>,
-        mut attempt: impl FnMut(zookeeper_client::Client) -> Result<T>,
+        mut attempt: impl FnMut(zookeeper_client::Client, Duration) -> Result<T>,
     ) -> Result<T> {
-        let mut retry = Retry::new(self, operation, None);
+        let request_timeout = self.shared.config.request_timeout;
+        let deadline = opts.deadline(request_timeout);
+        let mut retry = Retry::new(self, operation, Some(deadline));
+        let mut last = None;
         loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(last.unwrap_or(Error::Timeout {
+                    operation,
+                    after: retry.elapsed(),
+                }));
+            }
             let (client, session) = self.shared.current()?;
             if opts.fence.is_some_and(|fence| fence != session) {
                 return Err(Error::SessionExpired);
             }
             self.shared.counters.count(operation);
-            let err = match attempt(client) {
+            let err = match attempt(client, left.min(request_timeout)) {
                 Ok(value) => return Ok(value),
                 Err(err) => err,
             };
             if opts.once || !err.is_retryable() {
                 return Err(err);
             }
-            retry.pause(err, session)?;
+            retry.pause(err.clone(), session)?;
+            last = Some(err);
         }
     }
 
-    /// Waits for one request's answer, at most the request timeout, and maps
-    /// its error for `path`.
+    /// Waits for one request's answer, at most `timeout`, and maps its error
+    /// for `path`.
     pub(super) fn attempt<T>(
         &self,
         operation: &'static str,
         path: &str,
+        timeout: Duration,
         request: impl Future<Output = std::result::Result<T, zookeeper_client::Error>>,
     ) -> Result<T> {
-        deadline(request, self.shared.config.request_timeout, operation)
-            .map_err(|e| e.map_or_else(|timeout| timeout, |e| Error::from_zk(e, path)))
+        deadline(request, timeout, operation).map_err(|e| e.map_or_else(|timeout| timeout, |e| Error::from_zk(e, path)))
     }
 }
 

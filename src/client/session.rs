@@ -2,12 +2,13 @@
 
 use std::pin::pin;
 use std::sync::Weak;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::channel::oneshot;
 use futures::future::{select, Either};
 use zookeeper_client::{SessionState, StateWatcher};
 
+use super::connect::Probe;
 use super::{Config, Shared};
 use crate::error::{Error, Result};
 use crate::sync::Backoff;
@@ -48,28 +49,56 @@ impl ConnectionState {
     }
 }
 
+/// How long a connection may take before a probe looks at each server, so
+/// that a failure can say why.
+const PROBE_AFTER: Duration = Duration::from_millis(500);
+
 /// Opens a session with the configured timeouts and authentication, within
-/// the connection timeout.
+/// the connection timeout. A failure to reach the ensemble says, for each
+/// server, why ([`Error::Unreachable`]).
 pub(crate) fn open(config: &Config, auth: &[(String, Vec<u8>)]) -> Result<zookeeper_client::Client> {
+    let started = Instant::now();
+    let deadline = started + config.connection_timeout;
     let mut connector = zookeeper_client::Client::connector()
         .with_session_timeout(config.session_timeout)
         .with_connection_timeout(config.connection_timeout);
     for (scheme, bytes) in auth {
         connector = connector.with_auth(scheme, bytes);
     }
-    let connect = connector.connect(&config.connect_string);
-    let timer = async_io::Timer::after(config.connection_timeout);
-    match async_io::block_on(select(pin!(connect), timer)) {
-        Either::Left((Ok(client), _)) => Ok(client),
-        Either::Left((Err(zookeeper_client::Error::BadArguments(what)), _)) => Err(Error::InvalidArgument(format!(
+    let mut connect = pin!(connector.connect(&config.connect_string));
+    // Most connections are made at once: the probe starts only if not.
+    let mut probe = None;
+    let result = loop {
+        let at = match probe {
+            None => deadline.min(started + PROBE_AFTER),
+            Some(_) => deadline,
+        };
+        match async_io::block_on(select(connect.as_mut(), async_io::Timer::at(at))) {
+            Either::Left((result, _)) => break Some(result),
+            Either::Right(_) if Instant::now() >= deadline => break None,
+            Either::Right(_) => probe = Some(Probe::start(&config.connect_string)),
+        }
+    };
+    let unreachable = |probe: Option<Probe>| Error::Unreachable {
+        after: started.elapsed(),
+        servers: probe.unwrap_or_else(|| Probe::start(&config.connect_string)).failures(),
+    };
+    match result {
+        Some(Ok(client)) => Ok(client),
+        Some(Err(zookeeper_client::Error::BadArguments(what))) => Err(Error::InvalidArgument(format!(
             "connect string {:?}: {what}",
             config.connect_string
         ))),
-        Either::Left((Err(err), _)) => Err(Error::from_zk(err, "/")),
-        Either::Right(_) => Err(Error::Timeout {
-            operation: "connect",
-            after: config.connection_timeout,
-        }),
+        Some(Err(
+            err @ (zookeeper_client::Error::SessionExpired
+            | zookeeper_client::Error::AuthFailed
+            | zookeeper_client::Error::ClientClosed),
+        )) => Err(Error::from_zk(err, "/")),
+        Some(Err(err)) => {
+            log::debug!("connecting to {}: {err}", config.connect_string);
+            Err(unreachable(probe))
+        }
+        None => Err(unreachable(probe)),
     }
 }
 

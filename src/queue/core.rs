@@ -15,6 +15,7 @@ use crate::codec::{encode_frame, QueueSerializer};
 use crate::error::{Error, PutError, Result};
 use crate::naming::{is_item, Kind};
 use crate::path;
+use crate::sync::Latch;
 
 /// The builder's settings.
 #[derive(Clone, Debug)]
@@ -81,7 +82,7 @@ impl<T> Core<T> {
             );
         }
         if let Some(putter) = self.putter.lock().take() {
-            putter.stop();
+            putter.stop(deadline);
         }
         if let Some(engine) = self.engine.lock().take() {
             engine.stop(deadline);
@@ -158,7 +159,7 @@ impl<T: Send + 'static> Core<T> {
         }
         // Known before the first put, so that a first put whose reply is lost
         // can be read back (see `store`).
-        self.read_floor();
+        self.read_floor(Opts::new());
         if self.options.put_in_background {
             *self.putter.lock() = Some(Putter::start(Arc::clone(self))?);
         }
@@ -288,7 +289,8 @@ impl<T: Send + 'static> Core<T> {
     /// queue items only), or the deadline passes.
     fn wait_for_space(&self, max: usize, deadline: Option<Instant>) -> Result<bool> {
         loop {
-            let (names, _, watch) = match self.client.get_children_watch(&self.path) {
+            let opts = Opts::new().until(deadline);
+            let (names, _, watch) = match self.client.watch_children(&self.path, &Latch::new(), opts) {
                 Err(Error::NoNode { .. }) => return Ok(true),
                 other => other?,
             };

@@ -1,13 +1,14 @@
 //! The put thread of a queue whose puts run in the background.
 
 use std::sync::Arc;
-use std::thread::JoinHandle;
+use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender};
 
 use super::core::Core;
 use super::store::Put;
 use crate::error::{Error, Result};
+use crate::sync::Joiner;
 
 /// How many background puts may wait for the put thread before `put` blocks.
 const WINDOW: usize = 1024;
@@ -24,16 +25,13 @@ struct Job<T> {
 /// queue's put listeners. Submitting blocks while the window is full.
 pub(crate) struct Putter<T> {
     jobs: Sender<Job<T>>,
-    thread: JoinHandle<()>,
+    thread: Joiner,
 }
 
 impl<T: Send + 'static> Putter<T> {
     pub(crate) fn start(core: Arc<Core<T>>) -> Result<Putter<T>> {
         let (jobs, rx) = crossbeam_channel::bounded(WINDOW);
-        let thread = std::thread::Builder::new()
-            .name("zk-queue-put".into())
-            .spawn(move || run(&core, &rx))
-            .map_err(|e| Error::spawn("put", e))?;
+        let thread = Joiner::spawn("zk-queue-put", move || run(&core, &rx)).map_err(|e| Error::spawn("put", e))?;
         Ok(Putter { jobs, thread })
     }
 
@@ -44,12 +42,11 @@ impl<T: Send + 'static> Putter<T> {
 }
 
 impl<T> Putter<T> {
-    /// Lets the thread finish what was submitted, then joins it.
-    pub(crate) fn stop(self) {
+    /// Lets the thread finish what was submitted, and joins it if it ends
+    /// by `deadline`; otherwise it finishes on its own.
+    pub(crate) fn stop(self, deadline: Instant) {
         drop(self.jobs);
-        if self.thread.join().is_err() {
-            log::error!("the put thread panicked");
-        }
+        self.thread.join_until(Some(deadline), "put");
     }
 }
 

@@ -87,6 +87,8 @@ impl<T: Send + 'static> Core<T> {
     /// been stored).
     pub(crate) fn store(&self, puts: &[Put], deadline: Option<Instant>) -> Vec<Result<String>> {
         let mut retry = Retry::new(&self.client, "create", deadline);
+        // Every request gives up at the deadline, if there is one.
+        let opts = Opts::new().until(deadline);
         let mut states: Vec<State> = puts.iter().map(|_| State::Send).collect();
         let mut recreated = false;
         // Why the puts not done yet are waiting for a retry.
@@ -94,14 +96,14 @@ impl<T: Send + 'static> Core<T> {
         loop {
             let session = self.client.session();
             if states.iter().any(|s| matches!(s, State::Send)) {
-                let missing_queue = self.send(puts, &mut states, recreated, &mut cause);
+                let missing_queue = self.send(puts, &mut states, recreated, &mut cause, opts);
                 // The queue node vanished (a reaped container, say): create
                 // it again, once, and resend what it refused.
                 if missing_queue {
                     recreated = true;
                     self.floor.forget();
                     let acl = &self.options.acl;
-                    if let Err(e) = self.client.ensure_path_with(&self.path, Opts::new().acl(acl)) {
+                    if let Err(e) = self.client.ensure_path_with(&self.path, opts.acl(acl)) {
                         fail_all(&mut states, |s| matches!(s, State::Send), &e);
                     }
                     continue;
@@ -125,7 +127,7 @@ impl<T: Send + 'static> Core<T> {
                 fail_all(&mut states, |s| !matches!(s, State::Done(_)), &e);
                 break;
             }
-            if let Err(e) = self.resolve(puts, &mut states) {
+            if let Err(e) = self.resolve(puts, &mut states, opts) {
                 cause = Some(e);
             }
         }
@@ -141,16 +143,21 @@ impl<T: Send + 'static> Core<T> {
 
     /// Sends the puts in `State::Send`, pipelined, and records each outcome.
     /// Returns whether the queue node is missing (and `recreated` is false).
-    fn send(&self, puts: &[Put], states: &mut [State], recreated: bool, cause: &mut Option<Error>) -> bool {
+    fn send(
+        &self,
+        puts: &[Put],
+        states: &mut [State],
+        recreated: bool,
+        cause: &mut Option<Error>,
+        opts: Opts<'_>,
+    ) -> bool {
         let sending: Vec<usize> = (0..puts.len()).filter(|&i| matches!(states[i], State::Send)).collect();
-        let floor = self.read_floor();
+        let floor = self.read_floor(opts);
         let nodes: Vec<(String, Vec<u8>)> = sending
             .iter()
             .map(|&i| (puts[i].node_prefix.clone(), puts[i].data.clone()))
             .collect();
-        let opts = Opts::new()
-            .mode(CreateMode::PersistentSequential)
-            .acl(&self.options.acl);
+        let opts = opts.mode(CreateMode::PersistentSequential).acl(&self.options.acl);
         let results = match self.client.create_many_with(&nodes, opts) {
             Ok(results) => results,
             // Nothing was sent.
@@ -188,11 +195,11 @@ impl<T: Send + 'static> Core<T> {
 
     /// The floor for a create sent now; `None` if it cannot be read, which
     /// makes a read-back look at every item.
-    pub(crate) fn read_floor(&self) -> Option<SequenceKey> {
+    pub(crate) fn read_floor(&self, opts: Opts<'_>) -> Option<SequenceKey> {
         if let Some(floor) = *self.floor.0.lock() {
             return Some(floor);
         }
-        match self.client.exists(&self.path) {
+        match self.client.exists_with(&self.path, opts) {
             Ok(Some(stat)) => {
                 let key = SequenceKey::new(i64::from(stat.cversion));
                 if let Some(key) = key {
@@ -213,7 +220,7 @@ impl<T: Send + 'static> Core<T> {
     /// Looks for the tokens of puts in `State::Unknown` among the queue's
     /// newest items: found ones are done, the others are sent again. If the
     /// queue cannot be read now, they stay unknown and the error is returned.
-    fn resolve(&self, puts: &[Put], states: &mut [State]) -> Result<()> {
+    fn resolve(&self, puts: &[Put], states: &mut [State], opts: Opts<'_>) -> Result<()> {
         let unknown: Vec<(usize, Option<SequenceKey>)> = states
             .iter()
             .enumerate()
@@ -225,7 +232,7 @@ impl<T: Send + 'static> Core<T> {
         if unknown.is_empty() {
             return Ok(());
         }
-        match self.find_tokens(puts, &unknown) {
+        match self.find_tokens(puts, &unknown, opts) {
             Ok(found) => {
                 for (i, _) in unknown {
                     states[i] = match found.get(&puts[i].token) {
@@ -255,12 +262,17 @@ impl<T: Send + 'static> Core<T> {
     }
 
     /// The paths of the items holding any of the `unknown` puts' tokens.
-    fn find_tokens(&self, puts: &[Put], unknown: &[(usize, Option<SequenceKey>)]) -> Result<HashMap<u128, String>> {
+    fn find_tokens(
+        &self,
+        puts: &[Put],
+        unknown: &[(usize, Option<SequenceKey>)],
+        opts: Opts<'_>,
+    ) -> Result<HashMap<u128, String>> {
         // One attempt each: `store` retries by the policy, within its
         // deadline. The sync first: after a reconnection to another member,
         // a create applied by the leader may not have reached it yet.
-        self.client.sync(&self.path, Opts::new().once())?;
-        let names = match self.client.get_children_with(&self.path, Opts::new().once()) {
+        self.client.sync(&self.path, opts.once())?;
+        let names = match self.client.get_children_with(&self.path, opts.once()) {
             Ok((names, _)) => names,
             Err(Error::NoNode { .. }) => return Ok(HashMap::new()),
             Err(e) => return Err(e),
@@ -287,7 +299,10 @@ impl<T: Send + 'static> Core<T> {
             .map(|name| path::join(&self.path, name))
             .collect();
         let mut found = HashMap::new();
-        for (candidate, result) in candidates.iter().zip(self.client.get_data_many(&candidates)?) {
+        for (candidate, result) in candidates
+            .iter()
+            .zip(self.client.get_data_many_with(&candidates, opts)?)
+        {
             match result {
                 Ok((data, _)) => {
                     if let Some(token) = trailer::token_of(&data) {

@@ -4,9 +4,11 @@ use std::time::Instant;
 
 mod backoff;
 mod latch;
+mod thread;
 
 pub(crate) use backoff::Backoff;
 pub(crate) use latch::Latch;
+pub(crate) use thread::Joiner;
 
 /// The earlier of two optional deadlines, where `None` means never.
 pub(crate) fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {

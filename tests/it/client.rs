@@ -133,30 +133,6 @@ fn close_wakes_a_blocked_take_with_closed() {
 }
 
 #[test]
-fn connecting_to_a_dead_port_times_out_with_a_typed_error() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let started = Instant::now();
-    let result = ZkClient::builder(&format!("127.0.0.1:{port}"))
-        .connection_timeout(Duration::from_millis(800))
-        .connect();
-    assert!(
-        matches!(
-            result,
-            Err(Error::Timeout {
-                operation: "connect",
-                ..
-            } | Error::ConnectionLoss { .. })
-        ),
-        "{result:?}"
-    );
-    assert!(started.elapsed() < Duration::from_secs(5));
-}
-
-#[test]
 fn digest_auth_protects_nodes_from_other_clients() {
     let connect = shared_connect_string();
     let owner = ZkClient::builder(&connect)

@@ -9,7 +9,6 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
@@ -20,6 +19,7 @@ use crate::client::{Opts, Session};
 use crate::error::{Error, Result};
 use crate::queue::core::Core;
 use crate::queue::stats::QueueCounters;
+use crate::sync::Joiner;
 
 /// Acknowledges sent in one pipelined batch at most.
 const BATCH: usize = 128;
@@ -38,15 +38,13 @@ pub(super) struct Ack {
 /// The acknowledger thread and its queue of work.
 pub(super) struct Acker {
     acks: Sender<Ack>,
-    thread: JoinHandle<()>,
+    thread: Joiner,
 }
 
 impl Acker {
     pub(super) fn start<T: Send + 'static>(core: Arc<Core<T>>, control: Arc<Control>) -> Result<Acker> {
         let (acks, rx) = crossbeam_channel::unbounded();
-        let thread = std::thread::Builder::new()
-            .name("zk-queue-ack".into())
-            .spawn(move || run(&core, &control, &rx))
+        let thread = Joiner::spawn("zk-queue-ack", move || run(&core, &control, &rx))
             .map_err(|e| Error::spawn("acknowledge", e))?;
         Ok(Acker { acks, thread })
     }
@@ -55,12 +53,11 @@ impl Acker {
         self.acks.clone()
     }
 
-    /// Settles what is queued, then ends the thread (once every sender is gone).
-    pub(super) fn stop(self) {
+    /// Settles what is queued, then ends the thread (once every sender is
+    /// gone); joins it if it ends by `deadline`, else it finishes on its own.
+    pub(super) fn stop(self, deadline: Instant) {
         drop(self.acks);
-        if self.thread.join().is_err() {
-            log::error!("the queue's acknowledger thread panicked");
-        }
+        self.thread.join_until(Some(deadline), "acknowledger");
     }
 }
 

@@ -24,7 +24,6 @@ mod process;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
@@ -33,10 +32,10 @@ use parking_lot::{Condvar, Mutex};
 use self::lease::{Lease, Leases};
 use super::core::Core;
 use super::DeliverAt;
-use crate::client::ChildWatch;
+use crate::client::{ChildWatch, Opts};
 use crate::error::{Error, Result};
 use crate::naming::{delay_epoch, is_item, Kind};
-use crate::sync::{earliest, Backoff, Latch};
+use crate::sync::{earliest, Backoff, Joiner, Latch};
 
 /// The longest pause between scans while errors persist.
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
@@ -95,8 +94,8 @@ pub(crate) struct Engine {
     closing: Box<dyn Fn() + Send + Sync>,
     /// Settles lock-safe acknowledgements.
     acker: Option<ack::Acker>,
-    scanner: JoinHandle<()>,
-    states: JoinHandle<()>,
+    scanner: Joiner,
+    states: Joiner,
 }
 
 impl Engine {
@@ -140,16 +139,12 @@ impl Engine {
         }
         let scanner = {
             let (core, control) = (Arc::clone(&core), Arc::clone(&control));
-            std::thread::Builder::new()
-                .name("zk-queue-scan".into())
-                .spawn(move || scan_loop(&core, &control, tx))
+            Joiner::spawn("zk-queue-scan", move || scan_loop(&core, &control, tx))
                 .map_err(|e| Error::spawn("scanner", e))?
         };
         let states = {
             let (core, control) = (Arc::clone(&core), Arc::clone(&control));
-            std::thread::Builder::new()
-                .name("zk-queue-states".into())
-                .spawn(move || forward_states(&core, &control))
+            Joiner::spawn("zk-queue-states", move || forward_states(&core, &control))
                 .map_err(|e| Error::spawn("connection state", e))?
         };
         let consumer = core.consumer.clone();
@@ -174,9 +169,8 @@ impl Engine {
         if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.closing)())).is_err() {
             log::error!("a queue consumer panicked in closing()");
         }
-        if self.scanner.join().is_err() {
-            log::error!("the queue scanner thread panicked");
-        }
+        // A scanner blocked on a request ends on its own after the deadline.
+        self.scanner.join_until(Some(deadline), "scanner");
         let mut running = self.control.workers.lock();
         let mut all_done = true;
         while *running > 0 {
@@ -193,10 +187,10 @@ impl Engine {
         if let Some(acker) = self.acker {
             // Settles every acknowledgement queued by the finished workers.
             if all_done {
-                acker.stop();
+                acker.stop(deadline);
             }
         }
-        let _ = self.states.join();
+        self.states.join_until(Some(deadline), "connection state");
     }
 }
 
@@ -275,7 +269,7 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
             wake_at: now(),
         })
     };
-    let (names, _, queue_watch) = match core.client.watch_children(&core.path, latch) {
+    let (names, _, queue_watch) = match core.client.watch_children(&core.path, latch, Opts::new()) {
         Err(Error::NoNode { .. }) => return recreated(),
         other => other?,
     };
@@ -285,7 +279,7 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
     let mut wake_at = control.leases.settle_orphans(core);
     if let Some(lock_path) = &core.options.lock_path {
         // Watching the locks picks up an item the moment its holder dies.
-        let (locks, _, lock_watch) = match core.client.watch_children(lock_path, latch) {
+        let (locks, _, lock_watch) = match core.client.watch_children(lock_path, latch, Opts::new()) {
             Err(Error::NoNode { .. }) => return recreated(),
             other => other?,
         };

@@ -1,6 +1,8 @@
 //! Item locks as lock-safe consumers take them: an ephemeral node
 //! `<lock path>/<item name>` per item.
 
+use std::time::Instant;
+
 use super::RawQueue;
 use crate::client::{CreateMode, Opts, ZkClient};
 use crate::error::{Error, Result};
@@ -17,9 +19,11 @@ pub(super) struct Locker<'a> {
 }
 
 impl<'a> Locker<'a> {
-    /// The locker of `queue`'s lock path (created if missing), or `None`
-    /// without one.
-    pub(super) fn of(queue: &'a RawQueue) -> Result<Option<Locker<'a>>> {
+    /// The locker of `queue`'s lock path (created if missing, giving up at
+    /// `deadline` if there is one), or `None` without one. Locks are created
+    /// within the request timeout whatever the deadline: a lock create given
+    /// up on might still hold its item.
+    pub(super) fn of(queue: &'a RawQueue, deadline: Option<Instant>) -> Result<Option<Locker<'a>>> {
         let Some(dir) = &queue.locks else {
             return Ok(None);
         };
@@ -27,11 +31,11 @@ impl<'a> Locker<'a> {
             Some(acl) => Opts::new().acl(acl),
             None => Opts::new(),
         };
-        Locker::new(&queue.client, dir, opts).map(Some)
+        Locker::new(&queue.client, dir, opts, deadline).map(Some)
     }
 
-    fn new(client: &'a ZkClient, dir: &'a str, opts: Opts<'a>) -> Result<Locker<'a>> {
-        client.ensure_path_with(dir, opts)?;
+    fn new(client: &'a ZkClient, dir: &'a str, opts: Opts<'a>, deadline: Option<Instant>) -> Result<Locker<'a>> {
+        client.ensure_path_with(dir, opts.until(deadline))?;
         let token = format!(
             "zk-queue raw {:x} {:016x}",
             client.session_id().unwrap_or_default(),
@@ -78,12 +82,11 @@ impl<'a> Locker<'a> {
         }
     }
 
-    /// Deletes this locker's `node`, logging (not failing) if it cannot: the
-    /// lock is ephemeral and goes with the session anyway.
+    /// Deletes this locker's `node` without waiting for the server, so a
+    /// call's deadline holds even when the server has just gone away; the
+    /// delete is applied when the session reconnects (or the lock goes with
+    /// the session).
     pub(super) fn unlock(&self, node: &str) {
-        match self.client.delete(node, None) {
-            Ok(()) | Err(Error::NoNode { .. }) => {}
-            Err(e) => log::warn!("cannot delete lock {node}; it stays until this session ends: {e}"),
-        }
+        self.client.delete_ephemeral_in_background(node);
     }
 }

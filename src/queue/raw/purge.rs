@@ -20,7 +20,7 @@ pub(super) fn run(queue: &RawQueue, wanted: impl Fn(&ItemName) -> bool) -> Resul
         .filter(|item| wanted(item))
         .map(|item| item.name)
         .collect();
-    let locker = Locker::of(queue)?;
+    let locker = Locker::of(queue, None)?;
     let mut purged = Purged::default();
     let mut failure = None;
     for chunk in names.chunks(CHUNK) {

@@ -6,10 +6,11 @@ use std::time::{Duration, Instant};
 
 use super::lock::Locker;
 use super::{RawItem, RawQueue, RawTaken, Undecodable};
-use crate::client::Op;
+use crate::client::{Op, Opts};
 use crate::error::{Error, Result};
 use crate::inspect::{decode_item, ItemName, Kind, Layout, Listing};
 use crate::path;
+use crate::sync::Latch;
 use crate::DeliverAt;
 
 /// What became of one item a take tried.
@@ -21,16 +22,42 @@ enum Took {
 }
 
 /// Takes items of `queue` until `max` records, or until nothing is left to
-/// take now (`deadline` `None`) or at `deadline`.
+/// take now (`deadline` `None`) or at `deadline`. Items taken before an
+/// error are returned, not dropped with it: they are deleted already.
 pub(super) fn run(queue: &RawQueue, max: usize, deadline: Option<Instant>) -> Result<RawTaken> {
-    let locker = Locker::of(queue)?;
     let mut taken = RawTaken::default();
+    match fill(queue, max, deadline, &mut taken) {
+        Ok(()) => Ok(taken),
+        Err(e) if !taken.items.is_empty() => {
+            log::warn!(
+                "{}: stopped taking after {} item(s): {e}",
+                queue.path,
+                taken.items.len()
+            );
+            Ok(taken)
+        }
+        // Connected to a server that answered too late: nothing within the
+        // timeout. Otherwise the ensemble is out of reach, and that is the answer.
+        Err(Error::Timeout { .. })
+            if deadline.is_some_and(|d| Instant::now() >= d) && queue.client.state().is_connected() =>
+        {
+            Ok(taken)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The work of [`run`], adding to `taken`.
+fn fill(queue: &RawQueue, max: usize, deadline: Option<Instant>, taken: &mut RawTaken) -> Result<()> {
+    let locker = Locker::of(queue, deadline)?;
+    // Every read gives up at the deadline, if there is one.
+    let opts = Opts::new().until(deadline);
     let (mut undecodable, mut held) = (HashSet::new(), HashSet::new());
     let mut records = 0;
     while records < max {
         let (names, watch) = match deadline {
             Some(_) => {
-                let (names, _, watch) = queue.client.get_children_watch(&queue.path)?;
+                let (names, _, watch) = queue.client.watch_children(&queue.path, &Latch::new(), opts)?;
                 (names, Some(watch))
             }
             None => (queue.client.get_children(&queue.path)?.0, None),
@@ -41,7 +68,7 @@ pub(super) fn run(queue: &RawQueue, max: usize, deadline: Option<Instant>) -> Re
         let mut progressed = false;
         for name in listing.items {
             if records >= max {
-                return Ok(taken);
+                return Ok(());
             }
             if let Some(due) = name.due.filter(|due| name.kind == Kind::Delay && *due > now) {
                 // Ordered by due time: no later item is due either.
@@ -51,7 +78,7 @@ pub(super) fn run(queue: &RawQueue, max: usize, deadline: Option<Instant>) -> Re
             if undecodable.contains(&name.name) {
                 continue;
             }
-            match take_one(queue, locker.as_ref(), listing.layout, name)? {
+            match take_one(queue, locker.as_ref(), listing.layout, name, opts)? {
                 Took::Item(item) => {
                     records += item.records.len();
                     progressed = true;
@@ -90,12 +117,12 @@ pub(super) fn run(queue: &RawQueue, max: usize, deadline: Option<Instant>) -> Re
         }
         watch.wait_timeout(until.saturating_duration_since(now));
     }
-    Ok(taken)
+    Ok(())
 }
 
 /// Locks item `name` (under a lock path), reads it, then deletes it at the
 /// version read, with its lock.
-fn take_one(queue: &RawQueue, locker: Option<&Locker>, layout: Layout, name: ItemName) -> Result<Took> {
+fn take_one(queue: &RawQueue, locker: Option<&Locker>, layout: Layout, name: ItemName, opts: Opts) -> Result<Took> {
     let lock = match locker {
         Some(locker) => match locker.lock(&name.name)? {
             Some(lock) => Some(lock),
@@ -103,7 +130,7 @@ fn take_one(queue: &RawQueue, locker: Option<&Locker>, layout: Layout, name: Ite
         },
         None => None,
     };
-    let took = read_and_delete(queue, lock.as_deref(), layout, name);
+    let took = read_and_delete(queue, lock.as_deref(), layout, name, opts);
     if let (Some(locker), Some(lock)) = (locker, &lock) {
         if !matches!(took, Ok(Took::Item(_))) {
             locker.unlock(lock);
@@ -112,9 +139,9 @@ fn take_one(queue: &RawQueue, locker: Option<&Locker>, layout: Layout, name: Ite
     took
 }
 
-fn read_and_delete(queue: &RawQueue, lock: Option<&str>, layout: Layout, name: ItemName) -> Result<Took> {
+fn read_and_delete(queue: &RawQueue, lock: Option<&str>, layout: Layout, name: ItemName, opts: Opts) -> Result<Took> {
     let node = path::join(&queue.path, &name.name);
-    let (data, stat) = match queue.client.get_data(&node) {
+    let (data, stat) = match queue.client.get_data_with(&node, opts) {
         Ok(read) => read,
         Err(Error::NoNode { .. }) => return Ok(Took::Gone),
         Err(e) => return Err(e),
@@ -124,6 +151,8 @@ fn read_and_delete(queue: &RawQueue, lock: Option<&str>, layout: Layout, name: I
         Err(error) => return Ok(Took::Undecodable(Undecodable { name: name.name, error })),
     };
     let deleted = match lock {
+        // The claim is finished within the request timeout whatever the
+        // deadline: given up on, it could delete the item unseen.
         None => queue.client.delete(&node, Some(stat.version)),
         Some(lock) => {
             let ops = [Op::delete(node, Some(stat.version)), Op::delete(lock, None)];

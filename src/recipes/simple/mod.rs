@@ -11,7 +11,7 @@ use self::local::LocalList;
 use crate::client::{Acl, CreateMode, Deleted, Opts, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
-use crate::sync::{earliest, Backoff};
+use crate::sync::{earliest, Backoff, Latch};
 
 /// Prefix of item nodes, shared with the Java recipe and Curator's
 /// `SimpleDistributedQueue`.
@@ -176,7 +176,7 @@ impl SimpleQueue {
                 .create_with_acl(&prefix, data, CreateMode::PersistentSequential, &self.acl)
             {
                 Ok((created, _)) => return Ok(created),
-                Err(Error::NoNode { .. }) => self.ensure_dir()?,
+                Err(Error::NoNode { .. }) => self.ensure_dir(Opts::new())?,
                 Err(e) => return Err(e),
             }
         }
@@ -365,9 +365,9 @@ impl SimpleQueue {
         Ok(self.len()? == 0)
     }
 
-    fn ensure_dir(&self) -> Result<()> {
+    fn ensure_dir(&self, opts: Opts<'_>) -> Result<()> {
         self.client
-            .ensure_path_with(&self.dir, Opts::new().mode(self.dir_mode).acl(&self.acl))
+            .ensure_path_with(&self.dir, opts.mode(self.dir_mode).acl(&self.acl))
     }
 
     /// The one implementation behind every read. A waiting call rides out
@@ -383,6 +383,12 @@ impl SimpleQueue {
                 Err(e) if e.is_retryable() && !self.client.is_closed() => {
                     let now = Instant::now();
                     if deadline.is_some_and(|d| now >= d) {
+                        // Connected to a server that answered too late: no
+                        // item within the timeout. Otherwise the ensemble is
+                        // out of reach, and that is the answer.
+                        if matches!(e, Error::Timeout { .. }) && self.client.state().is_connected() {
+                            return Ok(None);
+                        }
                         return Err(e);
                     }
                     let pause = backoff.pause();
@@ -398,13 +404,18 @@ impl SimpleQueue {
     /// Works through the local list, lists again when it is used up, and waits
     /// for a change if asked to.
     fn next_once(&self, remove: bool, wait: Wait) -> Result<Option<Vec<u8>>> {
+        // Each request gives up at the call's deadline, if it has one.
+        let opts = match wait {
+            Wait::Until(deadline) => Opts::new().until(deadline),
+            Wait::No => Opts::new(),
+        };
         loop {
-            if let Some(data) = self.first_from_local(remove)? {
+            if let Some(data) = self.first_from_local(remove, opts)? {
                 return Ok(Some(data));
             }
             let (listing, watch) = match wait {
                 Wait::No => (self.client.get_children(&self.dir).map(|(names, _)| names), None),
-                Wait::Until(_) => match self.client.get_children_watch(&self.dir) {
+                Wait::Until(_) => match self.client.watch_children(&self.dir, &Latch::new(), opts) {
                     Ok((names, _, watch)) => (Ok(names), Some(watch)),
                     Err(e) => (Err(e), None),
                 },
@@ -419,7 +430,7 @@ impl SimpleQueue {
                     Wait::No => return Ok(None),
                     Wait::Until(_) => {
                         // Missing, or reaped as an empty container: recreate and watch again.
-                        self.ensure_dir()?;
+                        self.ensure_dir(opts)?;
                         continue;
                     }
                 },
@@ -448,10 +459,10 @@ impl SimpleQueue {
 
     /// Reads (and with `remove`, claims) the first item of the local list that
     /// still exists. `None` when the local list is used up.
-    fn first_from_local(&self, remove: bool) -> Result<Option<Vec<u8>>> {
+    fn first_from_local(&self, remove: bool, opts: Opts<'_>) -> Result<Option<Vec<u8>>> {
         while let Some((key, name)) = self.local.first(remove) {
             let node = path::join(&self.dir, &name);
-            let data = match self.client.get_data(&node) {
+            let data = match self.client.get_data_with(&node, opts) {
                 Ok((_, stat)) if stat.num_children > 0 => {
                     self.local.skip(&self.dir, key, name);
                     continue;
@@ -470,6 +481,8 @@ impl SimpleQueue {
             if !remove {
                 return Ok(Some(data));
             }
+            // The claim is finished within the request timeout whatever the
+            // call's deadline: given up on, it could delete the item unseen.
             match self.client.delete_with(&node, None, Opts::new()) {
                 Ok(Deleted::Yes) => return Ok(Some(data)),
                 Ok(Deleted::Unknown) => {

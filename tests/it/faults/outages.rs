@@ -151,7 +151,7 @@ fn sessions_survive_ten_restarts_with_downtime_as_long_as_the_session_timeout() 
     // A restarted server gives the sessions it reloads a whole timeout again,
     // so a client that keeps trying keeps its session however long the
     // server was down.
-    const SESSION_TIMEOUT: Duration = Duration::from_secs(2);
+    const SESSION_TIMEOUT: Duration = Duration::from_secs(4);
     let mut server = TestingServer::start().unwrap();
     let client = ZkClient::builder(&server.connect_string())
         .session_timeout(SESSION_TIMEOUT)

@@ -1,0 +1,160 @@
+//! Every blocking call returns by its deadline whatever the server does:
+//! down (connections refused), stalled (connections open, nothing
+//! answered), never there (a name that does not resolve).
+
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+use zk_queue::testing::TestingServer;
+use zk_queue::{ConnectCause, Error, QueueBuilder, RawQueue, SimpleQueue, StringSerializer, ZkClient};
+
+use crate::support::server::unique_path;
+
+/// The deadline the calls below are given.
+const DEADLINE: Duration = Duration::from_secs(2);
+
+/// How late a call may return: a request it sent just before its deadline
+/// may finish a second after it; the rest is scheduling on a busy machine.
+const SLACK: Duration = Duration::from_millis(2500);
+
+/// Runs `call`, asserts it returned within `bound` (plus [`SLACK`]), and
+/// returns its result.
+fn within<R: std::fmt::Debug>(what: &str, bound: Duration, call: impl FnOnce() -> R) -> R {
+    let started = Instant::now();
+    let result = call();
+    let took = started.elapsed();
+    eprintln!("{what}: {took:?}");
+    assert!(
+        took <= bound + SLACK,
+        "{what} returned after {took:?} (bound {bound:?}): {result:?}"
+    );
+    result
+}
+
+/// A client with default settings but the request timeout, which bounds
+/// every call that has no deadline of its own.
+fn client_with_request_timeout(connect: &str, request_timeout: Duration) -> ZkClient {
+    ZkClient::builder(connect)
+        .request_timeout(request_timeout)
+        .connect()
+        .unwrap()
+}
+
+/// Calls every blocking family with a deadline, then the calls bounded by
+/// the request timeout, against a server that `fault` has just taken away.
+fn every_call_returns_in_time(fault: impl FnOnce(&mut TestingServer)) {
+    let mut server = TestingServer::start().unwrap();
+    let connect = server.connect_string();
+    // Default settings: a 15 s request timeout that a deadline must cut short.
+    let client = ZkClient::connect(&connect).unwrap();
+    let short = client_with_request_timeout(&connect, DEADLINE);
+    let simple = SimpleQueue::new(&client, &unique_path("deadline-simple")).unwrap();
+    let raw = RawQueue::new(&client, &unique_path("deadline-raw")).unwrap();
+    let bounded = QueueBuilder::new(&client, &unique_path("deadline-bounded"), StringSerializer)
+        .max_items(1)
+        .put_in_background(false)
+        .build_queue()
+        .unwrap();
+    bounded.put("fills it".into()).unwrap();
+    let background = QueueBuilder::new(&client, &unique_path("deadline-background"), StringSerializer)
+        .build_queue()
+        .unwrap();
+    let (builder, receiver) = QueueBuilder::new(&client, &unique_path("deadline-pull"), StringSerializer)
+        .lock_path(&unique_path("deadline-pull-locks"))
+        .pull_consumer();
+    let pulled = builder.build_queue().unwrap();
+    let simple_short = SimpleQueue::new(&short, &unique_path("deadline-simple-short")).unwrap();
+
+    fault(&mut server);
+
+    // An error where the client knows the server is gone, `None` (nothing
+    // in time) where it still looks connected: either way, in time.
+    within("SimpleQueue::take_timeout", DEADLINE, || simple.take_timeout(DEADLINE));
+    within("RawQueue::take_timeout", DEADLINE, || raw.take_timeout(10, DEADLINE));
+    let put = within("put_timeout on a bounded queue", DEADLINE, || {
+        bounded.put_timeout("more".into(), DEADLINE)
+    });
+    assert!(put.is_err(), "{put:?}");
+    background.put("pending".into()).unwrap();
+    assert!(!within("flush_timeout", DEADLINE, || background.flush_timeout(DEADLINE)));
+    let report = within("close_timeout", DEADLINE, || background.close_timeout(DEADLINE));
+    assert_eq!(report.puts_pending, 1, "{report:?}");
+    within("ItemReceiver::take_timeout", DEADLINE, || {
+        receiver.take_timeout(DEADLINE)
+    })
+    .unwrap();
+    within("close_timeout of a consumer", DEADLINE, || {
+        pulled.close_timeout(DEADLINE)
+    });
+    // Without a deadline of their own: the request timeout.
+    within("SimpleQueue::put", DEADLINE, || simple_short.put(b"x")).unwrap_err();
+    within("SimpleQueue::try_take", DEADLINE, || simple_short.try_take()).unwrap_err();
+    within("ZkClient::exists", DEADLINE, || short.exists("/")).unwrap_err();
+}
+
+#[test]
+fn every_blocking_call_returns_by_its_deadline_while_the_server_is_down() {
+    every_call_returns_in_time(|server| server.kill().unwrap());
+}
+
+#[test]
+fn every_blocking_call_returns_by_its_deadline_while_the_server_is_stalled() {
+    every_call_returns_in_time(|server| server.pause().unwrap());
+}
+
+/// Connects to `connect` with a 2 s connection timeout, which must hold, and
+/// returns the servers and causes the error names.
+fn unreachable(connect: &str) -> Vec<(String, ConnectCause)> {
+    let result = within("connect", DEADLINE, || {
+        ZkClient::builder(connect).connection_timeout(DEADLINE).connect()
+    });
+    match result {
+        Err(Error::Unreachable { servers, .. }) => servers
+            .iter()
+            .map(|s| (s.address().to_owned(), s.cause().clone()))
+            .collect(),
+        other => panic!("{connect}: {other:?}"),
+    }
+}
+
+#[test]
+fn connecting_to_a_port_nobody_listens_on_names_the_address_and_the_refusal() {
+    let address = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string();
+    assert_eq!(unreachable(&address), [(address.clone(), ConnectCause::Refused)]);
+    let message = ZkClient::builder(&address)
+        .connection_timeout(Duration::from_millis(800))
+        .connect()
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains(&format!("{address}: connection refused")), "{message}");
+}
+
+#[test]
+fn connecting_to_a_name_that_does_not_resolve_says_so() {
+    let address = "no-such-host.invalid:2181";
+    assert_eq!(
+        unreachable(address),
+        [(address.to_owned(), ConnectCause::NameNotResolved)]
+    );
+}
+
+#[test]
+fn connecting_to_a_port_that_never_answers_says_no_session_was_established() {
+    // Accepts connections (the kernel does) but never answers a handshake.
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = silent.local_addr().unwrap().to_string();
+    let refused = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string();
+    let causes = unreachable(&format!("{address},{refused}"));
+    assert_eq!(
+        causes,
+        [(address, ConnectCause::NoSession), (refused, ConnectCause::Refused)]
+    );
+}
