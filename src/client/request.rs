@@ -9,10 +9,11 @@ use futures::future::{select, Either};
 
 use super::retry::Retry;
 
-/// How long after a call's deadline a request it has sent may still finish:
-/// a call that found an item at its deadline hands it over rather than fail
-/// a read or claim that a busy server answers a little late. So a call with
-/// a deadline returns by the deadline plus this at the latest.
+/// How long after a call's deadline a request it has sent may still finish
+/// while the client is connected: a call that found an item at its deadline
+/// hands it over rather than fail a read that a busy server answers a little
+/// late. So a call with a deadline returns by the deadline plus this at the
+/// latest, and by the deadline itself while the client is disconnected.
 pub(crate) const DEADLINE_GRACE: Duration = Duration::from_secs(1);
 use super::{Acl, CreateMode, Session, ZkClient};
 use crate::error::{Error, Result};
@@ -153,6 +154,12 @@ impl ZkClient {
         let mut retry = Retry::new(self, operation, Some(deadline));
         let mut last = None;
         loop {
+            // The grace after a call's deadline is for an answer in flight:
+            // none is while the client is disconnected.
+            let deadline = match opts.until {
+                Some(until) if !self.state().is_connected() => until,
+                _ => deadline,
+            };
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Err(last.unwrap_or(Error::Timeout {
