@@ -69,7 +69,11 @@ impl ZkClientBuilder {
     }
 
     /// How long [`connect`](Self::connect), and each attempt to open a new
-    /// session after an expiry, may take. Defaults to 15 seconds.
+    /// session after an expiry, may take; past it connecting fails with
+    /// [`Error::Unreachable`](crate::Error::Unreachable), which names each
+    /// server and why it could not be used (connection refused, timed out,
+    /// name not resolved, no session over an open connection). Defaults to
+    /// 15 seconds.
     ///
     /// ```
     /// use std::time::Duration;
@@ -82,10 +86,14 @@ impl ZkClientBuilder {
         self
     }
 
-    /// The deadline of each request attempt; past it the attempt fails with
-    /// [`Error::Timeout`] and the retry policy decides what follows. Requests
-    /// made while the connection is down wait for a reconnection within this
-    /// deadline. Defaults to 15 seconds.
+    /// The longest a call without a deadline of its own blocks on one
+    /// request, retries included: past it the call fails with
+    /// [`Error::Timeout`] (or the last retryable error). Within it the retry
+    /// policy decides whether a failed attempt is tried again; a request made
+    /// while the connection is down waits for a reconnection. Calls with a
+    /// deadline (`take_timeout`, `put_timeout`, ...) use theirs instead.
+    /// Defaults to 15 seconds: with the defaults, a `put`, `try_take` or
+    /// `exists` returns within 15 seconds whatever the server does.
     ///
     /// ```
     /// use std::time::Duration;

@@ -49,16 +49,27 @@ use crate::sync::Latch;
 /// [`close`](ZkClient::close) is called or the last clone is dropped.
 ///
 /// # Threads and blocking
-/// Every method blocks the calling thread until ZooKeeper answers, the
-/// request's deadline passes ([`Error::Timeout`]) or the retry policy gives up.
-/// A background thread named `zk-queue-session` follows the session state; it
-/// never runs user code.
+/// Every method blocks the calling thread until ZooKeeper answers, the retry
+/// policy gives up, or the request timeout passes
+/// ([`ZkClientBuilder::request_timeout`], 15 seconds by default, retries
+/// included): then it fails with [`Error::Timeout`] or the last connection
+/// error. A call with a deadline of its own (`take_timeout`, `put_timeout`,
+/// `close_timeout`, ...) returns by that deadline instead; a request it sent
+/// and that a connected server is still answering may finish up to one second
+/// after it. A background thread named `zk-queue-session` follows the session
+/// state; it never runs user code.
 ///
-/// # Session expiry
-/// When the session expires the client reports [`ConnectionState::Lost`],
-/// opens a new session by itself and reports [`ConnectionState::Reconnected`].
-/// Ephemeral nodes of the old session are gone by then; persistent data is not
-/// affected.
+/// # Outages and session expiry
+/// While no server answers, the client tries each server of the connect
+/// string again at least once a second (with jitter), and the session lives
+/// on ([`ConnectionState::Suspended`]) until a server answers: a restart, a
+/// leader change or a network cut shorter than the session timeout never
+/// costs the session, and a restarted server keeps the sessions it reloads
+/// for another session timeout. The client does not declare the session
+/// expired by itself; only a server does. When the session expires the
+/// client reports [`ConnectionState::Lost`], opens a new session by itself and
+/// reports [`ConnectionState::Reconnected`]. Ephemeral nodes of the old
+/// session are gone by then; persistent data is not affected.
 ///
 /// # Examples
 /// ```no_run

@@ -25,8 +25,10 @@ use crate::sync::Backoff;
 pub enum ConnectionState {
     /// The first session is established.
     Connected,
-    /// The connection dropped; the session may still be alive. Requests wait
-    /// for a reconnection (each within its deadline).
+    /// The connection dropped; the session may still be alive. The client
+    /// tries to reconnect at least once a second, for as long as it takes:
+    /// only a server can say the session expired. Requests wait for a
+    /// reconnection (each within its deadline).
     Suspended,
     /// Connected again: to the same session after [`Suspended`](Self::Suspended),
     /// or to a new session after [`Lost`](Self::Lost).

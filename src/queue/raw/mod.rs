@@ -252,7 +252,10 @@ impl RawQueue {
     /// Like [`try_take`](Self::try_take), but waits up to `timeout` for
     /// items (or, in a delay queue, for them to come due) while fewer than
     /// `max` records are taken, woken by a watch on the queue node's
-    /// children rather than by polling.
+    /// children rather than by polling. Returns by the deadline whatever the
+    /// server does, or up to one second after it when a connected server is
+    /// late answering a read; what was taken before an error is returned,
+    /// not dropped.
     ///
     /// # Errors
     /// As [`try_take`](Self::try_take).

@@ -249,8 +249,12 @@ impl SimpleQueue {
     }
 
     /// Like [`take`](Self::take), but returns `None` once `timeout` has passed
-    /// without an item, or the last connection error if the ensemble could not
-    /// be reached at the deadline.
+    /// without an item, or the last connection error if the client is
+    /// disconnected from the ensemble at the deadline. Returns by the
+    /// deadline whatever the server does, or up to one second after it when
+    /// a connected server is late answering a read (an item whose claim was
+    /// already sent is claimed to the end, within the request timeout, rather
+    /// than lost).
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {

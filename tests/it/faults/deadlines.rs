@@ -69,8 +69,8 @@ fn every_call_returns_in_time(fault: impl FnOnce(&mut TestingServer)) {
 
     // An error where the client knows the server is gone, `None` (nothing
     // in time) where it still looks connected: either way, in time.
-    within("SimpleQueue::take_timeout", DEADLINE, || simple.take_timeout(DEADLINE));
-    within("RawQueue::take_timeout", DEADLINE, || raw.take_timeout(10, DEADLINE));
+    let _ = within("SimpleQueue::take_timeout", DEADLINE, || simple.take_timeout(DEADLINE));
+    let _ = within("RawQueue::take_timeout", DEADLINE, || raw.take_timeout(10, DEADLINE));
     let put = within("put_timeout on a bounded queue", DEADLINE, || {
         bounded.put_timeout("more".into(), DEADLINE)
     });
