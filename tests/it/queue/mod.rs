@@ -4,7 +4,8 @@
 //!   test class.
 //! - `producing`, `consuming`: what those ports leave out: Curator's bugs we
 //!   do not have, and this crate's own options.
-//! - `pull`, `stats`, `dead_letters`, `raw`: the pull consumer, a handle's
+//! - `pull`, `pull_window`, `stats`, `dead_letters`, `raw`: the pull consumer
+//!   (and how many deliveries its takers may hold), a handle's
 //!   statistics, `DeadLetters`, and `RawQueue`.
 //! - `curator_interop`: queues shared with Curator itself, in Java.
 
@@ -14,6 +15,7 @@ mod curator_interop;
 mod dead_letters;
 mod producing;
 mod pull;
+mod pull_window;
 mod raw;
 mod stats;
 
