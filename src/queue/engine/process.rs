@@ -11,6 +11,7 @@
 use crossbeam_channel::Sender;
 
 use super::ack::Ack;
+use super::lease::report;
 use super::outcome;
 use super::{Control, Locked, Work};
 use crate::codec::{decode_frame, trailer};
@@ -232,8 +233,7 @@ fn acknowledge<T: Send + 'static>(cx: &Settle<'_, T>, claim: Locked) {
 fn settled<T: Send + 'static>(cx: &Settle<'_, T>, claim: Locked, ended: Result<()>) {
     let core = cx.core;
     if let Err(e) = &ended {
-        log::warn!("queue {}: item {}: {e}", core.path, claim.name);
-        core.tell_error(e);
+        report(core, e);
     }
     match ended {
         // Free the item for another try; a lock that cannot be deleted now

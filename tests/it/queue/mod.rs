@@ -4,9 +4,10 @@
 //!   test class.
 //! - `producing`, `consuming`: what those ports leave out: Curator's bugs we
 //!   do not have, and this crate's own options.
-//! - `pull`, `pull_window`, `stats`, `dead_letters`, `raw`: the pull consumer
-//!   (and how many deliveries its takers may hold), a handle's
-//!   statistics, `DeadLetters`, and `RawQueue`.
+//! - `pull`, `pull_window`, `stats`, `dead_letters`, `raw`, `removing`: the
+//!   pull consumer (and how many deliveries its takers may hold), a handle's
+//!   statistics, `DeadLetters`, `RawQueue`, and `IdQueue::remove` against
+//!   held items.
 //! - `curator_interop`: queues shared with Curator itself, in Java.
 
 mod consuming;
@@ -17,6 +18,7 @@ mod producing;
 mod pull;
 mod pull_window;
 mod raw;
+mod removing;
 mod stats;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
