@@ -179,6 +179,15 @@ pub enum Error {
         /// The client's error.
         source: ClientError,
     },
+    /// A lock-safe consumer held an item that someone else deleted meanwhile
+    /// (an [`IdQueue::remove`](crate::IdQueue::remove) by a handle without
+    /// the consumer's lock path, or another client): its acknowledge, requeue
+    /// or dead-letter move had nothing left to act on, so nothing was done
+    /// but releasing its lock. Told to the consumer, not returned by a call.
+    ItemRemoved {
+        /// The item node's path.
+        path: String,
+    },
 }
 
 /// An error of the ZooKeeper client library underneath, kept as the
@@ -348,6 +357,7 @@ impl fmt::Display for Error {
             Error::InvalidState(what) => f.write_str(what),
             Error::ZooKeeper { path: Some(path), .. } => write!(f, "zookeeper request on {path} failed"),
             Error::ZooKeeper { path: None, .. } => f.write_str("zookeeper request failed"),
+            Error::ItemRemoved { path } => write!(f, "item {path} was removed by someone else while it was held"),
         }
     }
 }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::core::{Core, Options};
+use super::core::{Consumer, Core, Options};
 use super::pull::{self, ItemReceiver};
 use super::{DelayQueue, DistributedQueue, ErrorMode, IdQueue, PriorityQueue, Queue, QueueConsumer};
 use crate::client::{Acl, ZkClient};
@@ -40,7 +40,7 @@ pub struct QueueBuilder<T> {
     client: ZkClient,
     path: String,
     serializer: Arc<dyn QueueSerializer<T>>,
-    consumer: Option<Arc<dyn QueueConsumer<T>>>,
+    consumer: Option<Consumer<T>>,
     options: Options,
     error_mode_set: bool,
     put_in_background_set: bool,
@@ -100,12 +100,16 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// # }
     /// ```
     pub fn consumer(mut self, consumer: impl QueueConsumer<T>) -> Self {
-        self.consumer = Some(Arc::new(consumer));
+        self.consumer = Some(Consumer::Callback(Arc::new(consumer)));
         self
     }
 
     /// Makes the consumer an [`ItemReceiver`] that plain threads take items
     /// from, instead of a callback; replaces any [`consumer`](Self::consumer).
+    /// Up to [`claim_window`](Self::claim_window) deliveries may be
+    /// outstanding (taken, not yet settled) at once, over any number of
+    /// threads; a take beyond that waits until one is settled (see
+    /// [`ItemReceiver`]).
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -120,7 +124,7 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// ```
     pub fn pull_consumer(mut self) -> (Self, ItemReceiver<T>) {
         let (consumer, receiver) = pull::channel();
-        self.consumer = Some(Arc::new(consumer));
+        self.consumer = Some(Consumer::Pull(Arc::new(consumer)));
         (self, receiver)
     }
 
@@ -201,8 +205,11 @@ impl<T: Send + 'static> QueueBuilder<T> {
         self
     }
 
-    /// How many items are processed at once. 1 keeps FIFO order within this
-    /// process. Defaults to 1.
+    /// How many threads run a callback [`consumer`](Self::consumer): how
+    /// many items are processed at once. 1 keeps FIFO order within this
+    /// process. A [`pull_consumer`](Self::pull_consumer) has no threads of
+    /// its own (its takers are the threads), so this does not apply to it.
+    /// Defaults to 1.
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -231,8 +238,10 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// leases taken ahead: other consumers skip the items until they are
     /// acknowledged or released, and a consumer never holds more than this
     /// many leases at once (so a consumer that crashes or whose session
-    /// expires redelivers at most this many items). 1 claims one item at a
-    /// time. Defaults to 64.
+    /// expires redelivers at most this many items). For a
+    /// [`pull_consumer`](Self::pull_consumer) it is also how many deliveries
+    /// may be outstanding (taken and not yet settled) at once. 1 claims one
+    /// item at a time. Defaults to 64.
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {

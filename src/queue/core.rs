@@ -6,11 +6,12 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use super::engine::Engine;
+use super::pull::PullConsumer;
 use super::put::Putter;
 use super::stats::{CloseReport, QueueCounters};
 use super::store::{Floor, Put};
 use super::{ErrorMode, PutListener, QueueConsumer};
-use crate::client::{Acl, Opts, ZkClient};
+use crate::client::{Acl, ConnectionState, Opts, ZkClient};
 use crate::codec::{encode_frame, QueueSerializer};
 use crate::error::{Error, PutError, Result};
 use crate::naming::{is_item, Kind};
@@ -35,6 +36,47 @@ pub(crate) struct Options {
     pub(crate) acl: Vec<Acl>,
 }
 
+/// Who consumes a queue's items.
+pub(crate) enum Consumer<T> {
+    /// A callback, run by the queue's consumer threads.
+    Callback(Arc<dyn QueueConsumer<T>>),
+    /// The takers of an [`ItemReceiver`](super::ItemReceiver), served by the
+    /// queue's dispatcher.
+    Pull(Arc<PullConsumer<T>>),
+}
+
+impl<T: Send + 'static> Consumer<T> {
+    /// Tells the consumer of an error met outside `consume`.
+    pub(crate) fn error(&self, error: &Error) {
+        match self {
+            Consumer::Callback(callback) => guarded("error", || callback.error(error)),
+            Consumer::Pull(pull) => pull.error(error),
+        }
+    }
+
+    /// Tells the consumer of a connection-state change.
+    pub(crate) fn state_changed(&self, state: ConnectionState) {
+        if let Consumer::Callback(callback) = self {
+            guarded("state_changed", || callback.state_changed(state));
+        }
+    }
+
+    /// Tells the consumer that the queue is closing.
+    pub(crate) fn closing(&self) {
+        match self {
+            Consumer::Callback(callback) => guarded("closing", || callback.closing()),
+            Consumer::Pull(pull) => pull.closing(),
+        }
+    }
+}
+
+/// Runs a callback consumer's method `what`; a panic in it is logged.
+fn guarded(what: &str, call: impl FnOnce()) {
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)).is_err() {
+        log::error!("a queue consumer panicked in {what}()");
+    }
+}
+
 #[derive(Debug, PartialEq, Eq)]
 enum Life {
     /// Being started by the builder, which holds the only handle.
@@ -48,7 +90,7 @@ pub(crate) struct Core<T> {
     pub(crate) path: String,
     pub(crate) kind: Kind,
     pub(crate) serializer: Arc<dyn QueueSerializer<T>>,
-    pub(crate) consumer: Option<Arc<dyn QueueConsumer<T>>>,
+    pub(crate) consumer: Option<Consumer<T>>,
     pub(crate) options: Options,
     listeners: RwLock<Vec<Arc<dyn PutListener<T>>>>,
     life: Mutex<Life>,
@@ -125,7 +167,7 @@ impl<T: Send + 'static> Core<T> {
         path: String,
         kind: Kind,
         serializer: Arc<dyn QueueSerializer<T>>,
-        consumer: Option<Arc<dyn QueueConsumer<T>>>,
+        consumer: Option<Consumer<T>>,
         options: Options,
     ) -> Core<T> {
         Core {
@@ -186,9 +228,7 @@ impl<T: Send + 'static> Core<T> {
     /// Tells the consumer of an error met outside `consume`.
     pub(crate) fn tell_error(&self, error: &Error) {
         if let Some(consumer) = &self.consumer {
-            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| consumer.error(error))).is_err() {
-                log::error!("a queue consumer panicked in error()");
-            }
+            consumer.error(error);
         }
     }
 

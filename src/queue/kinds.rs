@@ -479,10 +479,21 @@ impl<T: Send + 'static> Queue<T, Id> {
 
     /// Removes every item with this id and returns how many were removed.
     /// It first waits (up to the final-flush time) for this handle's
-    /// background puts, so an item put just before is removed too. Items a
-    /// lock-safe consumer is processing are skipped (and logged) when this
-    /// handle has the consumers' lock path: they are not removed and not
-    /// counted.
+    /// background puts, so an item put just before is removed too.
+    ///
+    /// Items a lock-safe consumer holds are told apart by their locks, so
+    /// only when this handle has the consumers'
+    /// [`lock_path`](crate::QueueBuilder::lock_path):
+    /// - with it, held items are skipped (and logged): not removed, not
+    ///   counted, and their holders settle them as usual;
+    /// - without it, held items are removed like any. The holder's
+    ///   acknowledge (or requeue, or dead-letter move) then has nothing to
+    ///   act on: it only releases its lock, logs at info, counts the item in
+    ///   [`QueueStats::removed_while_held`](crate::QueueStats::removed_while_held),
+    ///   and tells its consumer [`Error::ItemRemoved`] (through
+    ///   [`QueueConsumer::error`](crate::QueueConsumer::error), or an
+    ///   [`ItemReceiver`](crate::ItemReceiver)'s errors). A requeued item is
+    ///   not put back.
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {

@@ -5,19 +5,38 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender, TryRecvError};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use parking_lot::Mutex;
 
 use super::engine::POLL;
-use super::{ConsumeError, QueueConsumer};
+use super::ConsumeError;
 use crate::error::{Error, Result};
 
 /// Where a queue built with [`QueueBuilder::pull_consumer`](crate::QueueBuilder::pull_consumer)
-/// delivers its items. Any number of threads may take from it.
+/// delivers its items.
 ///
-/// Nothing is buffered in the receiver: an item is handed to a taker as it
-/// is claimed. With a lock path, the queue holds at most `claim_window` leases
-/// (items locked and not yet acknowledged) at once.
+/// # Threads
+///
+/// `ItemReceiver` is `Clone`, `Send` and `Sync`: share it by reference or
+/// clone it into each thread; every clone takes from the same queue. Nothing
+/// is buffered in the receiver: an item is handed to a taker as it is
+/// claimed, in queue order.
+///
+/// # Outstanding deliveries
+///
+/// A delivery is *outstanding* from the moment a take returns it until it
+/// is acknowledged, nacked, released or dropped. Up to `claim_window`
+/// (see [`QueueBuilder::claim_window`](crate::QueueBuilder::claim_window),
+/// default 64) may be outstanding at once, spread over any number of threads,
+/// and a thread may hold several. A take beyond that waits until one of them
+/// is settled ([`take_timeout`](Self::take_timeout) returns `None` at its
+/// deadline, [`try_take`](Self::try_take) at once), so a single thread that
+/// takes `claim_window + 1` deliveries without settling any waits for ever.
+/// [`consumer_threads`](crate::QueueBuilder::consumer_threads) does not apply:
+/// the takers are the threads. With a lock path every outstanding delivery
+/// holds its lease, and the queue holds at most `claim_window` leases at once.
+///
+/// # Faults
 ///
 /// Passing faults (a lost connection, an expired session) are ridden out:
 /// takers just wait. When the queue is denied access to its nodes
@@ -36,10 +55,18 @@ use crate::error::{Error, Result};
 ///     .lock_path("/jobs-locks")
 ///     .pull_consumer();
 /// let queue = builder.build_queue()?;
-/// while let Some(job) = receiver.take_timeout(Duration::from_secs(5))? {
-///     println!("working on {}", *job);
-///     job.ack(); // deleted from ZooKeeper now
-/// }
+/// // Four threads share the receiver; each may hold several deliveries.
+/// std::thread::scope(|s| {
+///     for _ in 0..4 {
+///         s.spawn(|| -> Result<(), zk_queue::Error> {
+///             while let Some(job) = receiver.take_timeout(Duration::from_secs(5))? {
+///                 println!("working on {}", *job);
+///                 job.ack(); // deleted from ZooKeeper now
+///             }
+///             Ok(())
+///         });
+///     }
+/// });
 /// # Ok(())
 /// # }
 /// ```
@@ -77,8 +104,19 @@ pub struct ItemReceiver<T> {
 #[must_use = "a delivery that is dropped without `ack` is requeued"]
 pub struct Delivery<T> {
     item: Option<T>,
-    reply: Option<Sender<std::result::Result<(), ConsumeError>>>,
+    reply: Option<Reply>,
 }
+
+/// Where a delivery's answer goes: the queue's dispatcher, with the number
+/// it gave the delivery.
+struct Reply {
+    id: u64,
+    answers: Sender<Answer>,
+}
+
+/// A taker's answer for the delivery numbered: acknowledged (`Ok`), or
+/// failed, released or dropped.
+pub(crate) type Answer = (u64, std::result::Result<(), ConsumeError>);
 
 impl<T> Delivery<T> {
     /// The item.
@@ -163,7 +201,9 @@ impl<T> Delivery<T> {
 
     fn answer(&mut self, outcome: std::result::Result<(), ConsumeError>) {
         if let Some(reply) = self.reply.take() {
-            let _ = reply.send(outcome);
+            // The dispatcher runs until every delivery it handed out is
+            // answered, so this fails only if it panicked.
+            let _ = reply.answers.send((reply.id, outcome));
         }
     }
 }
@@ -213,7 +253,8 @@ impl<T> ItemReceiver<T> {
         self.errors.clone()
     }
 
-    /// Waits for the next item.
+    /// Waits for the next item; with `claim_window` deliveries outstanding,
+    /// until one of them is settled (see [`ItemReceiver`]).
     ///
     /// # Errors
     /// [`Error::QueueClosed`] once the queue is closed (or dropped);
@@ -241,7 +282,8 @@ impl<T> ItemReceiver<T> {
         self.take_until(None)?.ok_or(Error::QueueClosed)
     }
 
-    /// Waits at most `timeout` for the next item; `None` if none came.
+    /// Waits at most `timeout` for the next item; `None` if none came
+    /// (none was ready, or `claim_window` deliveries stayed outstanding).
     /// Errors as for [`take`](Self::take).
     ///
     /// ``` no_run
@@ -265,7 +307,8 @@ impl<T> ItemReceiver<T> {
         }
     }
 
-    /// The next item if one is being offered right now. Errors as for
+    /// The next item if one is being offered right now (never while
+    /// `claim_window` deliveries are outstanding). Errors as for
     /// [`take`](Self::take).
     ///
     /// ``` no_run
@@ -315,6 +358,39 @@ impl<T> ItemReceiver<T> {
     }
 }
 
+impl<T> Clone for ItemReceiver<T> {
+    /// Another handle on the same receiver: the clones take from the same
+    /// queue, share the outstanding-delivery window, and read the same
+    /// [`errors`](Self::errors) (each error goes to one reader).
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// # let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").pull_consumer();
+    /// # let queue = builder.build_queue()?;
+    /// let worker = receiver.clone();
+    /// let handle = std::thread::spawn(move || -> Result<(), zk_queue::Error> {
+    ///     let job = worker.take()?;
+    ///     println!("{}", job.ack());
+    ///     Ok(())
+    /// });
+    /// let job = receiver.take()?; // both threads hold a delivery at once
+    /// job.ack();
+    /// handle.join().expect("the worker panicked")?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn clone(&self) -> Self {
+        ItemReceiver {
+            deliveries: self.deliveries.clone(),
+            closing: Arc::clone(&self.closing),
+            denied: Arc::clone(&self.denied),
+            errors: self.errors.clone(),
+        }
+    }
+}
+
 impl<T> std::fmt::Debug for ItemReceiver<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ItemReceiver").finish_non_exhaustive()
@@ -341,10 +417,12 @@ impl Released {
     }
 }
 
-/// The consumer behind an [`ItemReceiver`]: hands each item to a taker and
-/// returns the taker's answer.
+/// The queue's side of an [`ItemReceiver`]: the dispatcher hands deliveries
+/// to takers through it and hears their answers.
 pub(crate) struct PullConsumer<T> {
     deliveries: Sender<Delivery<T>>,
+    /// Every delivery's answer, numbered.
+    answers: (Sender<Answer>, Receiver<Answer>),
     closing: Arc<AtomicBool>,
     /// The latest denial not yet returned to a taker.
     denied: Arc<Mutex<Option<Denial>>>,
@@ -357,6 +435,8 @@ const UNREAD_ERRORS: usize = 256;
 
 /// A connected consumer and receiver.
 pub(crate) fn channel<T>() -> (PullConsumer<T>, ItemReceiver<T>) {
+    // A rendezvous: nothing waits in the channel, so an item is delivered
+    // only to a taker that asked for it, and in the dispatcher's order.
     let (tx, rx) = crossbeam_channel::bounded(0);
     let closing = Arc::new(AtomicBool::new(false));
     let denied = Arc::new(Mutex::new(None));
@@ -364,6 +444,7 @@ pub(crate) fn channel<T>() -> (PullConsumer<T>, ItemReceiver<T>) {
     (
         PullConsumer {
             deliveries: tx,
+            answers: crossbeam_channel::unbounded(),
             closing: Arc::clone(&closing),
             denied: Arc::clone(&denied),
             errors: errors_tx,
@@ -395,36 +476,40 @@ fn denial(error: &Error) -> Option<Error> {
     }
 }
 
-impl<T: Send + 'static> QueueConsumer<T> for PullConsumer<T> {
-    fn consume(&self, item: T) -> std::result::Result<(), ConsumeError> {
-        // The queue could list and claim this item, so an earlier denial of
-        // those is over (one of an acknowledge or a move still stands).
-        self.denied.lock().take_if(|d| !d.in_transaction);
-        let (reply, answer) = crossbeam_channel::bounded(1);
-        let mut delivery = Delivery {
-            item: Some(item),
-            reply: Some(reply),
-        };
-        loop {
-            if self.closing.load(Ordering::Acquire) {
-                delivery.reply.take();
-                return Err(Box::new(Released("the queue closed before anyone took the item")));
-            }
-            match self.deliveries.send_timeout(delivery, POLL) {
-                Ok(()) => break,
-                Err(SendTimeoutError::Timeout(back)) => delivery = back,
-                Err(SendTimeoutError::Disconnected(mut back)) => {
-                    back.reply.take();
-                    return Err("the item receiver was dropped".into());
-                }
-            }
-        }
-        answer
-            .recv()
-            .unwrap_or_else(|_| Err("the delivery vanished without an answer".into()))
+impl<T> PullConsumer<T> {
+    /// Where deliveries go to the takers.
+    pub(crate) fn deliveries(&self) -> &Sender<Delivery<T>> {
+        &self.deliveries
     }
 
-    fn error(&self, error: &Error) {
+    /// The takers' answers.
+    pub(crate) fn answers(&self) -> &Receiver<Answer> {
+        &self.answers.1
+    }
+
+    /// A delivery of `item`, numbered `id`, whose answer comes back through
+    /// [`answers`](Self::answers).
+    ///
+    /// The queue could list and claim the item, so an earlier denial of
+    /// those is over (one of an acknowledge or a move still stands).
+    pub(crate) fn delivery(&self, id: u64, item: T) -> Delivery<T> {
+        self.denied.lock().take_if(|d| !d.in_transaction);
+        Delivery {
+            item: Some(item),
+            reply: Some(Reply {
+                id,
+                answers: self.answers.0.clone(),
+            }),
+        }
+    }
+
+    /// Withdraws a delivery no taker took: it answers nothing.
+    pub(crate) fn withdraw(mut delivery: Delivery<T>) {
+        delivery.reply.take();
+    }
+
+    /// Records an error for the takers (see [`ItemReceiver::errors`]).
+    pub(crate) fn error(&self, error: &Error) {
         if let Some(denied) = denial(error) {
             *self.denied.lock() = Some(Denial {
                 error: denied,
@@ -436,7 +521,8 @@ impl<T: Send + 'static> QueueConsumer<T> for PullConsumer<T> {
         }
     }
 
-    fn closing(&self) {
+    /// The queue is closing: takes fail with [`Error::QueueClosed`].
+    pub(crate) fn closing(&self) {
         self.closing.store(true, Ordering::Release);
     }
 }
@@ -446,27 +532,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_receiver_can_be_shared_between_threads() {
+        fn shareable<R: Clone + Send + Sync + 'static>() {}
+        shareable::<ItemReceiver<String>>();
+        fn sendable<D: Send + 'static>() {}
+        sendable::<Delivery<String>>();
+    }
+
+    #[test]
     fn reported_errors_reach_the_errors_channel_in_order() {
         let (consumer, receiver) = channel::<String>();
         let errors = receiver.errors();
-        QueueConsumer::error(
-            &consumer,
-            &Error::LeaseLost {
-                path: "/q/queue-1".into(),
-            },
-        );
-        QueueConsumer::error(
-            &consumer,
-            &Error::NotEmpty {
-                path: "/q/queue-2".into(),
-            },
-        );
+        consumer.error(&Error::LeaseLost {
+            path: "/q/queue-1".into(),
+        });
+        consumer.error(&Error::NotEmpty {
+            path: "/q/queue-2".into(),
+        });
         assert!(matches!(errors.try_recv(), Ok(Error::LeaseLost { path }) if path == "/q/queue-1"));
         assert!(matches!(errors.try_recv(), Ok(Error::NotEmpty { path }) if path == "/q/queue-2"));
         assert!(errors.try_recv().is_err());
         assert!(matches!(receiver.try_take(), Ok(None)), "neither is a denial");
         for _ in 0..UNREAD_ERRORS + 10 {
-            QueueConsumer::error(&consumer, &Error::SessionExpired);
+            consumer.error(&Error::SessionExpired);
         }
         assert_eq!(errors.len(), UNREAD_ERRORS, "unread errors are bounded");
     }
@@ -474,9 +562,9 @@ mod tests {
     #[test]
     fn a_denial_is_returned_by_one_take_and_passing_faults_are_not() {
         let (consumer, receiver) = channel::<String>();
-        QueueConsumer::error(&consumer, &Error::SessionExpired);
+        consumer.error(&Error::SessionExpired);
         assert!(matches!(receiver.try_take(), Ok(None)));
-        QueueConsumer::error(&consumer, &Error::NotAuthorized { path: "/q".into() });
+        consumer.error(&Error::NotAuthorized { path: "/q".into() });
         assert!(matches!(receiver.try_take(), Err(Error::NotAuthorized { path }) if path == "/q"));
         assert!(matches!(receiver.try_take(), Ok(None)));
         let denied_ack = Error::MultiFailed {
@@ -485,27 +573,35 @@ mod tests {
                 path: "/q/queue-1".into(),
             }),
         };
-        QueueConsumer::error(&consumer, &denied_ack);
+        consumer.error(&denied_ack);
         let waited = receiver.take_timeout(Duration::from_secs(5));
         assert!(matches!(waited, Err(Error::NotAuthorized { path }) if path == "/q/queue-1"));
     }
 
-    /// Hands `item` over from another thread, as the queue does, and
+    /// Hands `item` over from another thread, as the dispatcher does, and
     /// returns it with what a take says afterwards.
     fn deliver(consumer: PullConsumer<String>, receiver: &ItemReceiver<String>, item: &str) -> (String, Result<()>) {
         let item = item.to_string();
-        let thread = std::thread::spawn(move || (consumer.consume(item).is_ok(), consumer));
+        let thread = std::thread::spawn(move || {
+            let sent = consumer.deliveries().send(consumer.delivery(7, item));
+            (sent.is_ok(), consumer)
+        });
         let delivery = receiver.deliveries.recv_timeout(Duration::from_secs(5)).unwrap();
         let got = delivery.ack();
-        let (answered, _still_open) = thread.join().unwrap();
-        assert!(answered, "the taker's answer reached the queue");
+        let (sent, consumer) = thread.join().unwrap();
+        assert!(sent);
+        let answer = consumer.answers().try_recv();
+        assert!(
+            matches!(answer, Ok((7, Ok(())))),
+            "the taker's answer reached the queue"
+        );
         (got, receiver.try_take().map(|none| assert!(none.is_none())))
     }
 
     #[test]
     fn a_delivered_item_clears_a_claim_denial_but_not_a_denied_acknowledge() {
         let (consumer, receiver) = channel::<String>();
-        QueueConsumer::error(&consumer, &Error::NotAuthorized { path: "/q".into() });
+        consumer.error(&Error::NotAuthorized { path: "/q".into() });
         let (item, then) = deliver(consumer, &receiver, "a");
         assert_eq!(item, "a");
         assert!(then.is_ok(), "access came back: {then:?}");
@@ -517,7 +613,7 @@ mod tests {
                 path: "/q/queue-1".into(),
             }),
         };
-        QueueConsumer::error(&consumer, &denied_ack);
+        consumer.error(&denied_ack);
         let (item, then) = deliver(consumer, &receiver, "b");
         assert_eq!(item, "b");
         assert!(

@@ -49,6 +49,10 @@ pub struct QueueStats {
     /// Items whose lock was lost before they were settled (acknowledged,
     /// requeued or dead-lettered); another consumer gets them.
     pub lease_lost: u64,
+    /// Items someone else deleted while this handle's lock-safe consumer held
+    /// them (see [`Error::ItemRemoved`](crate::Error::ItemRemoved)): nothing
+    /// was left to acknowledge, requeue or move, and the lock was released.
+    pub removed_while_held: u64,
     /// Claimed nodes not yet settled, now.
     pub in_flight: u64,
 }
@@ -131,6 +135,7 @@ pub(crate) struct QueueCounters {
     pub(crate) requeued: AtomicU64,
     pub(crate) dead_lettered: AtomicU64,
     pub(crate) lease_lost: AtomicU64,
+    pub(crate) removed_while_held: AtomicU64,
 }
 
 impl QueueCounters {
@@ -161,6 +166,7 @@ impl QueueCounters {
             requeued: get(&self.requeued),
             dead_lettered: get(&self.dead_lettered),
             lease_lost: get(&self.lease_lost),
+            removed_while_held: get(&self.removed_while_held),
             in_flight: claimed.saturating_sub(settled),
         }
     }
@@ -185,6 +191,7 @@ mod tests {
         QueueCounters::bump(&counters.requeued);
         QueueCounters::bump(&counters.dead_lettered);
         QueueCounters::bump(&counters.lease_lost);
+        QueueCounters::add(&counters.removed_while_held, 7);
         let stats = counters.snapshot();
         assert_eq!(
             stats,
@@ -199,6 +206,7 @@ mod tests {
                 requeued: 1,
                 dead_lettered: 1,
                 lease_lost: 1,
+                removed_while_held: 7,
                 in_flight: 3,
             }
         );

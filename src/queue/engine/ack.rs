@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
-use super::lease::{item_decides, lease_lost, Fenced, Lease};
+use super::lease::{item_decides, item_removed, lease_lost, report, Fenced, Lease};
 use super::Control;
 use crate::client::{Opts, Session};
 use crate::error::{Error, Result};
@@ -123,7 +123,7 @@ fn settle<T: Send + 'static>(core: &Core<T>, control: &Control, batch: Vec<Ack>)
         Ok(stats) => stats,
         Err(e) => {
             // The client is closed: the locks go with its session.
-            report(core, e);
+            report(core, &e);
             return (batch.into_iter().map(|a| a.name).collect(), unknown);
         }
     };
@@ -131,14 +131,14 @@ fn settle<T: Send + 'static>(core: &Core<T>, control: &Control, batch: Vec<Ack>)
     for (ack, stat) in batch.into_iter().zip(stats) {
         match stat {
             Ok(found) if ack.lease.replaced(found.as_ref()) => {
-                report(core, lease_lost(core, &ack.item_path));
+                report(core, &lease_lost(core, &ack.item_path));
                 done.push(ack.name);
             }
             Ok(_) => by_session.entry(ack.lease.session()).or_default().push(ack),
             Err(e) if e.is_retryable() => unknown.push(ack),
             Err(e) => {
                 control.leases.let_go(core, &ack.name, &ack.lease);
-                report(core, e);
+                report(core, &e);
                 done.push(ack.name);
             }
         }
@@ -151,13 +151,13 @@ fn settle<T: Send + 'static>(core: &Core<T>, control: &Control, batch: Vec<Ack>)
         let results = match core.client.multi_many_with(&multis, Opts::new().fenced(session)) {
             Ok(results) => results,
             Err(e) => {
-                report(core, e);
+                report(core, &e);
                 done.extend(acks.into_iter().map(|a| a.name));
                 continue;
             }
         };
         for (ack, result) in acks.into_iter().zip(results) {
-            match Fenced::of(result) {
+            match Fenced::of(result, &ack.item_path) {
                 Fenced::Applied => {
                     log::debug!("acknowledged {}", ack.item_path);
                     done.push(ack.name);
@@ -165,16 +165,21 @@ fn settle<T: Send + 'static>(core: &Core<T>, control: &Control, batch: Vec<Ack>)
                 Fenced::ItemDecides => match core.client.exists(&ack.item_path) {
                     Ok(item) => {
                         if let Err(e) = item_decides(core, &ack.item_path, item) {
-                            report(core, e);
+                            report(core, &e);
                         }
                         done.push(ack.name);
                     }
                     Err(e) if e.is_retryable() => unknown.push(ack),
                     Err(e) => {
-                        report(core, e);
+                        report(core, &e);
                         done.push(ack.name);
                     }
                 },
+                Fenced::ItemRemoved => {
+                    control.leases.let_go(core, &ack.name, &ack.lease);
+                    report(core, &item_removed(core, &ack.item_path));
+                    done.push(ack.name);
+                }
                 // The reply was lost: the multi may or may not have been
                 // applied. Sent again, it settles either way.
                 Fenced::Failed(e) if e.is_retryable() => {
@@ -183,18 +188,11 @@ fn settle<T: Send + 'static>(core: &Core<T>, control: &Control, batch: Vec<Ack>)
                 }
                 Fenced::Failed(e) => {
                     control.leases.let_go(core, &ack.name, &ack.lease);
-                    report(core, e);
+                    report(core, &e);
                     done.push(ack.name);
                 }
             }
         }
     }
     (done, unknown)
-}
-
-/// Logs and tells the consumer of an error (a lost lease was counted where
-/// it was found).
-fn report<T: Send + 'static>(core: &Core<T>, error: Error) {
-    log::warn!("queue {}: {error}", core.path);
-    core.tell_error(&error);
 }

@@ -309,9 +309,11 @@ impl Lease {
         if self.replaced(core.client.exists(&self.path)?.as_ref()) {
             return Err(lease_lost(core, item_path));
         }
-        match Fenced::of(core.client.multi_with(ops, Opts::new().fenced(self.session))) {
+        match Fenced::of(core.client.multi_with(ops, Opts::new().fenced(self.session)), item_path) {
             Fenced::Applied => Ok(()),
             Fenced::ItemDecides => item_decides(core, item_path, core.client.exists(item_path)?),
+            // The caller lets the lease go: the lock is still ours.
+            Fenced::ItemRemoved => Err(item_removed(core, item_path)),
             // The caller lets the lease go for another try.
             Fenced::Failed(e) => Err(e),
         }
@@ -354,17 +356,23 @@ pub(super) enum Fenced {
     /// multi went through before its reply was lost. [`item_decides`] reads
     /// which.
     ItemDecides,
-    /// Any other failure: the item changed or vanished under us (removed by
-    /// id, say), or the request failed.
+    /// The lock held, but the item was gone: someone else deleted it while
+    /// this consumer held it (removed by id without the lock path, say).
+    /// Nothing was applied; the lock is still ours to release.
+    ItemRemoved,
+    /// Any other failure: the item changed under us, or the request failed.
     Failed(Error),
 }
 
 impl Fenced {
-    /// Reads the result of a fenced multi.
-    pub(super) fn of<R>(result: Result<R>) -> Fenced {
+    /// Reads the result of a fenced multi on the item at `item_path`.
+    pub(super) fn of<R>(result: Result<R>, item_path: &str) -> Fenced {
         match result {
             Ok(_) => Fenced::Applied,
             Err(Error::MultiFailed { index: 0, .. } | Error::SessionExpired) => Fenced::ItemDecides,
+            Err(Error::MultiFailed { source, .. }) if matches!(source.as_ref(), Error::NoNode { path } if path == item_path) => {
+                Fenced::ItemRemoved
+            }
             Err(e) => Fenced::Failed(e),
         }
     }
@@ -377,6 +385,25 @@ pub(super) fn item_decides<T>(core: &Core<T>, item_path: &str, item: Option<Stat
         None => Ok(()),
         Some(_) => Err(lease_lost(core, item_path)),
     }
+}
+
+/// An item removed by someone else while held, counted.
+pub(super) fn item_removed<T>(core: &Core<T>, item_path: &str) -> Error {
+    QueueCounters::bump(&core.counters.removed_while_held);
+    Error::ItemRemoved {
+        path: item_path.to_owned(),
+    }
+}
+
+/// Logs how a claim failed to end and tells the consumer: an item removed
+/// while held at info (someone meant it), anything else at warn.
+pub(super) fn report<T: Send + 'static>(core: &Core<T>, error: &Error) {
+    let level = match error {
+        Error::ItemRemoved { .. } => log::Level::Info,
+        _ => log::Level::Warn,
+    };
+    log::log!(level, "queue {}: {error}", core.path);
+    core.tell_error(error);
 }
 
 /// A lost lease on `item_path`, counted.

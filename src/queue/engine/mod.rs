@@ -1,6 +1,9 @@
-//! The consumer engine of a queue: a scanner thread that lists and orders
-//! items, worker threads that claim and process them, and a thread that
-//! forwards connection states to the consumer.
+//! The consumer engine of a queue: a scanner thread that lists, orders and
+//! claims items, worker threads that run a callback consumer on them (or,
+//! for a pull consumer, one dispatcher thread that hands them to the takers,
+//! see `dispatch`), and a thread that forwards connection states to the
+//! consumer. Either way an item is processed by the one state machine of
+//! `process`.
 //!
 //! The scanner lists the queue (and the lock directory, in lock-safe mode)
 //! with one watch each, hands the items of that listing to the workers in
@@ -17,6 +20,7 @@
 
 mod ack;
 mod claim;
+mod dispatch;
 mod lease;
 mod outcome;
 mod process;
@@ -30,7 +34,8 @@ use crossbeam_channel::Sender;
 use parking_lot::{Condvar, Mutex};
 
 use self::lease::{Lease, Leases};
-use super::core::Core;
+use self::process::{Settle, Step};
+use super::core::{Consumer, Core};
 use super::DeliverAt;
 use crate::client::{ChildWatch, Opts};
 use crate::error::{Error, Result};
@@ -87,6 +92,10 @@ pub(crate) struct Locked {
     lease: Lease,
 }
 
+/// What a worker thread runs: a callback consumer's loop, or a pull
+/// consumer's dispatcher.
+type Serve<T> = Box<dyn FnOnce(&Settle<'_, T>) + Send>;
+
 /// The running engine of one queue.
 pub(crate) struct Engine {
     control: Arc<Control>,
@@ -106,7 +115,7 @@ impl Engine {
             wake: Mutex::new(Latch::new()),
             leases: Leases::new(),
             skipped: Mutex::new(HashSet::new()),
-            workers: Mutex::new(threads),
+            workers: Mutex::new(0),
             workers_done: Condvar::new(),
         });
         // A rendezvous channel: the scanner hands over the next item only when
@@ -116,27 +125,51 @@ impl Engine {
             Some(_) => Some(ack::Acker::start(Arc::clone(&core), Arc::clone(&control))?),
             None => None,
         };
-        for _ in 0..threads {
-            let (core, control, rx) = (Arc::clone(&core), Arc::clone(&control), rx.clone());
+        // Runs `serve` on a thread of its own, counted among the workers.
+        let spawn = |name: &str, serve: Serve<T>| {
+            *control.workers.lock() += 1;
+            let (core, control) = (Arc::clone(&core), Arc::clone(&control));
             let acks = acker.as_ref().map(ack::Acker::sender);
             std::thread::Builder::new()
-                .name("zk-queue-worker".into())
+                .name(name.into())
                 .spawn(move || {
-                    for work in rx {
-                        match work {
-                            Work::Claimed { name, values } => process::consume_claimed(&core, &name, values),
-                            Work::Locked(claim) => match &acks {
-                                Some(acks) => process::consume_locked(&core, &control, acks, claim),
-                                None => log::error!("a locked item without an acknowledger"),
-                            },
-                        }
-                    }
+                    serve(&Settle {
+                        core: &core,
+                        control: &control,
+                        acks: acks.as_ref(),
+                    });
                     let mut running = control.workers.lock();
                     *running -= 1;
                     control.workers_done.notify_all();
                 })
-                .map_err(|e| Error::spawn("consumer worker", e))?;
+                .map(drop)
+        };
+        match &core.consumer {
+            Some(Consumer::Callback(consumer)) => {
+                for _ in 0..threads {
+                    let (consumer, rx) = (Arc::clone(consumer), rx.clone());
+                    spawn(
+                        "zk-queue-worker",
+                        Box::new(move |cx| {
+                            for work in rx {
+                                let mut step = process::begin(cx, work);
+                                while let Step::Deliver(value, item) = step {
+                                    step = item.answered(cx, process::consume(consumer.as_ref(), value));
+                                }
+                            }
+                        }),
+                    )
+                    .map_err(|e| Error::spawn("consumer worker", e))?;
+                }
+            }
+            Some(Consumer::Pull(pull)) => {
+                let (pull, rx) = (Arc::clone(pull), rx.clone());
+                spawn("zk-queue-pull", Box::new(move |cx| dispatch::run(cx, &pull, &rx)))
+                    .map_err(|e| Error::spawn("pull dispatcher", e))?;
+            }
+            None => {}
         }
+        drop(rx);
         let scanner = {
             let (core, control) = (Arc::clone(&core), Arc::clone(&control));
             Joiner::spawn("zk-queue-scan", move || scan_loop(&core, &control, tx))
@@ -147,9 +180,8 @@ impl Engine {
             Joiner::spawn("zk-queue-states", move || forward_states(&core, &control))
                 .map_err(|e| Error::spawn("connection state", e))?
         };
-        let consumer = core.consumer.clone();
         let closing = Box::new(move || {
-            if let Some(consumer) = &consumer {
+            if let Some(consumer) = &core.consumer {
                 consumer.closing();
             }
         });
@@ -166,9 +198,7 @@ impl Engine {
     pub(crate) fn stop(self, deadline: Instant) {
         self.control.stopping.store(true, Ordering::Release);
         self.control.wake.lock().open();
-        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.closing)())).is_err() {
-            log::error!("a queue consumer panicked in closing()");
-        }
+        (self.closing)();
         // A scanner blocked on a request ends on its own after the deadline.
         self.scanner.join_until(Some(deadline), "scanner");
         let mut running = self.control.workers.lock();
@@ -201,12 +231,7 @@ fn forward_states<T: Send + 'static>(core: &Core<T>, control: &Control) {
     let _ = states.try_recv();
     while !control.stopping() {
         match states.recv_timeout(POLL) {
-            Ok(state) => {
-                let call = std::panic::AssertUnwindSafe(|| consumer.state_changed(state));
-                if std::panic::catch_unwind(call).is_err() {
-                    log::error!("a queue consumer panicked in state_changed");
-                }
-            }
+            Ok(state) => consumer.state_changed(state),
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
         }

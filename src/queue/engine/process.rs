@@ -1,22 +1,28 @@
-//! Processing one item: plain (delete, then consume) or lock-safe (lock,
-//! consume, then acknowledge).
+//! Processing one item, record by record: plain (deleted before the consumer
+//! sees it) or lock-safe (locked, consumed, then acknowledged, requeued,
+//! released or moved to the dead-letter path).
+//!
+//! An item is a small state machine ([`InFlight`]): [`begin`] decodes it and
+//! offers its first record; each answer of the consumer
+//! ([`InFlight::answered`]) either offers the next record or settles the
+//! item. A callback worker answers at once by running the consumer; a pull
+//! consumer's dispatcher answers when a taker acknowledges its delivery.
 
 use crossbeam_channel::Sender;
 
 use super::ack::Ack;
+use super::lease::report;
 use super::outcome;
-use super::{Control, Locked};
+use super::{Control, Locked, Work};
 use crate::codec::{decode_frame, trailer};
 use crate::error::{Error, Result};
 use crate::queue::core::Core;
 use crate::queue::pull::Released;
 use crate::queue::stats::QueueCounters;
-use crate::queue::{ConsumeError, ErrorMode};
+use crate::queue::{ConsumeError, ErrorMode, QueueConsumer};
 
 /// An item's data, decoded.
-pub(super) struct Decoded<'a, T> {
-    /// The serialized records, for requeueing the ones not yet consumed.
-    pub(super) records: Vec<&'a [u8]>,
+pub(super) struct Decoded<T> {
     pub(super) values: Vec<T>,
     /// Failed deliveries so far.
     pub(super) attempts: u32,
@@ -24,7 +30,7 @@ pub(super) struct Decoded<'a, T> {
 
 /// Reads every record before anything is deleted, so an undecodable item is
 /// never lost.
-pub(super) fn decode<'a, T: 'static>(core: &Core<T>, item_path: &str, data: &'a [u8]) -> Result<Decoded<'a, T>> {
+pub(super) fn decode<T: 'static>(core: &Core<T>, item_path: &str, data: &[u8]) -> Result<Decoded<T>> {
     let corrupt = |source: std::sync::Arc<dyn std::error::Error + Send + Sync>| Error::CorruptItem {
         path: item_path.to_owned(),
         source,
@@ -36,130 +42,216 @@ pub(super) fn decode<'a, T: 'static>(core: &Core<T>, item_path: &str, data: &'a 
         .collect::<std::result::Result<Vec<T>, _>>()
         .map_err(|e| corrupt(std::sync::Arc::new(e)))?;
     let attempts = trailer::attempts(data, trailer::frame_len(&records));
-    Ok(Decoded {
-        records,
-        values,
-        attempts,
-    })
+    Ok(Decoded { values, attempts })
 }
 
-/// Plain mode: consumes the values of an item the scanner already deleted
-/// (at most once: a consumer error cannot bring it back).
-pub(super) fn consume_claimed<T: Send + 'static>(core: &Core<T>, name: &str, values: Vec<T>) {
-    for value in values {
-        if let Err(e) = consume(core, value) {
-            log::warn!(
-                "{}/{name}: the consumer failed; without a lock path the item was already deleted: {e}",
-                core.path
-            );
+/// What processing an item needs: the queue, its engine, and (lock-safe) the
+/// acknowledger.
+pub(super) struct Settle<'a, T> {
+    pub(super) core: &'a Core<T>,
+    pub(super) control: &'a Control,
+    pub(super) acks: Option<&'a Sender<Ack>>,
+}
+
+/// What comes after a step of an item.
+pub(super) enum Step<T> {
+    /// Offer this record to the consumer; its answer goes to the item.
+    Deliver(T, InFlight<T>),
+    /// The item is settled (or handed to the acknowledger).
+    Settled,
+}
+
+/// An item whose records are being offered to the consumer one at a time.
+pub(super) struct InFlight<T> {
+    /// The records not offered yet.
+    values: std::vec::IntoIter<T>,
+    /// How many records were offered so far.
+    offered: usize,
+    held: Held,
+}
+
+/// How an item in flight is held.
+enum Held {
+    /// Plain mode: already deleted.
+    Claimed { name: String },
+    /// Lock-safe mode: locked, with the failed deliveries so far.
+    Locked { claim: Locked, attempts: u32 },
+}
+
+/// Starts processing an item the scanner claimed: its first record, or
+/// settled at once (undecodable, or no records).
+pub(super) fn begin<T: Send + 'static>(cx: &Settle<'_, T>, work: Work<T>) -> Step<T> {
+    match work {
+        Work::Claimed { name, values } => InFlight::new(values, Held::Claimed { name }).advance(cx),
+        Work::Locked(claim) => {
+            let decoded = decode(cx.core, &claim.item_path, &claim.data).map(|d| (d.values, d.attempts));
+            match decoded {
+                Ok((values, attempts)) => InFlight::new(values, Held::Locked { claim, attempts }).advance(cx),
+                Err(corrupt) => {
+                    let Locked {
+                        name,
+                        data,
+                        item_version,
+                        lease,
+                        ..
+                    } = &claim;
+                    let moved =
+                        outcome::dead_letter(cx.core, cx.control, name, data, *item_version, Some(lease), corrupt);
+                    settled(cx, claim, moved);
+                    Step::Settled
+                }
+            }
         }
     }
-    QueueCounters::bump(&core.counters.settled);
 }
 
-/// Lock-safe mode: consumes an item the scanner locked, then queues its
-/// acknowledgement, or requeues it or moves it to the dead-letter path.
-pub(super) fn consume_locked<T: Send + 'static>(core: &Core<T>, control: &Control, acks: &Sender<Ack>, claim: Locked) {
+impl<T: Send + 'static> InFlight<T> {
+    fn new(values: Vec<T>, held: Held) -> InFlight<T> {
+        InFlight {
+            values: values.into_iter(),
+            offered: 0,
+            held,
+        }
+    }
+
+    /// The consumer's answer for the record offered last.
+    pub(super) fn answered(self, cx: &Settle<'_, T>, answer: std::result::Result<(), ConsumeError>) -> Step<T> {
+        let core = cx.core;
+        let counter = match &answer {
+            Ok(()) => &core.counters.consumed,
+            Err(e) if Released::is(e) => &core.counters.released,
+            Err(_) => &core.counters.consumer_errors,
+        };
+        QueueCounters::bump(counter);
+        let Err(e) = answer else { return self.advance(cx) };
+        let released = Released::is(&e);
+        match &self.held {
+            Held::Claimed { name } => {
+                log::warn!(
+                    "{}/{name}: the consumer failed; without a lock path the item was already deleted: {e}",
+                    core.path
+                );
+                return self.advance(cx);
+            }
+            Held::Locked { claim, .. } if !released && core.options.error_mode == ErrorMode::Delete => {
+                log::warn!(
+                    "{}: the consumer failed; deleting the record (error mode delete): {e}",
+                    claim.item_path
+                );
+                return self.advance(cx);
+            }
+            Held::Locked { .. } => {}
+        }
+        let index = self.offered.saturating_sub(1);
+        let Held::Locked { claim, attempts } = self.held else {
+            return Step::Settled;
+        };
+        if released && index == 0 {
+            // Untouched: unlocked where it is, no attempt counted.
+            log::debug!("{}: {e}; unlocked", claim.item_path);
+            cx.control.leases.let_go(core, &claim.name, &claim.lease);
+            QueueCounters::bump(&core.counters.settled);
+            return Step::Settled;
+        }
+        let ended = match decode_frame(&claim.data) {
+            Err(frame) => Err(Error::encoding(frame)),
+            Ok(records) if released => outcome::release_rest(
+                core,
+                &claim.name,
+                claim.item_version,
+                &claim.lease,
+                &records[index..],
+                attempts,
+            ),
+            Ok(records) => outcome::requeue(
+                core,
+                cx.control,
+                &claim.name,
+                claim.item_version,
+                &claim.lease,
+                outcome::Failure {
+                    remaining: &records[index..],
+                    attempts: attempts + 1,
+                    cause: &e,
+                },
+            ),
+        };
+        settled(cx, claim, ended);
+        Step::Settled
+    }
+
+    /// Offers the next record, or settles the item once every record was
+    /// answered.
+    fn advance(mut self, cx: &Settle<'_, T>) -> Step<T> {
+        if let Some(value) = self.values.next() {
+            self.offered += 1;
+            return Step::Deliver(value, self);
+        }
+        match self.held {
+            Held::Claimed { .. } => QueueCounters::bump(&cx.core.counters.settled),
+            Held::Locked { claim, .. } => acknowledge(cx, claim),
+        }
+        Step::Settled
+    }
+}
+
+/// Queues the acknowledgement of a consumed item; the acknowledger settles
+/// it and frees its lease.
+fn acknowledge<T: Send + 'static>(cx: &Settle<'_, T>, claim: Locked) {
     let Locked {
         name,
         item_path,
         item_version,
-        data,
         lease,
+        ..
     } = claim;
-    let settled = match decode(core, &item_path, &data) {
-        Err(corrupt) => outcome::dead_letter(core, control, &name, &data, item_version, Some(&lease), corrupt),
-        Ok(Decoded {
-            records,
-            values,
-            attempts,
-        }) => 'consume: {
-            for (index, value) in values.into_iter().enumerate() {
-                let Err(e) = consume(core, value) else { continue };
-                if Released::is(&e) {
-                    if index > 0 {
-                        break 'consume outcome::release_rest(
-                            core,
-                            &name,
-                            item_version,
-                            &lease,
-                            &records[index..],
-                            attempts,
-                        );
-                    }
-                    // Untouched: unlocked where it is, no attempt counted.
-                    log::debug!("{item_path}: {e}; unlocked");
-                    control.leases.let_go(core, &name, &lease);
-                    QueueCounters::bump(&core.counters.settled);
-                    return;
-                }
-                match core.options.error_mode {
-                    ErrorMode::Delete => {
-                        log::warn!("{item_path}: the consumer failed; deleting the record (error mode delete): {e}");
-                    }
-                    ErrorMode::Requeue => {
-                        break 'consume outcome::requeue(
-                            core,
-                            control,
-                            &name,
-                            item_version,
-                            &lease,
-                            outcome::Failure {
-                                remaining: &records[index..],
-                                attempts: attempts + 1,
-                                cause: &e,
-                            },
-                        );
-                    }
-                }
-            }
-            // Settled by the acknowledger, which also frees the lease.
-            let ack = Ack {
-                name,
-                item_path,
-                item_version,
-                lease,
-            };
-            if let Err(unsent) = acks.send(ack) {
-                let ack = unsent.into_inner();
-                log::error!(
-                    "{}: consumed, but the acknowledger is gone; it will be delivered again",
-                    ack.item_path
-                );
-                control.leases.let_go(core, &ack.name, &ack.lease);
-                QueueCounters::bump(&core.counters.settled);
-            }
-            return;
-        }
+    let ack = Ack {
+        name,
+        item_path,
+        item_version,
+        lease,
     };
-    if let Err(e) = &settled {
-        log::warn!("queue {}: item {name}: {e}", core.path);
-        core.tell_error(e);
+    let Some(acks) = cx.acks else {
+        log::error!("{}: a locked item without an acknowledger", ack.item_path);
+        cx.control.leases.let_go(cx.core, &ack.name, &ack.lease);
+        QueueCounters::bump(&cx.core.counters.settled);
+        return;
+    };
+    if let Err(unsent) = acks.send(ack) {
+        let ack = unsent.into_inner();
+        log::error!(
+            "{}: consumed, but the acknowledger is gone; it will be delivered again",
+            ack.item_path
+        );
+        cx.control.leases.let_go(cx.core, &ack.name, &ack.lease);
+        QueueCounters::bump(&cx.core.counters.settled);
     }
-    match settled {
+}
+
+/// After a locked item was requeued, moved or given back (`ended`): its
+/// lease is freed, or (lost) forgotten.
+fn settled<T: Send + 'static>(cx: &Settle<'_, T>, claim: Locked, ended: Result<()>) {
+    let core = cx.core;
+    if let Err(e) = &ended {
+        report(core, e);
+    }
+    match ended {
         // Free the item for another try; a lock that cannot be deleted now
         // is kept for a later pass. (A lost lease is another holder's lock
         // now: nothing of it is ours to delete.)
-        Err(e) if !matches!(e, Error::LeaseLost { .. }) => control.leases.let_go(core, &name, &lease),
-        _ => control.leases.finished([name.as_str()]),
+        Err(e) if !matches!(e, Error::LeaseLost { .. }) => cx.control.leases.let_go(core, &claim.name, &claim.lease),
+        _ => cx.control.leases.finished([claim.name.as_str()]),
     }
     QueueCounters::bump(&core.counters.settled);
 }
 
-/// Runs the consumer on one value; a panic counts as an error.
-fn consume<T: Send + 'static>(core: &Core<T>, value: T) -> std::result::Result<(), ConsumeError> {
-    let Some(consumer) = &core.consumer else {
-        return Ok(());
-    };
-    let result = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| consumer.consume(value))) {
+/// Runs a callback consumer on one value; a panic counts as an error.
+pub(super) fn consume<T: Send + 'static>(
+    consumer: &dyn QueueConsumer<T>,
+    value: T,
+) -> std::result::Result<(), ConsumeError> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| consumer.consume(value))) {
         Ok(result) => result,
         Err(_) => Err("the consumer panicked".into()),
-    };
-    let counter = match &result {
-        Ok(()) => &core.counters.consumed,
-        Err(e) if Released::is(e) => &core.counters.released,
-        Err(_) => &core.counters.consumer_errors,
-    };
-    QueueCounters::bump(counter);
-    result
+    }
 }

@@ -4,8 +4,10 @@
 //!   test class.
 //! - `producing`, `consuming`: what those ports leave out: Curator's bugs we
 //!   do not have, and this crate's own options.
-//! - `pull`, `stats`, `dead_letters`, `raw`: the pull consumer, a handle's
-//!   statistics, `DeadLetters`, and `RawQueue`.
+//! - `pull`, `pull_window`, `stats`, `dead_letters`, `raw`, `removing`: the
+//!   pull consumer (and how many deliveries its takers may hold), a handle's
+//!   statistics, `DeadLetters`, `RawQueue`, and `IdQueue::remove` against
+//!   held items.
 //! - `curator_interop`: queues shared with Curator itself, in Java.
 
 mod consuming;
@@ -14,7 +16,9 @@ mod curator_interop;
 mod dead_letters;
 mod producing;
 mod pull;
+mod pull_window;
 mod raw;
+mod removing;
 mod stats;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
