@@ -207,7 +207,10 @@ impl ZkClient {
         let request_timeout = self.shared.config.request_timeout;
         let mut results = Vec::with_capacity(entries.len());
         for window in entries.chunks(WINDOW) {
-            let deadline = opts.deadline(request_timeout).min(Instant::now() + request_timeout);
+            let now = Instant::now();
+            let deadline = opts
+                .deadline(now, request_timeout, self.state().is_connected())
+                .min(now + request_timeout);
             let timeout = deadline.saturating_duration_since(Instant::now());
             let pending: Vec<Pin<Box<dyn Future<Output = Result<T>> + 'a>>> = window
                 .iter()

@@ -146,6 +146,15 @@ impl Probe {
         Probe { servers, seen, stop }
     }
 
+    /// Each server of `connect_string` when none could be probed in time:
+    /// every one counts as timed out.
+    pub(super) fn unprobed(connect_string: &str) -> Vec<ServerFailure> {
+        servers(connect_string)
+            .into_iter()
+            .map(|server| ServerFailure::new(server, ConnectCause::TimedOut))
+            .collect()
+    }
+
     /// Each server with the cause last seen (a server not probed yet, its
     /// name still resolving say, counts as timed out).
     pub(super) fn failures(&self) -> Vec<ServerFailure> {

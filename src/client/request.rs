@@ -59,9 +59,9 @@ impl<'a> Opts<'a> {
         }
     }
 
-    /// Gives up [`DEADLINE_GRACE`] after `deadline`, retries included,
-    /// instead of the client's request timeout after the request starts
-    /// (`None` keeps that). A blocking call with a deadline of its own passes
+    /// Gives up at `deadline` (while connected, [`DEADLINE_GRACE`] after
+    /// it), retries included, instead of the client's request timeout after
+    /// the request starts (`None` keeps that). A blocking call with a deadline of its own passes
     /// it to each request.
     pub(crate) const fn until(mut self, deadline: Option<Instant>) -> Self {
         self.until = deadline;
@@ -114,12 +114,15 @@ impl<'a> Opts<'a> {
         self.acl.unwrap_or(default)
     }
 
-    /// When a request starting now gives up, for a client whose request
-    /// timeout is `request_timeout`.
-    pub(super) fn deadline(self, request_timeout: Duration) -> Instant {
+    /// When a request that started at `started` gives up, for a client
+    /// whose request timeout is `request_timeout` and which is `connected`
+    /// or not: the grace after a call's deadline is for an answer in flight,
+    /// and none is while the client is disconnected.
+    pub(super) fn deadline(self, started: Instant, request_timeout: Duration, connected: bool) -> Instant {
         match self.until {
-            Some(deadline) => deadline + DEADLINE_GRACE,
-            None => Instant::now() + request_timeout,
+            Some(deadline) if connected => deadline + DEADLINE_GRACE,
+            Some(deadline) => deadline,
+            None => started + request_timeout,
         }
     }
 }
@@ -150,16 +153,11 @@ impl ZkClient {
         mut attempt: impl FnMut(zookeeper_client::Client, Duration) -> Result<T>,
     ) -> Result<T> {
         let request_timeout = self.shared.config.request_timeout;
-        let deadline = opts.deadline(request_timeout);
-        let mut retry = Retry::new(self, operation, Some(deadline));
+        let started = Instant::now();
+        let mut retry = Retry::new(self, operation, Some(opts.deadline(started, request_timeout, true)));
         let mut last = None;
         loop {
-            // The grace after a call's deadline is for an answer in flight:
-            // none is while the client is disconnected.
-            let deadline = match opts.until {
-                Some(until) if !self.state().is_connected() => until,
-                _ => deadline,
-            };
+            let deadline = opts.deadline(started, request_timeout, self.state().is_connected());
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Err(last.unwrap_or(Error::Timeout {
@@ -182,6 +180,13 @@ impl ZkClient {
             retry.pause(err.clone(), session)?;
             last = Some(err);
         }
+    }
+
+    /// Whether `err`, met by a call after its deadline, means that a server
+    /// the client is connected to answered too late (nothing came in time)
+    /// rather than that the ensemble is out of reach (an error to report).
+    pub(crate) fn answered_too_late(&self, err: &Error) -> bool {
+        matches!(err, Error::Timeout { .. }) && self.state().is_connected()
     }
 
     /// Waits for one request's answer, at most `timeout`, and maps its error

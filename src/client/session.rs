@@ -83,7 +83,7 @@ pub(crate) fn open(config: &Config, auth: &[(String, Vec<u8>)]) -> Result<zookee
     };
     let unreachable = |probe: Option<Probe>| Error::Unreachable {
         after: started.elapsed(),
-        servers: probe.unwrap_or_else(|| Probe::start(&config.connect_string)).failures(),
+        servers: probe.map_or_else(|| Probe::unprobed(&config.connect_string), |probe| probe.failures()),
     };
     match result {
         Some(Ok(client)) => Ok(client),

@@ -38,11 +38,7 @@ pub(super) fn run(queue: &RawQueue, max: usize, deadline: Option<Instant>) -> Re
         }
         // Connected to a server that answered too late: nothing within the
         // timeout. Otherwise the ensemble is out of reach, and that is the answer.
-        Err(Error::Timeout { .. })
-            if deadline.is_some_and(|d| Instant::now() >= d) && queue.client.state().is_connected() =>
-        {
-            Ok(taken)
-        }
+        Err(e) if deadline.is_some_and(|d| Instant::now() >= d) && queue.client.answered_too_late(&e) => Ok(taken),
         Err(e) => Err(e),
     }
 }

@@ -390,7 +390,7 @@ impl SimpleQueue {
                         // Connected to a server that answered too late: no
                         // item within the timeout. Otherwise the ensemble is
                         // out of reach, and that is the answer.
-                        if matches!(e, Error::Timeout { .. }) && self.client.state().is_connected() {
+                        if self.client.answered_too_late(&e) {
                             return Ok(None);
                         }
                         return Err(e);
