@@ -92,8 +92,9 @@ impl ZkClientBuilder {
     /// policy decides whether a failed attempt is tried again; a request made
     /// while the connection is down waits for a reconnection. Calls with a
     /// deadline (`take_timeout`, `put_timeout`, ...) use theirs instead.
-    /// Defaults to 15 seconds: with the defaults, a `put`, `try_take` or
-    /// `exists` returns within 15 seconds whatever the server does.
+    /// Defaults to 15 seconds: with the defaults, a `try_take`, an `exists`
+    /// or a `put` into a queue with room returns within 15 seconds whatever
+    /// the server does.
     ///
     /// ```
     /// use std::time::Duration;
