@@ -179,7 +179,7 @@ pub use naming::Kind;
 pub use queue::kinds;
 pub use queue::{
     CloseReport, ConsumeError, DeadLetters, DelayQueue, DeliverAt, Delivery, DistributedQueue, ErrorMode, IdQueue,
-    ItemReceiver, PriorityQueue, Purged, PutListener, Queue, QueueBuilder, QueueConsumer, QueueStats, RawItem,
+    ItemMeta, ItemReceiver, PriorityQueue, Purged, PutListener, Queue, QueueBuilder, QueueConsumer, QueueStats, RawItem,
     RawQueue, RawTaken, Requeued, Undecodable,
 };
 pub use recipes::{SimpleQueue, SimpleQueueBuilder};

@@ -5,7 +5,10 @@ use std::time::Duration;
 
 use super::core::{Core, Options};
 use super::pull::{self, ItemReceiver};
-use super::{DelayQueue, DistributedQueue, ErrorMode, IdQueue, PriorityQueue, Queue, QueueConsumer};
+use super::consumer::WithMeta;
+use super::{
+    ConsumeError, DelayQueue, DistributedQueue, ErrorMode, IdQueue, ItemMeta, PriorityQueue, Queue, QueueConsumer,
+};
 use crate::client::{Acl, ZkClient};
 use crate::codec::QueueSerializer;
 use crate::error::{Error, Result};
@@ -101,6 +104,33 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// ```
     pub fn consumer(mut self, consumer: impl QueueConsumer<T>) -> Self {
         self.consumer = Some(Arc::new(consumer));
+        self
+    }
+
+    /// The consumer of items, a closure that also reads each item's
+    /// [`ItemMeta`] (attempt, node name, priority, due time, id, put time);
+    /// replaces any [`consumer`](Self::consumer). Defaults to none.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// use zk_queue::{ConsumeError, ItemMeta};
+    /// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer)
+    ///     .lock_path("/jobs-locks")
+    ///     .consumer_with_meta(|job: String, meta: &ItemMeta| -> Result<(), ConsumeError> {
+    ///         println!("{job}, attempt {}", meta.attempt());
+    ///         Ok(())
+    ///     })
+    ///     .build_queue()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn consumer_with_meta<F>(mut self, consumer: F) -> Self
+    where
+        F: Fn(T, &ItemMeta) -> std::result::Result<(), ConsumeError> + Send + Sync + 'static,
+    {
+        self.consumer = Some(Arc::new(WithMeta(consumer)));
         self
     }
 

@@ -9,7 +9,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender, Tr
 use parking_lot::Mutex;
 
 use super::engine::POLL;
-use super::{ConsumeError, QueueConsumer};
+use super::{ConsumeError, ItemMeta, QueueConsumer};
 use crate::error::{Error, Result};
 
 /// Where a queue built with [`QueueBuilder::pull_consumer`](crate::QueueBuilder::pull_consumer)
@@ -77,6 +77,7 @@ pub struct ItemReceiver<T> {
 #[must_use = "a delivery that is dropped without `ack` is requeued"]
 pub struct Delivery<T> {
     item: Option<T>,
+    meta: ItemMeta,
     reply: Option<Sender<std::result::Result<(), ConsumeError>>>,
 }
 
@@ -97,6 +98,25 @@ impl<T> Delivery<T> {
     /// ```
     pub fn item(&self) -> &T {
         self.item.as_ref().expect("a delivery holds its item until consumed")
+    }
+
+    /// What the queue knows about the item: attempt, node name, priority,
+    /// due time, id, put time.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// # let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").pull_consumer();
+    /// # let queue = builder.build_queue()?;
+    /// let delivery = receiver.take()?;
+    /// println!("{}: attempt {}", delivery.meta().name(), delivery.meta().attempt());
+    /// delivery.ack();
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn meta(&self) -> &ItemMeta {
+        &self.meta
     }
 
     /// Acknowledges the item (it was processed) and returns it.
@@ -183,7 +203,10 @@ impl<T> Drop for Delivery<T> {
 
 impl<T: std::fmt::Debug> std::fmt::Debug for Delivery<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Delivery").field("item", &self.item).finish()
+        f.debug_struct("Delivery")
+            .field("item", &self.item)
+            .field("meta", &self.meta)
+            .finish()
     }
 }
 
@@ -397,12 +420,17 @@ fn denial(error: &Error) -> Option<Error> {
 
 impl<T: Send + 'static> QueueConsumer<T> for PullConsumer<T> {
     fn consume(&self, item: T) -> std::result::Result<(), ConsumeError> {
+        self.consume_with_meta(item, &ItemMeta::new("", 0, 0))
+    }
+
+    fn consume_with_meta(&self, item: T, meta: &ItemMeta) -> std::result::Result<(), ConsumeError> {
         // The queue could list and claim this item, so an earlier denial of
         // those is over (one of an acknowledge or a move still stands).
         self.denied.lock().take_if(|d| !d.in_transaction);
         let (reply, answer) = crossbeam_channel::bounded(1);
         let mut delivery = Delivery {
             item: Some(item),
+            meta: meta.clone(),
             reply: Some(reply),
         };
         loop {

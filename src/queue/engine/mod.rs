@@ -32,7 +32,7 @@ use parking_lot::{Condvar, Mutex};
 
 use self::lease::{Lease, Leases};
 use super::core::Core;
-use super::DeliverAt;
+use super::{DeliverAt, ItemMeta};
 use crate::client::ChildWatch;
 use crate::error::{Error, Result};
 use crate::naming::{delay_epoch, is_item, Kind};
@@ -74,7 +74,11 @@ impl Control {
 /// What the scanner hands to a worker.
 pub(crate) enum Work<T> {
     /// Plain mode: the scanner claimed (deleted) the item; consume its values.
-    Claimed { name: String, values: Vec<T> },
+    Claimed {
+        name: String,
+        values: Vec<T>,
+        meta: ItemMeta,
+    },
     /// Lock-safe mode: the scanner locked and read the item.
     Locked(Locked),
 }
@@ -84,6 +88,8 @@ pub(crate) struct Locked {
     name: String,
     item_path: String,
     item_version: i32,
+    /// Creation time of the item node, epoch milliseconds.
+    ctime: i64,
     data: Vec<u8>,
     lease: Lease,
 }
@@ -125,7 +131,9 @@ impl Engine {
                 .spawn(move || {
                     for work in rx {
                         match work {
-                            Work::Claimed { name, values } => process::consume_claimed(&core, &name, values),
+                            Work::Claimed { name, values, meta } => {
+                                process::consume_claimed(&core, &name, values, &meta)
+                            }
                             Work::Locked(claim) => match &acks {
                                 Some(acks) => process::consume_locked(&core, &control, acks, claim),
                                 None => log::error!("a locked item without an acknowledger"),

@@ -13,12 +13,21 @@ use crate::queue::core::Core;
 use crate::queue::stats::QueueCounters;
 use crate::queue::ConsumeError;
 
+/// What an item carries from node to node when it is put back.
+#[derive(Clone, Copy)]
+pub(super) struct Story {
+    /// Failed deliveries so far.
+    pub(super) attempts: u32,
+    /// Its first put, epoch milliseconds.
+    pub(super) put_at: i64,
+}
+
 /// A delivery the consumer failed.
 pub(super) struct Failure<'a> {
     /// The records not consumed yet, the failed one first.
     pub(super) remaining: &'a [&'a [u8]],
-    /// Failed attempts, this one included.
-    pub(super) attempts: u32,
+    /// Its story, this failure counted.
+    pub(super) story: Story,
     /// Why the consumer failed.
     pub(super) cause: &'a ConsumeError,
 }
@@ -36,10 +45,11 @@ pub(super) fn requeue<T: Send + 'static>(
 ) -> Result<()> {
     let Failure {
         remaining,
-        attempts,
+        story,
         cause,
     } = failure;
-    let data = item_data(remaining, attempts)?;
+    let attempts = story.attempts;
+    let data = item_data(remaining, story)?;
     if core.options.max_attempts.is_some_and(|max| attempts >= max) {
         log::info!("{}/{name} failed on attempt {attempts}, its last: {cause}", core.path);
         let reason = Error::AttemptsExhausted {
@@ -67,18 +77,23 @@ pub(super) fn release_rest<T: Send + 'static>(
     item_version: i32,
     lease: &Lease,
     remaining: &[&[u8]],
-    attempts: u32,
+    story: Story,
 ) -> Result<()> {
-    let data = item_data(remaining, attempts)?;
+    let data = item_data(remaining, story)?;
     put_back(core, name, item_version, lease, data)?;
     log::debug!("{}/{name}: {} released records put back", core.path, remaining.len());
     Ok(())
 }
 
-/// The data of an item of `records` that failed `attempts` times so far.
-fn item_data(records: &[&[u8]], attempts: u32) -> Result<Vec<u8>> {
+/// The data of an item of `records` with `story`.
+fn item_data(records: &[&[u8]], story: Story) -> Result<Vec<u8>> {
     let mut data = encode_frame(records.iter().copied()).map_err(Error::encoding)?;
-    trailer::append(&mut data, attempts);
+    let recorded = trailer::Trailer {
+        attempts: story.attempts,
+        put_at: Some(story.put_at),
+        ..trailer::Trailer::default()
+    };
+    trailer::append(&mut data, &recorded);
     Ok(data)
 }
 

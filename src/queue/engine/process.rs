@@ -11,15 +11,33 @@ use crate::error::{Error, Result};
 use crate::queue::core::Core;
 use crate::queue::pull::Released;
 use crate::queue::stats::QueueCounters;
-use crate::queue::{ConsumeError, ErrorMode};
+use crate::queue::{ConsumeError, ErrorMode, ItemMeta};
 
 /// An item's data, decoded.
 pub(super) struct Decoded<'a, T> {
     /// The serialized records, for requeueing the ones not yet consumed.
     pub(super) records: Vec<&'a [u8]>,
     pub(super) values: Vec<T>,
+    /// What the item's trailer records (nothing if it is damaged).
+    pub(super) trailer: trailer::Trailer,
+}
+
+impl<T> Decoded<'_, T> {
     /// Failed deliveries so far.
-    pub(super) attempts: u32,
+    pub(super) fn attempts(&self) -> u32 {
+        self.trailer.attempts
+    }
+
+    /// The item's first put, epoch milliseconds: recorded by a requeue, or
+    /// `ctime`, the creation time of its node.
+    pub(super) fn put_at(&self, ctime: i64) -> i64 {
+        self.trailer.put_at.unwrap_or(ctime)
+    }
+
+    /// The metadata of item node `name`, created at `ctime`.
+    pub(super) fn meta(&self, name: &str, ctime: i64) -> ItemMeta {
+        ItemMeta::new(name, self.attempts(), self.put_at(ctime))
+    }
 }
 
 /// Reads every record before anything is deleted, so an undecodable item is
@@ -35,19 +53,23 @@ pub(super) fn decode<'a, T: 'static>(core: &Core<T>, item_path: &str, data: &'a 
         .map(|r| core.serializer.deserialize(r))
         .collect::<std::result::Result<Vec<T>, _>>()
         .map_err(|e| corrupt(std::sync::Arc::new(e)))?;
-    let attempts = trailer::attempts(data, trailer::frame_len(&records));
+    let trailer = trailer::read(data, trailer::frame_len(&records)).unwrap_or_else(|damage| {
+        // Read as nothing recorded: delivered as if for the first time.
+        log::warn!("{item_path}: {damage}; its attempts and back-off are read as none");
+        trailer::Trailer::default()
+    });
     Ok(Decoded {
         records,
         values,
-        attempts,
+        trailer,
     })
 }
 
 /// Plain mode: consumes the values of an item the scanner already deleted
 /// (at most once: a consumer error cannot bring it back).
-pub(super) fn consume_claimed<T: Send + 'static>(core: &Core<T>, name: &str, values: Vec<T>) {
+pub(super) fn consume_claimed<T: Send + 'static>(core: &Core<T>, name: &str, values: Vec<T>, meta: &ItemMeta) {
     for value in values {
-        if let Err(e) = consume(core, value) {
+        if let Err(e) = consume(core, value, meta) {
             log::warn!(
                 "{}/{name}: the consumer failed; without a lock path the item was already deleted: {e}",
                 core.path
@@ -64,18 +86,18 @@ pub(super) fn consume_locked<T: Send + 'static>(core: &Core<T>, control: &Contro
         name,
         item_path,
         item_version,
+        ctime,
         data,
         lease,
     } = claim;
     let settled = match decode(core, &item_path, &data) {
         Err(corrupt) => outcome::dead_letter(core, control, &name, &data, item_version, Some(&lease), corrupt),
-        Ok(Decoded {
-            records,
-            values,
-            attempts,
-        }) => 'consume: {
+        Ok(decoded) => 'consume: {
+            let meta = decoded.meta(&name, ctime);
+            let (attempts, put_at) = (decoded.attempts(), decoded.put_at(ctime));
+            let Decoded { records, values, .. } = decoded;
             for (index, value) in values.into_iter().enumerate() {
-                let Err(e) = consume(core, value) else { continue };
+                let Err(e) = consume(core, value, &meta) else { continue };
                 if Released::is(&e) {
                     if index > 0 {
                         break 'consume outcome::release_rest(
@@ -84,7 +106,7 @@ pub(super) fn consume_locked<T: Send + 'static>(core: &Core<T>, control: &Contro
                             item_version,
                             &lease,
                             &records[index..],
-                            attempts,
+                            outcome::Story { attempts, put_at },
                         );
                     }
                     // Untouched: unlocked where it is, no attempt counted.
@@ -106,7 +128,10 @@ pub(super) fn consume_locked<T: Send + 'static>(core: &Core<T>, control: &Contro
                             &lease,
                             outcome::Failure {
                                 remaining: &records[index..],
-                                attempts: attempts + 1,
+                                story: outcome::Story {
+                                    attempts: attempts.saturating_add(1),
+                                    put_at,
+                                },
                                 cause: &e,
                             },
                         );
@@ -147,11 +172,12 @@ pub(super) fn consume_locked<T: Send + 'static>(core: &Core<T>, control: &Contro
 }
 
 /// Runs the consumer on one value; a panic counts as an error.
-fn consume<T: Send + 'static>(core: &Core<T>, value: T) -> std::result::Result<(), ConsumeError> {
+fn consume<T: Send + 'static>(core: &Core<T>, value: T, meta: &ItemMeta) -> std::result::Result<(), ConsumeError> {
     let Some(consumer) = &core.consumer else {
         return Ok(());
     };
-    let result = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| consumer.consume(value))) {
+    let call = std::panic::AssertUnwindSafe(|| consumer.consume_with_meta(value, meta));
+    let result = match std::panic::catch_unwind(call) {
         Ok(result) => result,
         Err(_) => Err("the consumer panicked".into()),
     };

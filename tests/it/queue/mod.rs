@@ -12,6 +12,7 @@ mod consuming;
 mod curator;
 mod curator_interop;
 mod dead_letters;
+mod metadata;
 mod producing;
 mod pull;
 mod raw;
