@@ -178,7 +178,7 @@ pub use error::{ClientError, Error, PutError, Result};
 pub use naming::Kind;
 pub use queue::kinds;
 pub use queue::{
-    CloseReport, ConsumeError, DeadLetters, DelayQueue, DeliverAt, Delivery, DistributedQueue, ErrorMode, IdQueue,
+    CloseReport, ConsumeError, DeadLetter, DeadLetters, DelayQueue, DeliverAt, Delivery, DistributedQueue, ErrorMode, IdQueue,
     ItemMeta, ItemReceiver, PriorityQueue, Purged, PutListener, Queue, QueueBuilder, QueueConsumer, QueueStats, RawItem,
     RawQueue, RawTaken, Requeued, Undecodable,
 };

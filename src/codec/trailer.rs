@@ -104,14 +104,14 @@ pub(crate) struct Trailer {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Death {
-    /// The consumer's last error (or why the item could not be consumed),
-    /// cut to 64 KiB.
+    /// The consumer's last error, cut to 4 KiB.
     pub reason: String,
     /// When it was moved, by the consumer's clock (millisecond precision).
     pub died_at: SystemTime,
     /// The path of the queue it was taken from.
     pub source: String,
-    /// Its node name in that queue.
+    /// Its node name in that queue when it died (a requeued item has a new
+    /// node name on every requeue).
     pub original_name: String,
 }
 

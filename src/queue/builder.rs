@@ -339,9 +339,12 @@ impl<T: Send + 'static> QueueBuilder<T> {
         self
     }
 
-    /// Where items go that cannot be consumed: undecodable items, and items
-    /// that failed `max_attempts` times. Items there are plain queue items
-    /// (`queue-<seq>`), so a queue on that path can drain them. It must not be
+    /// Where items go that cannot be consumed: undecodable items (byte for
+    /// byte), and items that failed `max_attempts` times. Items there keep
+    /// their name prefix (priority, due time or id) and their frame, so a
+    /// queue on that path (this crate's or Curator's) reads them as the
+    /// original items; after the frame each records why it died, when, and
+    /// the queue and node it came from ([`DeadLetters::list`](crate::DeadLetters::list)). It must not be
     /// the queue path, lie inside it, or be the lock path. Defaults to none:
     /// undecodable items are left in place and logged.
     ///

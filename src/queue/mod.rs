@@ -22,7 +22,7 @@ mod store;
 
 pub use builder::QueueBuilder;
 pub use consumer::{ConsumeError, ErrorMode, PutListener, QueueConsumer};
-pub use dead_letter::{DeadLetters, Requeued};
+pub use dead_letter::{DeadLetter, DeadLetters, Requeued};
 pub use deliver_at::DeliverAt;
 pub use handle::Queue;
 pub use meta::ItemMeta;

@@ -2,16 +2,21 @@
 //! failed attempts counted) or moved to the dead-letter path, each in one
 //! multi, fenced on the item's lease if it has one.
 
+use std::time::SystemTime;
+
 use super::lease::Lease;
 use super::Control;
 use crate::client::{CreateMode, Op};
-use crate::codec::{encode_frame, trailer};
+use crate::codec::{encode_frame, trailer, Death};
 use crate::error::{Error, Result};
-use crate::naming::{split_item, QUEUE_PREFIX};
+use crate::naming::item_prefix;
 use crate::path;
 use crate::queue::core::Core;
 use crate::queue::stats::QueueCounters;
 use crate::queue::ConsumeError;
+
+/// The longest reason a dead letter records, in bytes.
+const MAX_REASON: usize = 4096;
 
 /// What an item carries from node to node when it is put back.
 #[derive(Clone, Copy)]
@@ -49,15 +54,22 @@ pub(super) fn requeue<T: Send + 'static>(
         cause,
     } = failure;
     let attempts = story.attempts;
-    let data = item_data(remaining, story)?;
     if core.options.max_attempts.is_some_and(|max| attempts >= max) {
         log::info!("{}/{name} failed on attempt {attempts}, its last: {cause}", core.path);
+        let death = Death {
+            reason: trailer::cut(&cause.to_string(), MAX_REASON).to_owned(),
+            died_at: SystemTime::now(),
+            source: core.path.clone(),
+            original_name: name.to_owned(),
+        };
+        let data = item_data(remaining, story, Some(death))?;
         let reason = Error::AttemptsExhausted {
             path: path::join(&core.path, name),
             attempts,
         };
         return dead_letter(core, control, name, &data, item_version, Some(lease), reason);
     }
+    let data = item_data(remaining, story, None)?;
     put_back(core, name, item_version, lease, data)?;
     QueueCounters::bump(&core.counters.requeued);
     // An expected failure, retried: worth a line, not an operator's attention.
@@ -79,18 +91,20 @@ pub(super) fn release_rest<T: Send + 'static>(
     remaining: &[&[u8]],
     story: Story,
 ) -> Result<()> {
-    let data = item_data(remaining, story)?;
+    let data = item_data(remaining, story, None)?;
     put_back(core, name, item_version, lease, data)?;
     log::debug!("{}/{name}: {} released records put back", core.path, remaining.len());
     Ok(())
 }
 
-/// The data of an item of `records` with `story`.
-fn item_data(records: &[&[u8]], story: Story) -> Result<Vec<u8>> {
+/// The data of an item of `records` with `story`, and with `death` if it
+/// is dying.
+fn item_data(records: &[&[u8]], story: Story, death: Option<Death>) -> Result<Vec<u8>> {
     let mut data = encode_frame(records.iter().copied()).map_err(Error::encoding)?;
     let recorded = trailer::Trailer {
         attempts: story.attempts,
         put_at: Some(story.put_at),
+        death,
         ..trailer::Trailer::default()
     };
     trailer::append(&mut data, &recorded);
@@ -108,11 +122,10 @@ fn put_back<T: Send + 'static>(
     data: Vec<u8>,
 ) -> Result<()> {
     let item_path = path::join(&core.path, name);
-    let prefix = split_item(name).map_or(QUEUE_PREFIX, |(prefix, _)| prefix);
     let ops = lease.fence([
         Op::delete(&item_path, Some(item_version)),
         Op::create_with_acl(
-            path::join(&core.path, prefix),
+            path::join(&core.path, item_prefix(name)),
             data,
             CreateMode::PersistentSequential,
             core.options.acl.clone(),
@@ -121,9 +134,11 @@ fn put_back<T: Send + 'static>(
     lease.settle(core, &item_path, &ops)
 }
 
-/// Moves an item that cannot be consumed to the dead-letter path as a plain
-/// queue item, in one multi with its deletion; without a dead-letter path the
-/// item is left in place, never deleted.
+/// Moves an item that cannot be consumed to the dead-letter path under its
+/// own prefix (so it keeps its priority, delay or id there), in one multi
+/// with its deletion; without a dead-letter path the item is left in place,
+/// never deleted. `data` is what the dead letter holds: the item's frame with
+/// its story, or an undecodable item's bytes unchanged.
 pub(super) fn dead_letter<T: Send + 'static>(
     core: &Core<T>,
     control: &Control,
@@ -146,7 +161,7 @@ pub(super) fn dead_letter<T: Send + 'static>(
     };
     let move_ops = [
         Op::create_with_acl(
-            path::join(dead_letters, QUEUE_PREFIX),
+            path::join(dead_letters, item_prefix(name)),
             data.to_vec(),
             CreateMode::PersistentSequential,
             core.options.acl.clone(),
