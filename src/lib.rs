@@ -137,7 +137,7 @@
 //! | --- | --- |
 //! | [`SimpleQueue`] `take` / `remove` / `poll`, and a queue without a lock path | at most once: the item is deleted before the consumer sees it; a queue consumer claims up to [`claim_window`](QueueBuilder::claim_window) items ahead, so a crash loses those and the items being processed (if a claiming delete's reply is lost, the item is delivered rather than dropped, so a duplicate is possible then) |
 //! | lock-safe consumer ([`QueueBuilder::lock_path`]) | at least once, nothing lost: the item is deleted only after the consumer returns `Ok` (or acks a [`Delivery`]); a consumer holds at most `claim_window` leases and acknowledges in pipelined batches; a crashed or expired consumer's items go to another consumer as soon as its locks vanish (the lock directory is watched), so at most `claim_window` items are delivered twice per consumer that crashed or lost its session; a lock create or acknowledge whose reply was lost is settled in the same session; the acknowledge is one multi fenced on the lock, so a consumer that lost its lock gets [`Error::LeaseLost`] and deletes nothing |
-//! | consumer error, [`ErrorMode::Requeue`] | the item is requeued atomically, keeping its priority, delay or id; records of a multi-item node already consumed are not delivered again; failures are counted, and after `max_attempts` the item moves to the dead-letter path |
+//! | consumer error, [`ErrorMode::Requeue`] | the item is requeued atomically, keeping its priority, delay or id; records of a multi-item node already consumed are not delivered again; it is delivered again after a back-off ([`QueueBuilder::redelivery_backoff`]: 1 s doubling up to 60 s, with jitter, by default; zero for at once) recorded in the node, so every consumer of this crate waits for it, also after the requeuing one crashed (Curator's may take it sooner); failures are counted (a consumer reads the attempt in [`ItemMeta`]), and after `max_attempts` the item moves to the dead-letter path under its own name prefix, recording why, when and from where ([`DeadLetters::list`]) |
 //! | corrupt or foreign item | never deleted: foreign names are skipped, undecodable `queue-` items move to the dead-letter path (or stay in place without one) |
 //! | `put` | stored once `Ok` is returned; each put carries a token, so a create whose reply a dropped connection lost is read back and stored once (unless a consumer took it before the read-back: then it is stored again, never lost) |
 //! | [`SimpleQueue::put`] (`offer`) | stored once `Ok` is returned; raw bytes carry no token, so a create whose reply was lost is retried and may be stored twice then |
@@ -178,8 +178,8 @@ pub use error::{ClientError, Error, PutError, Result};
 pub use naming::Kind;
 pub use queue::kinds;
 pub use queue::{
-    CloseReport, ConsumeError, DeadLetter, DeadLetters, DelayQueue, DeliverAt, Delivery, DistributedQueue, ErrorMode, IdQueue,
-    ItemMeta, ItemReceiver, PriorityQueue, Purged, PutListener, Queue, QueueBuilder, QueueConsumer, QueueStats, RawItem,
-    RawQueue, RawTaken, Requeued, Undecodable,
+    CloseReport, ConsumeError, DeadLetter, DeadLetters, DelayQueue, DeliverAt, Delivery, DistributedQueue, ErrorMode,
+    IdQueue, ItemMeta, ItemReceiver, PriorityQueue, Purged, PutListener, Queue, QueueBuilder, QueueConsumer,
+    QueueStats, RawItem, RawQueue, RawTaken, Requeued, Undecodable,
 };
 pub use recipes::{SimpleQueue, SimpleQueueBuilder};

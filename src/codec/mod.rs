@@ -21,5 +21,5 @@ pub(crate) mod trailer;
 pub use self::serde::{CompactSerializer, JsonSerializer};
 pub use frame::FrameError;
 pub(crate) use frame::{decode_frame, encode_frame};
-pub use trailer::{Death, TrailerError};
 pub use serializer::{BytesSerializer, CodecError, QueueSerializer, StringSerializer};
+pub use trailer::{Death, TrailerError};

@@ -294,9 +294,10 @@ impl<'a> Reader<'a> {
 
     fn take<const N: usize>(&mut self) -> Result<[u8; N], TrailerError> {
         let end = self.at + N;
-        let bytes = self.bytes.get(self.at..end).ok_or(TrailerError::Truncated {
-            offset: self.offset(),
-        })?;
+        let bytes = self
+            .bytes
+            .get(self.at..end)
+            .ok_or(TrailerError::Truncated { offset: self.offset() })?;
         self.at = end;
         let mut out = [0u8; N];
         out.copy_from_slice(bytes);
@@ -387,6 +388,12 @@ pub(crate) fn token_of(data: &[u8]) -> Option<u128> {
     read(data, frame_len(&records)).ok()?.token
 }
 
+/// The not-before time of a node's data holding a frame, if it has one.
+pub(crate) fn not_before_of(data: &[u8]) -> Option<i64> {
+    let records = crate::codec::decode_frame(data).ok()?;
+    read(data, frame_len(&records)).ok()?.not_before
+}
+
 /// `text` cut to at most `max` bytes, at a character boundary.
 pub(crate) fn cut(text: &str, max: usize) -> &str {
     let mut end = text.len().min(max);
@@ -422,7 +429,11 @@ fn crc32(bytes: &[u8]) -> u32 {
     for &byte in bytes {
         crc ^= u32::from(byte);
         for _ in 0..8 {
-            crc = if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
         }
     }
     !crc

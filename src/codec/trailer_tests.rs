@@ -106,7 +106,10 @@ fn damaged_trailers_are_reported_never_misread() {
     );
     assert_eq!(
         read(&with(b"ZKQ\x09\0\0\0\x05"), len),
-        Err(TrailerError::UnknownVersion { version: 9, offset: len })
+        Err(TrailerError::UnknownVersion {
+            version: 9,
+            offset: len
+        })
     );
     let mut good = frame.clone();
     append(&mut good, &story());
@@ -116,7 +119,10 @@ fn damaged_trailers_are_reported_never_misread() {
             let mut bad = good.clone();
             bad[at] ^= 1 << bit;
             let read_bad = read(&bad, len);
-            assert!(read_bad.is_err() || bad[len..len + 3] != *b"ZKQ", "byte {at} bit {bit}: {read_bad:?}");
+            assert!(
+                read_bad.is_err() || bad[len..len + 3] != *b"ZKQ",
+                "byte {at} bit {bit}: {read_bad:?}"
+            );
             assert_eq!(decode_frame(&bad).unwrap(), [&b"x"[..]], "the records stay readable");
             assert!(attempts(&bad, len) == 0 || read_bad.is_ok());
         }

@@ -22,8 +22,8 @@
 use std::time::SystemTime;
 
 use crate::codec::trailer;
-pub use crate::codec::{Death, TrailerError};
 use crate::codec::{decode_frame, FrameError};
+pub use crate::codec::{Death, TrailerError};
 pub use crate::naming::Kind;
 use crate::naming::{
     delay_epoch, is_item, parse_id, parse_priority, parse_sequence, split_item, SequenceKey, PRIORITY_PREFIX_LEN,

@@ -8,6 +8,7 @@ use crossbeam_channel::{SendTimeoutError, Sender};
 use super::lease::Taken;
 use super::process::decode;
 use super::{outcome, Control, Locked, Work, POLL};
+use crate::codec::trailer;
 use crate::error::{Error, Result};
 use crate::path;
 use crate::queue::core::Core;
@@ -39,6 +40,8 @@ pub(super) fn window<T: Send + 'static>(
             continue;
         }
         match decode(core, &item_path, &data) {
+            // Backing off after a failure: left for later, not claimed.
+            Ok(decoded) if control.deferred.defer(&name, decoded.trailer.not_before) => {}
             Ok(decoded) => {
                 let meta = decoded.meta(&name, stat.ctime);
                 claimable.push((name, item_path, stat.version, decoded.values, meta));
@@ -122,6 +125,11 @@ pub(super) fn locked_window<T: Send + 'static>(
         if stat.num_children > 0 {
             control.leases.let_go(core, &name, &lease);
             not_an_item(core, control, &name, &item_path);
+            continue;
+        }
+        if control.deferred.defer(&name, trailer::not_before_of(&data)) {
+            // Backing off after a failure: unlocked, left for later.
+            control.leases.let_go(core, &name, &lease);
             continue;
         }
         if control.stopping() {

@@ -5,8 +5,8 @@
 //! The scanner lists the queue (and the lock directory, in lock-safe mode)
 //! with one watch each, hands the items of that listing to the workers in
 //! order, and lists again only when a watch fired, the connection changed, or
-//! a delayed item came due: one listing per pass over the queue, not one per
-//! item.
+//! a delayed item or a failed item backing off came due: one listing per pass
+//! over the queue, not one per item.
 //!
 //! In lock-safe mode a consumer holds at most `claim_window` leases at once
 //! (locked items not yet acknowledged, released or requeued), so a consumer
@@ -17,6 +17,7 @@
 
 mod ack;
 mod claim;
+mod deferred;
 mod lease;
 mod outcome;
 mod process;
@@ -30,6 +31,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Sender;
 use parking_lot::{Condvar, Mutex};
 
+use self::deferred::Deferred;
 use self::lease::{Lease, Leases};
 use super::core::Core;
 use super::{DeliverAt, ItemMeta};
@@ -54,6 +56,8 @@ pub(crate) struct Control {
     leases: Leases,
     /// Undecodable items left in place (no dead-letter path), not read again.
     skipped: Mutex<HashSet<String>>,
+    /// Failed items backing off: not due yet.
+    deferred: Deferred,
     /// Workers still running.
     workers: Mutex<usize>,
     workers_done: Condvar,
@@ -113,6 +117,7 @@ impl Engine {
             wake: Mutex::new(Latch::new()),
             leases: Leases::new(),
             skipped: Mutex::new(HashSet::new()),
+            deferred: Deferred::new(),
             workers: Mutex::new(threads),
             workers_done: Condvar::new(),
         });
@@ -302,6 +307,7 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
     }
     let mut items: Vec<String> = names.into_iter().filter(|n| is_item(n)).collect();
     core.kind.sort(&mut items);
+    control.deferred.keep_only(&items.iter().map(String::as_str).collect());
 
     // At least one item per listing, so a steady stream of puts cannot
     // starve the consumer (Curator's livelock with 0).
@@ -346,7 +352,7 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
         if locked.contains(&name) || control.skipped.lock().contains(&name) {
             continue;
         }
-        if control.leases.holds(&name) {
+        if control.leases.holds(&name) || control.deferred.holds_back(&name) {
             continue;
         }
         batch.push(name);
@@ -358,6 +364,8 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
     if !batch.is_empty() && !control.stopping() {
         claim_window(core, control, tx, batch)?;
     }
+    // Wake for the first item backing off, once it is due.
+    wake_at = earliest(wake_at, control.deferred.next_due());
     Ok(Pass {
         _watches: watches,
         wake_at,

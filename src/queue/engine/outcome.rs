@@ -27,6 +27,17 @@ pub(super) struct Story {
     pub(super) put_at: i64,
 }
 
+impl Story {
+    /// The trailer recording this story.
+    fn trailer(self) -> trailer::Trailer {
+        trailer::Trailer {
+            attempts: self.attempts,
+            put_at: Some(self.put_at),
+            ..trailer::Trailer::default()
+        }
+    }
+}
+
 /// A delivery the consumer failed.
 pub(super) struct Failure<'a> {
     /// The records not consumed yet, the failed one first.
@@ -62,19 +73,31 @@ pub(super) fn requeue<T: Send + 'static>(
             source: core.path.clone(),
             original_name: name.to_owned(),
         };
-        let data = item_data(remaining, story, Some(death))?;
+        let dying = trailer::Trailer {
+            death: Some(death),
+            ..story.trailer()
+        };
+        let data = item_data(remaining, &dying)?;
         let reason = Error::AttemptsExhausted {
             path: path::join(&core.path, name),
             attempts,
         };
         return dead_letter(core, control, name, &data, item_version, Some(lease), reason);
     }
-    let data = item_data(remaining, story, None)?;
+    let pause = core.options.redelivery_backoff.nth_jittered(attempts);
+    let backing_off = trailer::Trailer {
+        not_before: (!pause.is_zero()).then(|| {
+            let at = SystemTime::now().checked_add(pause).unwrap_or(SystemTime::now());
+            trailer::epoch_millis(at)
+        }),
+        ..story.trailer()
+    };
+    let data = item_data(remaining, &backing_off)?;
     put_back(core, name, item_version, lease, data)?;
     QueueCounters::bump(&core.counters.requeued);
     // An expected failure, retried: worth a line, not an operator's attention.
     log::info!(
-        "{}/{name} failed on attempt {attempts} and was requeued: {cause}",
+        "{}/{name} failed on attempt {attempts} and was requeued, due again in {pause:?}: {cause}",
         core.path
     );
     Ok(())
@@ -91,23 +114,16 @@ pub(super) fn release_rest<T: Send + 'static>(
     remaining: &[&[u8]],
     story: Story,
 ) -> Result<()> {
-    let data = item_data(remaining, story, None)?;
+    let data = item_data(remaining, &story.trailer())?;
     put_back(core, name, item_version, lease, data)?;
     log::debug!("{}/{name}: {} released records put back", core.path, remaining.len());
     Ok(())
 }
 
-/// The data of an item of `records` with `story`, and with `death` if it
-/// is dying.
-fn item_data(records: &[&[u8]], story: Story, death: Option<Death>) -> Result<Vec<u8>> {
+/// The data of an item of `records` that records `recorded`.
+fn item_data(records: &[&[u8]], recorded: &trailer::Trailer) -> Result<Vec<u8>> {
     let mut data = encode_frame(records.iter().copied()).map_err(Error::encoding)?;
-    let recorded = trailer::Trailer {
-        attempts: story.attempts,
-        put_at: Some(story.put_at),
-        death,
-        ..trailer::Trailer::default()
-    };
-    trailer::append(&mut data, &recorded);
+    trailer::append(&mut data, recorded);
     Ok(data)
 }
 

@@ -97,7 +97,10 @@ fn cli_dead_letter_list_tells_why_each_died_and_requeue_keeps_the_priority() {
 
     let listed = json(&["dead-letter", "list", &dead]);
     let letter = &listed.as_array().unwrap()[0];
-    assert_eq!((letter["priority"].as_i64(), letter["attempts"].as_i64()), (Some(3), Some(1)));
+    assert_eq!(
+        (letter["priority"].as_i64(), letter["attempts"].as_i64()),
+        (Some(3), Some(1))
+    );
     assert_eq!(letter["death"]["reason"], "the printer is on fire");
     assert_eq!(letter["death"]["source"], path.as_str());
     assert!(letter["death"]["died_at"].as_i64().unwrap() > 0);
@@ -107,6 +110,9 @@ fn cli_dead_letter_list_tells_why_each_died_and_requeue_keeps_the_priority() {
     let moved = json(&["dead-letter", "requeue", &dead, "--to", &path]);
     assert_eq!(moved, serde_json::json!({"requeued": 1, "skipped": 0}));
     let peeked = json(&["peek", &path]);
-    assert_eq!((peeked[0]["kind"].as_str(), peeked[0]["priority"].as_i64()), (Some("priority"), Some(3)));
+    assert_eq!(
+        (peeked[0]["kind"].as_str(), peeked[0]["priority"].as_i64()),
+        (Some("priority"), Some(3))
+    );
     assert_eq!(peeked[0]["attempts"], 0, "attempts start again");
 }

@@ -82,7 +82,9 @@ fn requeue_puts_dead_letters_back_under_their_own_prefix_and_plain_ones_stay_pla
         let (data, _) = client.get_data(&format!("{path}/{name}")).unwrap();
         let record = decode_item(Layout::Curator, &data).unwrap().records.remove(0);
         let prefix = String::from_utf8(record).unwrap();
-        let sequence = name.strip_prefix(&prefix).unwrap_or_else(|| panic!("{name} lost {prefix}"));
+        let sequence = name
+            .strip_prefix(&prefix)
+            .unwrap_or_else(|| panic!("{name} lost {prefix}"));
         assert!(sequence.bytes().all(|b| b.is_ascii_digit()), "{name}");
     }
     assert_eq!(names.len(), 4);

@@ -54,10 +54,18 @@ fn a_callback_consumer_reads_attempt_name_priority_and_first_put_time_across_a_r
     assert_eq!(a, b, "the records of one node share its metadata");
     assert_eq!((a.name(), a.attempt(), a.priority()), (node.as_str(), 1, Some(7)));
     assert_eq!((a.id(), a.due()), (None, None));
-    assert_eq!(millis(a), ctime, "an item never requeued was put when its node was created");
+    assert_eq!(
+        millis(a),
+        ctime,
+        "an item never requeued was put when its node was created"
+    );
     assert_ne!(again.name(), node, "the requeued record is a new node");
     assert_eq!((again.attempt(), again.priority()), (2, Some(7)));
-    assert_eq!(again.put_time(), a.put_time(), "the first put is kept across the requeue");
+    assert_eq!(
+        again.put_time(),
+        a.put_time(),
+        "the first put is kept across the requeue"
+    );
 }
 
 #[test]
@@ -75,7 +83,10 @@ fn pull_deliveries_carry_the_id_the_due_time_and_the_attempt() {
         .unwrap();
     let first = receiver.take_timeout(WAIT).unwrap().expect("an item");
     let meta = first.meta().clone();
-    assert_eq!((meta.id(), meta.attempt(), meta.priority()), (Some("order_42"), 1, None));
+    assert_eq!(
+        (meta.id(), meta.attempt(), meta.priority()),
+        (Some("order_42"), 1, None)
+    );
     assert!(meta.name().starts_with("queue-|order_42|"), "{}", meta.name());
     first.nack("not yet");
     let second = receiver.take_timeout(WAIT).unwrap().expect("requeued");

@@ -8,6 +8,7 @@
 //!   statistics, `DeadLetters`, and `RawQueue`.
 //! - `curator_interop`: queues shared with Curator itself, in Java.
 
+mod backoff;
 mod consuming;
 mod curator;
 mod curator_interop;
