@@ -139,7 +139,7 @@
 //! | lock-safe consumer ([`QueueBuilder::lock_path`]) | at least once, nothing lost: the item is deleted only after the consumer returns `Ok` (or acks a [`Delivery`]); a consumer holds at most `claim_window` leases and acknowledges in pipelined batches; a crashed or expired consumer's items go to another consumer as soon as its locks vanish (the lock directory is watched), so at most `claim_window` items are delivered twice per consumer that crashed or lost its session; a lock create or acknowledge whose reply was lost is settled in the same session; the acknowledge is one multi fenced on the lock, so a consumer that lost its lock gets [`Error::LeaseLost`] and deletes nothing |
 //! | pull consumer ([`QueueBuilder::pull_consumer`]) | the guarantee of its mode; up to `claim_window` deliveries outstanding at once over any number of threads (one thread may hold several), and a take beyond that waits until one is settled; [`ItemReceiver`] is `Clone + Send + Sync` |
 //! | [`IdQueue::remove`] of a held item | skipped by a handle with the consumers' lock path; removed by one without it, and then the holder only releases its lock and is told [`Error::ItemRemoved`] |
-//! | consumer error, [`ErrorMode::Requeue`] | the item is requeued atomically, keeping its priority, delay or id; records of a multi-item node already consumed are not delivered again; failures are counted, and after `max_attempts` the item moves to the dead-letter path |
+//! | consumer error, [`ErrorMode::Requeue`] | the item is requeued atomically, keeping its priority, delay or id; records of a multi-item node already consumed are not delivered again; it is delivered again after a back-off ([`QueueBuilder::redelivery_backoff`]: 1 s doubling up to 60 s, with jitter, by default; zero for at once) recorded in the node, so every consumer of this crate waits for it, also after the requeuing one crashed (Curator's may take it sooner); failures are counted (a consumer reads the attempt in [`ItemMeta`]), and after `max_attempts` the item moves to the dead-letter path under its own name prefix, recording why, when and from where ([`DeadLetters::list`]) |
 //! | corrupt or foreign item | never deleted: foreign names are skipped, undecodable `queue-` items move to the dead-letter path (or stay in place without one) |
 //! | `put` | stored once `Ok` is returned; each put carries a token, so a create whose reply a dropped connection lost is read back and stored once (unless a consumer took it before the read-back: then it is stored again, never lost) |
 //! | [`SimpleQueue::put`] (`offer`) | stored once `Ok` is returned; raw bytes carry no token, so a create whose reply was lost is retried and may be stored twice then |
@@ -181,8 +181,8 @@ pub use error::{ClientError, Error, PutError, Result};
 pub use naming::Kind;
 pub use queue::kinds;
 pub use queue::{
-    CloseReport, ConsumeError, DeadLetters, DelayQueue, DeliverAt, Delivery, DistributedQueue, ErrorMode, IdQueue,
-    ItemReceiver, PriorityQueue, Purged, PutListener, Queue, QueueBuilder, QueueConsumer, QueueStats, RawItem,
-    RawQueue, RawTaken, Requeued, Undecodable,
+    CloseReport, ConsumeError, DeadLetter, DeadLetters, DelayQueue, DeliverAt, Delivery, DistributedQueue, ErrorMode,
+    IdQueue, ItemMeta, ItemReceiver, PriorityQueue, Purged, PutListener, Queue, QueueBuilder, QueueConsumer,
+    QueueStats, RawItem, RawQueue, RawTaken, Requeued, Undecodable,
 };
 pub use recipes::{SimpleQueue, SimpleQueueBuilder};

@@ -2,7 +2,9 @@
 //! (`zk_queue::inspect`): not only that nothing panics, but that what the
 //! decoders accept means what it should.
 
-use zk_queue::inspect::{decode_item, order, ItemName, Kind, Layout};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use zk_queue::inspect::{decode_item, order, DecodedItem, ItemName, Kind, Layout};
 use zk_queue::FrameError;
 
 const KINDS: [Kind; 4] = [Kind::Plain, Kind::Priority, Kind::Delay, Kind::Id];
@@ -26,7 +28,12 @@ pub fn encode(records: &[Vec<u8>]) -> Vec<u8> {
 /// - classic items are the raw bytes, always;
 /// - a Curator item that decodes is exactly one canonical frame followed by
 ///   anything: re-encoding its records gives the bytes read, which decode to
-///   the same records; the attempt count is the trailer after that frame;
+///   the same records; what follows is read as the trailer the crate's
+///   module doc lays out (checked by an independent reader, checksum
+///   included), and anything else after `ZKQ` is reported as damage and
+///   reads as nothing recorded;
+/// - a version 3 trailer of any fields, built independently, reads back
+///   exactly, and a flipped bit or a cut in it is reported, never misread;
 /// - every strict prefix of a frame is refused with a lowercase message;
 /// - records of any content survive encode → decode, also with bytes after
 ///   the end marker.
@@ -42,15 +49,15 @@ pub fn check_frame(data: &[u8]) {
             let again = decode_item(Layout::Curator, &frame).expect("a re-encoded frame decodes");
             assert_eq!((again.records, again.attempts), (item.records.clone(), 0));
             let rest = &data[frame.len()..];
-            let attempts = match rest {
-                [b'Z', b'K', b'Q', 0x01, a, b, c, d, ..] => u32::from_be_bytes([*a, *b, *c, *d]),
-                // The second version carries a 16-byte put token after the count.
-                [b'Z', b'K', b'Q', 0x02, a, b, c, d, token @ ..] if token.len() >= 16 => {
-                    u32::from_be_bytes([*a, *b, *c, *d])
+            let expected = expected_trailer(rest);
+            let found = Recorded::of(&item);
+            match expected {
+                Some(recorded) => assert_eq!((found, &item.trailer_error), (recorded, &None)),
+                None => {
+                    assert!(item.trailer_error.is_some(), "a damaged trailer went unreported: {rest:?}");
+                    assert_eq!(found, Recorded::default(), "a damaged trailer reads as nothing");
                 }
-                _ => 0,
-            };
-            assert_eq!(item.attempts, attempts);
+            }
             for cut in [0, frame.len() / 2, frame.len() - 1] {
                 refused(&frame[..cut]);
             }
@@ -67,6 +74,177 @@ pub fn check_frame(data: &[u8]) {
     let item = decode_item(Layout::Curator, &with_tail).expect("bytes after the end marker are ignored");
     assert_eq!(item.records, records);
     refused(&frame[..frame.len() - 1]);
+    check_built_trailer(&frame, data);
+}
+
+/// What a trailer recorded, as [`decode_item`] reports it.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Recorded {
+    attempts: u32,
+    put_at: Option<i64>,
+    not_before: Option<i64>,
+    /// Died at, source, original name, reason.
+    death: Option<(i64, String, String, String)>,
+}
+
+impl Recorded {
+    fn of(item: &DecodedItem) -> Recorded {
+        Recorded {
+            attempts: item.attempts,
+            put_at: item.put_at.map(millis),
+            not_before: item.not_before.map(millis),
+            death: item.death.as_ref().map(|d| {
+                (
+                    millis(d.died_at),
+                    d.source.clone(),
+                    d.original_name.clone(),
+                    d.reason.clone(),
+                )
+            }),
+        }
+    }
+}
+
+fn millis(time: SystemTime) -> i64 {
+    match time.duration_since(UNIX_EPOCH) {
+        Ok(after) => after.as_millis() as i64,
+        Err(before) => -(before.duration().as_millis() as i64),
+    }
+}
+
+/// The trailer in `rest` (the bytes after a frame) as the module doc of
+/// `codec::trailer` lays it out, read independently: `Some` of what it
+/// records (nothing without the magic), `None` if it is damaged.
+fn expected_trailer(rest: &[u8]) -> Option<Recorded> {
+    let u32_at = |at: usize| rest.get(at..at + 4).map(|b| u32::from_be_bytes(b.try_into().unwrap()));
+    match rest {
+        [b'Z', b'K', b'Q', version, ..] => match version {
+            1 if rest.len() == 8 => Some(Recorded {
+                attempts: u32_at(4)?,
+                ..Recorded::default()
+            }),
+            // The second version carries a 16-byte put token after the count.
+            2 if rest.len() == 24 => Some(Recorded {
+                attempts: u32_at(4)?,
+                ..Recorded::default()
+            }),
+            3 if rest.len() >= 13 => {
+                let (body, crc) = rest.split_at(rest.len() - 4);
+                if crc32(body).to_be_bytes() != crc {
+                    return None;
+                }
+                parse_v3(&body[4..])
+            }
+            _ => None,
+        },
+        _ => Some(Recorded::default()),
+    }
+}
+
+/// The fields of a version 3 trailer after its version byte; `None` unless
+/// they are exactly the layout.
+fn parse_v3(mut body: &[u8]) -> Option<Recorded> {
+    fn take<'a>(body: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = (body.get(..n)?, body.get(n..)?);
+        *body = rest;
+        Some(head)
+    }
+    let int = |bytes: &[u8]| bytes.iter().fold(0i128, |n, b| (n << 8) | i128::from(*b));
+    let mut out = Recorded {
+        attempts: int(take(&mut body, 4)?) as u32,
+        ..Recorded::default()
+    };
+    let fields = take(&mut body, 1)?[0];
+    if fields > 0x0F {
+        return None;
+    }
+    if fields & 1 != 0 {
+        take(&mut body, 16)?;
+    }
+    if fields & 2 != 0 {
+        out.put_at = Some(int(take(&mut body, 8)?) as i64);
+    }
+    if fields & 4 != 0 {
+        out.not_before = Some(int(take(&mut body, 8)?) as i64);
+    }
+    if fields & 8 != 0 {
+        let at = int(take(&mut body, 8)?) as i64;
+        let mut text = || -> Option<String> {
+            let len = int(take(&mut body, 2)?) as usize;
+            String::from_utf8(take(&mut body, len)?.to_vec()).ok()
+        };
+        let (source, name, reason) = (text()?, text()?, text()?);
+        out.death = Some((at, source, name, reason));
+    }
+    body.is_empty().then_some(out)
+}
+
+/// CRC-32 (IEEE), table-driven, written apart from the crate's.
+fn crc32(bytes: &[u8]) -> u32 {
+    let table: Vec<u32> = (0..256u32)
+        .map(|n| (0..8).fold(n, |c, _| if c & 1 == 1 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 }))
+        .collect();
+    !bytes
+        .iter()
+        .fold(!0u32, |c, b| table[((c ^ u32::from(*b)) & 0xFF) as usize] ^ (c >> 8))
+}
+
+/// A version 3 trailer built from `data` (fields chosen by its bytes),
+/// written independently of the crate's encoder, after `frame`: the decoder
+/// reads back exactly its fields, and any single flipped bit or cut of it is
+/// reported as damage, never read as other values.
+fn check_built_trailer(frame: &[u8], data: &[u8]) {
+    let fields = data.first().copied().unwrap_or(0) & 0x0F;
+    let number = |at: usize| (0..8).fold(0i64, |n, i| (n << 8) | i64::from(data.get(at + i).copied().unwrap_or(0)));
+    let text = |from: usize| {
+        let bytes = data.get(from..).unwrap_or_default();
+        String::from_utf8_lossy(&bytes[..bytes.len().min(64)]).into_owned()
+    };
+    let mut want = Recorded {
+        attempts: number(1) as u32,
+        ..Recorded::default()
+    };
+    let mut trailer = b"ZKQ\x03".to_vec();
+    trailer.extend_from_slice(&want.attempts.to_be_bytes());
+    trailer.push(fields);
+    if fields & 1 != 0 {
+        trailer.extend_from_slice(&(number(9) as u128).to_be_bytes());
+    }
+    if fields & 2 != 0 {
+        want.put_at = Some(number(17));
+        trailer.extend_from_slice(&number(17).to_be_bytes());
+    }
+    if fields & 4 != 0 {
+        want.not_before = Some(number(25));
+        trailer.extend_from_slice(&number(25).to_be_bytes());
+    }
+    if fields & 8 != 0 {
+        let (source, name, reason) = (text(33), text(40), text(47));
+        trailer.extend_from_slice(&number(3).to_be_bytes());
+        for t in [&source, &name, &reason] {
+            trailer.extend_from_slice(&(t.len() as u16).to_be_bytes());
+            trailer.extend_from_slice(t.as_bytes());
+        }
+        want.death = Some((number(3), source, name, reason));
+    }
+    let crc = crc32(&trailer);
+    trailer.extend_from_slice(&crc.to_be_bytes());
+    let node = [frame, &trailer].concat();
+    let item = decode_item(Layout::Curator, &node).expect("a frame with a trailer decodes");
+    assert_eq!((Recorded::of(&item), &item.trailer_error), (want, &None));
+    let flip = usize::from(data.get(1).copied().unwrap_or(0)) % trailer.len();
+    let mut bad = node.clone();
+    bad[frame.len() + flip] ^= 1 << (data.get(2).copied().unwrap_or(0) % 8);
+    let item = decode_item(Layout::Curator, &bad).expect("a damaged trailer leaves the records");
+    if flip >= 3 {
+        assert!(item.trailer_error.is_some(), "flipped bit at {flip} unnoticed");
+    }
+    if item.trailer_error.is_some() || flip < 3 {
+        assert_eq!(Recorded::of(&item), Recorded::default());
+    }
+    let cut = frame.len() + 4 + usize::from(data.get(3).copied().unwrap_or(0)) % (trailer.len() - 4);
+    let item = decode_item(Layout::Curator, &node[..cut]).expect("a cut trailer leaves the records");
+    assert!(item.trailer_error.is_some(), "cut at {cut} unnoticed");
 }
 
 fn refused(bytes: &[u8]) {

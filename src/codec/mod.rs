@@ -22,3 +22,4 @@ pub use self::serde::{CompactSerializer, JsonSerializer};
 pub use frame::FrameError;
 pub(crate) use frame::{decode_frame, encode_frame};
 pub use serializer::{BytesSerializer, CodecError, QueueSerializer, StringSerializer};
+pub use trailer::{Death, TrailerError};

@@ -19,8 +19,11 @@
 //! assert_eq!(names, ["queue-0000000000", "queue-0000000001"]); // "lock" is foreign
 //! ```
 
+use std::time::SystemTime;
+
 use crate::codec::trailer;
 use crate::codec::{decode_frame, FrameError};
+pub use crate::codec::{Death, TrailerError};
 pub use crate::naming::Kind;
 use crate::naming::{
     delay_epoch, is_item, parse_id, parse_priority, parse_sequence, split_item, SequenceKey, PRIORITY_PREFIX_LEN,
@@ -257,7 +260,7 @@ pub fn order<S: AsRef<str>>(names: &[S], layout: Layout, kind: Kind) -> Vec<Item
 /// use zk_queue::inspect::{decode_item, Layout};
 /// let item = decode_item(Layout::Classic, b"raw")?;
 /// assert_eq!(item.records, [b"raw".to_vec()]);
-/// assert_eq!(item.attempts, 0);
+/// assert_eq!((item.attempts, item.put_at, item.death), (0, None, None));
 /// # Ok::<(), zk_queue::FrameError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -269,11 +272,22 @@ pub struct DecodedItem {
     /// Failed deliveries recorded so far (by this crate's consumers; Curator
     /// does not count them); always 0 for classic items.
     pub attempts: u32,
+    /// The item's first put, if recorded: an item this crate's consumers
+    /// requeued keeps it; otherwise the node's creation time is the put.
+    pub put_at: Option<SystemTime>,
+    /// A requeued item's back-off: this crate's consumers do not deliver it
+    /// before then ([`QueueBuilder::redelivery_backoff`](crate::QueueBuilder::redelivery_backoff)).
+    pub not_before: Option<SystemTime>,
+    /// Why the item was moved to a dead-letter path, if it was.
+    pub death: Option<Death>,
+    /// Why the bytes after the frame are a damaged trailer, if they are; the
+    /// fields above then read as nothing recorded.
+    pub trailer_error: Option<TrailerError>,
 }
 
 /// Decodes the data of an item node of `layout`: a classic item is one
 /// record of raw bytes; a Curator item is an item frame, whose records and
-/// recorded attempt count are returned.
+/// the metadata this crate records after the frame are returned.
 ///
 /// ```
 /// use zk_queue::inspect::{decode_item, Layout};
@@ -284,6 +298,12 @@ pub struct DecodedItem {
 /// let item = decode_item(Layout::Curator, &data)?;
 /// assert_eq!(item.records, [b"x".to_vec()]);
 ///
+/// // A damaged trailer leaves the records readable, and is reported.
+/// let damaged = [&data[..], b"ZKQ\x03\0\0\0\x01\0\0\0\0\0"].concat();
+/// let item = decode_item(Layout::Curator, &damaged)?;
+/// assert_eq!((item.records.len(), item.attempts), (1, 0));
+/// assert!(item.trailer_error.is_some());
+///
 /// let err = decode_item(Layout::Curator, b"raw bytes").unwrap_err();
 /// assert!(matches!(err, FrameError::WrongVersion { .. }));
 /// # Ok::<(), FrameError>(())
@@ -292,22 +312,32 @@ pub struct DecodedItem {
 /// # Errors
 /// For a Curator item whose data is not a valid frame, the [`FrameError`]
 /// naming the first deviation (Curator's consumers treat such an item as
-/// corrupt). Classic items always decode.
+/// corrupt). Classic items always decode; a damaged trailer is not an error
+/// (see [`DecodedItem::trailer_error`]).
 pub fn decode_item(layout: Layout, data: &[u8]) -> Result<DecodedItem, FrameError> {
-    match layout {
-        Layout::Classic => Ok(DecodedItem {
-            records: vec![data.to_vec()],
-            attempts: 0,
-        }),
-        Layout::Curator => {
-            let records = decode_frame(data)?;
-            let attempts = trailer::attempts(data, trailer::frame_len(&records));
-            Ok(DecodedItem {
-                records: records.into_iter().map(<[u8]>::to_vec).collect(),
-                attempts,
-            })
-        }
+    let mut item = DecodedItem {
+        records: vec![data.to_vec()],
+        attempts: 0,
+        put_at: None,
+        not_before: None,
+        death: None,
+        trailer_error: None,
+    };
+    if layout == Layout::Classic {
+        return Ok(item);
     }
+    let records = decode_frame(data)?;
+    item.records = records.iter().map(|r| r.to_vec()).collect();
+    match trailer::read(data, trailer::frame_len(&records)) {
+        Ok(found) => {
+            item.attempts = found.attempts;
+            item.put_at = found.put_at.map(trailer::from_epoch_millis);
+            item.not_before = found.not_before.map(trailer::from_epoch_millis);
+            item.death = found.death;
+        }
+        Err(damage) => item.trailer_error = Some(damage),
+    }
+    Ok(item)
 }
 
 #[cfg(test)]
@@ -429,10 +459,17 @@ mod tests {
     #[test]
     fn decodes_frames_with_attempts() {
         let mut frame = encode_frame([&b"a"[..], &b""[..], &b"bc"[..]]).unwrap();
-        trailer::append(&mut frame, 3);
+        let recorded = trailer::Trailer {
+            attempts: 3,
+            put_at: Some(1_000),
+            ..trailer::Trailer::default()
+        };
+        trailer::append(&mut frame, &recorded);
         let item = decode_item(Layout::Curator, &frame).unwrap();
         assert_eq!(item.records, [b"a".to_vec(), vec![], b"bc".to_vec()]);
         assert_eq!(item.attempts, 3);
+        assert_eq!(item.put_at, Some(trailer::from_epoch_millis(1_000)));
+        assert_eq!(item.trailer_error, None);
         assert_eq!(
             decode_item(Layout::Curator, &[0, 1, 0, 1]).unwrap_err(),
             FrameError::Truncated { len: 4 }

@@ -133,6 +133,12 @@ pub(crate) fn split_item(name: &str) -> Option<(&str, i64)> {
     Some((prefix, parse_sequence(sequence, "")?))
 }
 
+/// The prefix item `name` was created with, which carries its priority,
+/// due time or id; `queue-` for a name that does not parse.
+pub(crate) fn item_prefix(name: &str) -> &str {
+    split_item(name).map_or(QUEUE_PREFIX, |(prefix, _)| prefix)
+}
+
 /// The sequence the server appended to an item name; see [`split_item`].
 pub(crate) fn item_sequence(name: &str) -> Option<i64> {
     split_item(name).map(|(_, sequence)| sequence)

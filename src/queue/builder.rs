@@ -3,14 +3,21 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::consumer::WithMeta;
 use super::core::{Consumer, Core, Options};
 use super::pull::{self, ItemReceiver};
-use super::{DelayQueue, DistributedQueue, ErrorMode, IdQueue, PriorityQueue, Queue, QueueConsumer};
+use super::{
+    ConsumeError, DelayQueue, DistributedQueue, ErrorMode, IdQueue, ItemMeta, PriorityQueue, Queue, QueueConsumer,
+};
 use crate::client::{Acl, ZkClient};
 use crate::codec::QueueSerializer;
 use crate::error::{Error, Result};
 use crate::naming::Kind;
 use crate::path;
+use crate::sync::Backoff;
+
+/// The default redelivery back-off: the first pause and the cap.
+const DEFAULT_BACKOFF: (Duration, Duration) = (Duration::from_secs(1), Duration::from_secs(60));
 
 /// Builds the queues of Curator's family; consuming setters, each documenting
 /// its default.
@@ -75,6 +82,7 @@ impl<T: Send + 'static> QueueBuilder<T> {
                 rescan_interval: Duration::from_secs(30),
                 error_mode: ErrorMode::Requeue,
                 max_attempts: None,
+                redelivery_backoff: Backoff::new(DEFAULT_BACKOFF.0, DEFAULT_BACKOFF.1),
                 min_items_before_refresh: 0,
                 dead_letter_path: None,
                 acl: client.default_acl().to_vec(),
@@ -101,6 +109,33 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// ```
     pub fn consumer(mut self, consumer: impl QueueConsumer<T>) -> Self {
         self.consumer = Some(Consumer::Callback(Arc::new(consumer)));
+        self
+    }
+
+    /// The consumer of items, a closure that also reads each item's
+    /// [`ItemMeta`] (attempt, node name, priority, due time, id, put time);
+    /// replaces any [`consumer`](Self::consumer). Defaults to none.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// use zk_queue::{ConsumeError, ItemMeta};
+    /// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer)
+    ///     .lock_path("/jobs-locks")
+    ///     .consumer_with_meta(|job: String, meta: &ItemMeta| -> Result<(), ConsumeError> {
+    ///         println!("{job}, attempt {}", meta.attempt());
+    ///         Ok(())
+    ///     })
+    ///     .build_queue()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn consumer_with_meta<F>(mut self, consumer: F) -> Self
+    where
+        F: Fn(T, &ItemMeta) -> std::result::Result<(), ConsumeError> + Send + Sync + 'static,
+    {
+        self.consumer = Some(Consumer::Callback(Arc::new(WithMeta(consumer))));
         self
     }
 
@@ -318,9 +353,48 @@ impl<T: Send + 'static> QueueBuilder<T> {
         self
     }
 
-    /// Where items go that cannot be consumed: undecodable items, and items
-    /// that failed `max_attempts` times. Items there are plain queue items
-    /// (`queue-<seq>`), so a queue on that path can drain them. It must not be
+    /// How long a failed item waits before it is delivered again (with
+    /// [`ErrorMode::Requeue`]): after its n-th failure, a random pause between
+    /// half and all of `initial` doubled n − 1 times, capped at `max`
+    /// (exponential back-off with equal jitter). With `initial` zero a failed
+    /// item is delivered again at once. Defaults to 1 second, capped at 60
+    /// seconds.
+    ///
+    /// The requeued node records when it is due again after its frame, so the
+    /// pause holds across consumers and crashes: this crate's consumers (with
+    /// or without a lock path, callback or pull) leave it alone until then,
+    /// each reading it once and waking for it when it is due, by its clock
+    /// (as for delay queues). Curator's consumers, [`RawQueue`](crate::RawQueue)
+    /// and `zkq take` see an ordinary item and may take it earlier; that is
+    /// correct, only sooner.
+    ///
+    /// # Errors
+    /// The `build_*` methods fail with [`Error::InvalidArgument`] if `max` is
+    /// less than `initial`.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// use std::time::Duration;
+    /// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer)
+    ///     .lock_path("/jobs-locks")
+    ///     .redelivery_backoff(Duration::from_millis(200), Duration::from_secs(10))
+    ///     .build_queue()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn redelivery_backoff(mut self, initial: Duration, max: Duration) -> Self {
+        self.options.redelivery_backoff = Backoff::new(initial, max);
+        self
+    }
+
+    /// Where items go that cannot be consumed: undecodable items (byte for
+    /// byte), and items that failed `max_attempts` times. Items there keep
+    /// their name prefix (priority, due time or id) and their frame, so a
+    /// queue on that path (this crate's or Curator's) reads them as the
+    /// original items; after the frame each records why it died, when, and
+    /// the queue and node it came from ([`DeadLetters::list`](crate::DeadLetters::list)). It must not be
     /// the queue path, lie inside it, or be the lock path. Defaults to none:
     /// undecodable items are left in place and logged.
     ///
@@ -498,6 +572,10 @@ impl<T: Send + 'static> QueueBuilder<T> {
         }
         if self.options.max_attempts == Some(0) {
             return invalid("max attempts must be at least 1");
+        }
+        let (initial, max) = self.options.redelivery_backoff.bounds();
+        if max < initial {
+            return invalid("the redelivery back-off's cap must not be less than its first pause");
         }
         if self.options.max_attempts.is_some() && self.options.dead_letter_path.is_none() {
             return invalid("max attempts needs a dead-letter path");

@@ -2,6 +2,7 @@
 
 use crate::client::ConnectionState;
 use crate::error::Error;
+use crate::queue::ItemMeta;
 
 /// The error a consumer returns for an item it could not process.
 ///
@@ -26,7 +27,9 @@ pub type ConsumeError = Box<dyn std::error::Error + Send + Sync>;
 /// lock path the item is requeued or deleted (see [`ErrorMode`]); without
 /// one the item was already deleted, and the error is logged.
 ///
-/// A closure `Fn(T) -> Result<(), ConsumeError>` is a consumer.
+/// A closure `Fn(T) -> Result<(), ConsumeError>` is a consumer; a closure
+/// that also wants the item's [`ItemMeta`] goes to
+/// [`QueueBuilder::consumer_with_meta`](crate::QueueBuilder::consumer_with_meta).
 ///
 /// ```
 /// use zk_queue::{ConnectionState, ConsumeError, QueueConsumer};
@@ -52,6 +55,33 @@ pub trait QueueConsumer<T>: Send + Sync + 'static {
     /// Processes one item.
     fn consume(&self, item: T) -> Result<(), ConsumeError>;
 
+    /// Processes one item knowing its metadata (attempt, node name,
+    /// priority, due time, id, put time): what the queue calls. Defaults to
+    /// [`consume`](Self::consume); override it to read the metadata.
+    ///
+    /// ```
+    /// use zk_queue::{ConsumeError, ItemMeta, QueueConsumer};
+    ///
+    /// struct Patient;
+    /// impl QueueConsumer<String> for Patient {
+    ///     fn consume(&self, item: String) -> Result<(), ConsumeError> {
+    ///         println!("{item}");
+    ///         Ok(())
+    ///     }
+    ///     fn consume_with_meta(&self, item: String, meta: &ItemMeta) -> Result<(), ConsumeError> {
+    ///         if meta.attempt() > 1 {
+    ///             println!("trying {} again ({})", meta.name(), meta.attempt());
+    ///         }
+    ///         self.consume(item)
+    ///     }
+    /// }
+    /// # fn takes<C: QueueConsumer<String>>(_: C) {}
+    /// # takes(Patient);
+    /// ```
+    fn consume_with_meta(&self, item: T, _meta: &ItemMeta) -> Result<(), ConsumeError> {
+        self.consume(item)
+    }
+
     /// Told of every connection-state change while the queue runs (really
     /// called, unlike Curator's). Defaults to doing nothing.
     fn state_changed(&self, _state: ConnectionState) {}
@@ -73,6 +103,25 @@ where
 {
     fn consume(&self, item: T) -> Result<(), ConsumeError> {
         self(item)
+    }
+}
+
+/// A closure that reads each item's metadata, as a consumer (see
+/// [`QueueBuilder::consumer_with_meta`](crate::QueueBuilder::consumer_with_meta)).
+pub(crate) struct WithMeta<F>(pub(crate) F);
+
+impl<T, F> QueueConsumer<T> for WithMeta<F>
+where
+    F: Fn(T, &ItemMeta) -> Result<(), ConsumeError> + Send + Sync + 'static,
+{
+    fn consume(&self, _item: T) -> Result<(), ConsumeError> {
+        // The queue always calls `consume_with_meta`; nothing else can reach
+        // this private type.
+        Err("this consumer needs the item's metadata".into())
+    }
+
+    fn consume_with_meta(&self, item: T, meta: &ItemMeta) -> Result<(), ConsumeError> {
+        (self.0)(item, meta)
     }
 }
 

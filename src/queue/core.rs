@@ -16,7 +16,7 @@ use crate::codec::{encode_frame, QueueSerializer};
 use crate::error::{Error, PutError, Result};
 use crate::naming::{is_item, Kind};
 use crate::path;
-use crate::sync::Latch;
+use crate::sync::{Backoff, Latch};
 
 /// The builder's settings.
 #[derive(Clone, Debug)]
@@ -30,6 +30,8 @@ pub(crate) struct Options {
     pub(crate) rescan_interval: Duration,
     pub(crate) error_mode: ErrorMode,
     pub(crate) max_attempts: Option<u32>,
+    /// The pause before a failed item is delivered again.
+    pub(crate) redelivery_backoff: Backoff,
     /// A priority consumer's items per listing before it looks again.
     pub(crate) min_items_before_refresh: usize,
     pub(crate) dead_letter_path: Option<String>,

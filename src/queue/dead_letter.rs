@@ -1,25 +1,36 @@
 //! [`DeadLetters`]: the items a queue set aside, and the ways back.
 
 use crate::client::{CreateMode, Op, ZkClient};
-use crate::codec::{decode_frame, trailer};
+use crate::codec::{decode_frame, trailer, Death, FrameError};
 use crate::error::{Error, Result};
-use crate::inspect::{ItemName, Layout};
-use crate::naming::QUEUE_PREFIX;
+use crate::inspect::{decode_item, ItemName, Layout};
+use crate::naming::item_prefix;
 use crate::path;
 use crate::queue::RawQueue;
 
+/// Reads of one pipelined batch.
+const READ_BATCH: usize = 1_000;
+
 /// A dead-letter path: where a lock-safe queue moves items that failed
 /// [`max_attempts`](crate::QueueBuilder::max_attempts) times, and
-/// undecodable items. Dead letters are Curator queue items (`queue-<seq>`
-/// nodes holding an item frame, with the attempt count after it), so a
-/// handle lists them, moves them back to a queue, or deletes them.
+/// undecodable items. Dead letters are Curator queue items named with their
+/// original prefix (so they keep their priority, due time or id) and holding
+/// the original item frame, so a Curator consumer of the dead-letter path
+/// reads them as the original items. After the frame, invisible to Curator,
+/// this crate records their story: the attempts, the consumer's last error,
+/// when they died, and the queue and node they came from ([`Death`]); an
+/// undecodable item is moved byte for byte. A handle lists them with their
+/// story, moves them back to a queue, or deletes them.
 ///
 /// ```no_run
 /// # fn main() -> Result<(), zk_queue::Error> {
 /// use zk_queue::{DeadLetters, ZkClient};
 /// let client = ZkClient::connect("127.0.0.1:2181")?;
 /// let dead = DeadLetters::new(&client, "/jobs-dead")?;
-/// println!("{} dead letters", dead.list()?.len());
+/// for letter in dead.list()? {
+///     let why = letter.death.as_ref().map_or("(not recorded)", |d| d.reason.as_str());
+///     println!("{} after {} attempts: {why}", letter.name.name, letter.attempts);
+/// }
 /// let moved = dead.requeue_to("/jobs")?;
 /// println!("{} back in /jobs, {} skipped", moved.requeued, moved.skipped);
 /// # Ok(())
@@ -28,6 +39,39 @@ use crate::queue::RawQueue;
 #[derive(Clone, Debug)]
 pub struct DeadLetters {
     raw: RawQueue,
+}
+
+/// One dead letter and its story, as [`DeadLetters::list`] reads it.
+///
+/// ```no_run
+/// # fn main() -> Result<(), zk_queue::Error> {
+/// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+/// for letter in zk_queue::DeadLetters::new(&client, "/jobs-dead")?.list()? {
+///     match (&letter.death, &letter.undecodable) {
+///         (Some(death), _) => println!("{}: {} (from {})", letter.name.name, death.reason, death.source),
+///         (None, Some(error)) => println!("{}: undecodable: {error}", letter.name.name),
+///         (None, None) => println!("{}: set aside by an older version", letter.name.name),
+///     }
+/// }
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DeadLetter {
+    /// Its node name in the dead-letter path, parsed: the original prefix,
+    /// so the priority, due time or id of the item it was.
+    pub name: ItemName,
+    /// Its records: one for a `put`, several for a `put_multi` (the records
+    /// not consumed before it died); none if undecodable.
+    pub records: Vec<Vec<u8>>,
+    /// Failed deliveries recorded in it.
+    pub attempts: u32,
+    /// Why, when and where it died, if recorded (dead letters written by
+    /// older versions and undecodable ones have none).
+    pub death: Option<Death>,
+    /// Why its data does not decode, for an undecodable item.
+    pub undecodable: Option<FrameError>,
 }
 
 /// What [`DeadLetters::requeue_to`] did.
@@ -76,19 +120,17 @@ impl DeadLetters {
     }
 
     /// The dead letters' names in the order they were set aside; empty if the
-    /// path does not exist. Other children are left out.
+    /// path does not exist. Other children are left out. Reads no data.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
     /// let dead = zk_queue::DeadLetters::new(&client, "/jobs-dead")?;
-    /// for item in dead.list()? {
-    ///     println!("{}", item.name);
-    /// }
+    /// println!("{} dead letters", dead.names()?.len());
     /// # Ok(())
     /// # }
     /// ```
-    pub fn list(&self) -> Result<Vec<ItemName>> {
+    pub fn names(&self) -> Result<Vec<ItemName>> {
         match self.raw.listing() {
             Ok(listing) => Ok(listing.items),
             Err(Error::NoNode { .. }) => Ok(Vec::new()),
@@ -96,8 +138,63 @@ impl DeadLetters {
         }
     }
 
-    /// Moves every dead letter to the end of the queue at `queue_path` as a
-    /// plain item with its attempt count reset, each in one multi that
+    /// Every dead letter with its story, in the order of
+    /// [`names`](Self::names), read with pipelined requests; dead letters
+    /// deleted meanwhile are left out.
+    ///
+    /// # Errors
+    /// ZooKeeper errors listing or reading.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let dead = zk_queue::DeadLetters::new(&client, "/jobs-dead")?;
+    /// for letter in dead.list()? {
+    ///     if let Some(death) = &letter.death {
+    ///         println!("{}: {}", death.original_name, death.reason);
+    ///     }
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn list(&self) -> Result<Vec<DeadLetter>> {
+        let names = self.names()?;
+        let mut letters = Vec::with_capacity(names.len());
+        for chunk in names.chunks(READ_BATCH) {
+            let paths: Vec<String> = chunk.iter().map(|n| path::join(self.raw.path(), &n.name)).collect();
+            for (name, read) in chunk.iter().zip(self.raw.client().get_data_many(&paths)?) {
+                let data = match read {
+                    Ok((data, _)) => data,
+                    Err(Error::NoNode { .. }) => continue,
+                    Err(e) => return Err(e),
+                };
+                let mut letter = DeadLetter {
+                    name: name.clone(),
+                    records: Vec::new(),
+                    attempts: 0,
+                    death: None,
+                    undecodable: None,
+                };
+                match decode_item(Layout::Curator, &data) {
+                    Ok(item) => {
+                        letter.records = item.records;
+                        letter.attempts = item.attempts;
+                        letter.death = item.death;
+                    }
+                    Err(e) => letter.undecodable = Some(e),
+                }
+                letters.push(letter);
+            }
+        }
+        Ok(letters)
+    }
+
+    /// Moves every dead letter to the end of the queue at `queue_path` under
+    /// its own name prefix (so an item of a priority, delay or id queue keeps
+    /// its priority, due time or id; a plain `queue-` dead letter, as older
+    /// versions wrote every one, stays plain), as a fresh item: its frame
+    /// alone, so its attempts start again from zero, its story is dropped,
+    /// and its put time is the requeue. Each moves in one multi that
     /// creates the item (with the queue node's ACL, as the queue's own puts)
     /// and deletes the dead letter at the version read: a dead letter is
     /// never lost nor moved twice. An undecodable dead letter stays (and is
@@ -119,10 +216,9 @@ impl DeadLetters {
     /// ```
     pub fn requeue_to(&self, queue_path: &str) -> Result<Requeued> {
         path::validate_queue_path(queue_path)?;
-        let items = self.list()?;
+        let items = self.names()?;
         self.raw.client().ensure_path(queue_path)?;
         let (acl, _) = self.raw.client().get_acl(queue_path)?;
-        let target = path::join(queue_path, QUEUE_PREFIX);
         let mut done = Requeued::default();
         for item in &items {
             let letter = path::join(self.raw.path(), &item.name);
@@ -140,8 +236,9 @@ impl DeadLetters {
                     continue;
                 }
             };
+            let target = path::join(queue_path, item_prefix(&item.name));
             let ops = [
-                Op::create_with_acl(target.clone(), frame, CreateMode::PersistentSequential, acl.clone()),
+                Op::create_with_acl(target, frame, CreateMode::PersistentSequential, acl.clone()),
                 Op::delete(letter, Some(stat.version)),
             ];
             match self.raw.client().multi(&ops) {

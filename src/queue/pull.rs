@@ -9,7 +9,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use parking_lot::Mutex;
 
 use super::engine::POLL;
-use super::ConsumeError;
+use super::{ConsumeError, ItemMeta};
 use crate::error::{Error, Result};
 
 /// Where a queue built with [`QueueBuilder::pull_consumer`](crate::QueueBuilder::pull_consumer)
@@ -104,6 +104,7 @@ pub struct ItemReceiver<T> {
 #[must_use = "a delivery that is dropped without `ack` is requeued"]
 pub struct Delivery<T> {
     item: Option<T>,
+    meta: ItemMeta,
     reply: Option<Reply>,
 }
 
@@ -135,6 +136,25 @@ impl<T> Delivery<T> {
     /// ```
     pub fn item(&self) -> &T {
         self.item.as_ref().expect("a delivery holds its item until consumed")
+    }
+
+    /// What the queue knows about the item: attempt, node name, priority,
+    /// due time, id, put time.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// # let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").pull_consumer();
+    /// # let queue = builder.build_queue()?;
+    /// let delivery = receiver.take()?;
+    /// println!("{}: attempt {}", delivery.meta().name(), delivery.meta().attempt());
+    /// delivery.ack();
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn meta(&self) -> &ItemMeta {
+        &self.meta
     }
 
     /// Acknowledges the item (it was processed) and returns it.
@@ -223,7 +243,10 @@ impl<T> Drop for Delivery<T> {
 
 impl<T: std::fmt::Debug> std::fmt::Debug for Delivery<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Delivery").field("item", &self.item).finish()
+        f.debug_struct("Delivery")
+            .field("item", &self.item)
+            .field("meta", &self.meta)
+            .finish()
     }
 }
 
@@ -487,15 +510,16 @@ impl<T> PullConsumer<T> {
         &self.answers.1
     }
 
-    /// A delivery of `item`, numbered `id`, whose answer comes back through
-    /// [`answers`](Self::answers).
+    /// A delivery of `item`, described by `meta` and numbered `id`, whose
+    /// answer comes back through [`answers`](Self::answers).
     ///
     /// The queue could list and claim the item, so an earlier denial of
     /// those is over (one of an acknowledge or a move still stands).
-    pub(crate) fn delivery(&self, id: u64, item: T) -> Delivery<T> {
+    pub(crate) fn delivery(&self, id: u64, item: T, meta: ItemMeta) -> Delivery<T> {
         self.denied.lock().take_if(|d| !d.in_transaction);
         Delivery {
             item: Some(item),
+            meta,
             reply: Some(Reply {
                 id,
                 answers: self.answers.0.clone(),
@@ -583,7 +607,9 @@ mod tests {
     fn deliver(consumer: PullConsumer<String>, receiver: &ItemReceiver<String>, item: &str) -> (String, Result<()>) {
         let item = item.to_string();
         let thread = std::thread::spawn(move || {
-            let sent = consumer.deliveries().send(consumer.delivery(7, item));
+            let sent = consumer
+                .deliveries()
+                .send(consumer.delivery(7, item, ItemMeta::new("queue-0000000007", 0, 0)));
             (sent.is_ok(), consumer)
         });
         let delivery = receiver.deliveries.recv_timeout(Duration::from_secs(5)).unwrap();

@@ -11,12 +11,13 @@ use crate::read::{describe, print_described};
 
 #[derive(Debug, Subcommand)]
 pub enum DeadLetterCommand {
-    /// Show the items of a dead-letter path.
+    /// Show the items of a dead-letter path, with why each died (the last
+    /// error), when, and the queue and node it came from.
     List(ListArgs),
     /// Delete every item of a dead-letter path.
     Purge(PurgeArgs),
-    /// Move every item of a dead-letter path back to a queue, as plain items
-    /// with their attempt count reset.
+    /// Move every item of a dead-letter path back to a queue, keeping its
+    /// priority, due time or id, with its attempt count reset.
     Requeue(RequeueArgs),
 }
 
@@ -59,13 +60,13 @@ pub fn run(ctx: &Context, command: DeadLetterCommand) -> anyhow::Result<()> {
     match command {
         DeadLetterCommand::List(args) => {
             let dead = DeadLetters::new(&ctx.client, &args.path)?;
-            let head: Vec<_> = dead.list()?.into_iter().take(args.limit).collect();
+            let head: Vec<_> = dead.names()?.into_iter().take(args.limit).collect();
             let items = describe(ctx, &args.path, Layout::Curator, &head)?;
             print_described(ctx, &items)
         }
         DeadLetterCommand::Purge(args) => {
             let dead = DeadLetters::new(&ctx.client, &args.path)?;
-            let total = dead.list()?.len();
+            let total = dead.names()?.len();
             purge(ctx, &args, total, || dead.purge().map(|deleted| (deleted, 0)))
         }
         DeadLetterCommand::Requeue(args) => {

@@ -1,6 +1,7 @@
 //! `zkq peek`, `zkq ls` and `zkq stats`: read-only views of a queue.
 
 use std::collections::BTreeMap;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use serde::Serialize;
@@ -61,10 +62,36 @@ pub struct PeekedItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     records: Option<usize>,
     attempts: u32,
+    /// The first put, epoch milliseconds, if the item records it (a
+    /// requeued item does).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    put_at: Option<i64>,
+    /// A dead letter's story: why, when and where it died.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    death: Option<DeathOutput>,
     /// The first record's first characters.
     preview: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
+}
+
+/// Why, when and where a dead letter died.
+#[derive(Serialize)]
+pub struct DeathOutput {
+    /// The consumer's last error.
+    reason: String,
+    /// Epoch milliseconds.
+    died_at: i64,
+    /// The queue path it came from.
+    source: String,
+    /// Its node name there.
+    original_name: String,
+}
+
+/// Epoch milliseconds of `time`.
+fn epoch_ms(time: SystemTime) -> i64 {
+    time.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// Reads and describes `items` of a queue at `path`; vanished items are left out.
@@ -79,15 +106,24 @@ pub fn describe(ctx: &Context, path: &str, layout: Layout, items: &[ItemName]) -
                 Err(e) if e.is_no_node() => continue,
                 Err(e) => return Err(e.into()),
             };
-            let (records, attempts, preview_text, error) = match decode_item(layout, &data) {
+            let decoded = decode_item(layout, &data);
+            let (records, attempts, preview_text, error) = match &decoded {
                 Ok(decoded) => (
                     Some(decoded.records.len()),
                     decoded.attempts,
                     decoded.records.first().map(|r| preview(r, 40)).unwrap_or_default(),
-                    None,
+                    decoded.trailer_error.as_ref().map(|e| e.to_string()),
                 ),
                 Err(e) => (None, 0, preview(&data, 40), Some(e.to_string())),
             };
+            let decoded = decoded.ok();
+            let put_at = decoded.as_ref().and_then(|d| d.put_at).map(epoch_ms);
+            let death = decoded.and_then(|d| d.death).map(|death| DeathOutput {
+                reason: death.reason,
+                died_at: epoch_ms(death.died_at),
+                source: death.source,
+                original_name: death.original_name,
+            });
             out.push(PeekedItem {
                 name: item.name.clone(),
                 kind: item.kind.to_string(),
@@ -97,6 +133,8 @@ pub fn describe(ctx: &Context, path: &str, layout: Layout, items: &[ItemName]) -
                 size: data.len(),
                 records,
                 attempts,
+                put_at,
+                death,
                 preview: preview_text,
                 error,
             });
@@ -125,6 +163,15 @@ pub fn print_described(ctx: &Context, items: &[PeekedItem]) -> anyhow::Result<()
         line += &format!("\tsize={}\tattempts={}", item.size, item.attempts);
         if let Some(records) = item.records.filter(|r| *r != 1) {
             line += &format!("\trecords={records}");
+        }
+        if let Some(put_at) = item.put_at {
+            line += &format!("\tput_at={put_at}");
+        }
+        if let Some(death) = &item.death {
+            line += &format!(
+                "\tdied_at={}\tfrom={}/{}\treason={:?}",
+                death.died_at, death.source, death.original_name, death.reason
+            );
         }
         if let Some(error) = &item.error {
             line += &format!("\tcorrupt: {error}");
@@ -269,7 +316,7 @@ pub fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         stats.lock_owners = Some(owners);
     }
     if let Some(dlq) = &args.dead_letter_path {
-        stats.dead_letters = Some(DeadLetters::new(&ctx.client, dlq)?.list()?.len());
+        stats.dead_letters = Some(DeadLetters::new(&ctx.client, dlq)?.names()?.len());
     }
     if ctx.json {
         return ctx.print_json(&stats);

@@ -8,6 +8,7 @@ use crossbeam_channel::{SendTimeoutError, Sender};
 use super::lease::Taken;
 use super::process::decode;
 use super::{outcome, Control, Locked, Work, POLL};
+use crate::codec::trailer;
 use crate::error::{Error, Result};
 use crate::path;
 use crate::queue::core::Core;
@@ -39,7 +40,12 @@ pub(super) fn window<T: Send + 'static>(
             continue;
         }
         match decode(core, &item_path, &data) {
-            Ok(decoded) => claimable.push((name, item_path, stat.version, decoded.values)),
+            // Backing off after a failure: left for later, not claimed.
+            Ok(decoded) if control.deferred.defer(&name, decoded.trailer.not_before) => {}
+            Ok(decoded) => {
+                let meta = decoded.meta(&name, stat.ctime);
+                claimable.push((name, item_path, stat.version, decoded.values, meta));
+            }
             Err(corrupt) => {
                 if let Err(e) = outcome::dead_letter(core, control, &name, &data, stat.version, None, corrupt) {
                     log::warn!("{item_path}: {e}");
@@ -48,10 +54,10 @@ pub(super) fn window<T: Send + 'static>(
             }
         }
     }
-    let deletes: Vec<(String, Option<i32>)> = claimable.iter().map(|(_, p, v, _)| (p.clone(), Some(*v))).collect();
+    let deletes: Vec<(String, Option<i32>)> = claimable.iter().map(|(_, p, v, ..)| (p.clone(), Some(*v))).collect();
     let results = core.client.delete_many(&deletes)?;
     let mut handed = 0;
-    for ((name, item_path, _, values), deleted) in claimable.into_iter().zip(results) {
+    for ((name, item_path, _, values, meta), deleted) in claimable.into_iter().zip(results) {
         match deleted {
             Ok(()) => {}
             // Another consumer claimed it first.
@@ -68,7 +74,7 @@ pub(super) fn window<T: Send + 'static>(
         log::debug!("claimed {item_path}");
         // Counted before the hand-over, so the worker's settling comes after.
         QueueCounters::bump(&core.counters.claimed);
-        if tx.send(Work::Claimed { name, values }).is_err() {
+        if tx.send(Work::Claimed { name, values, meta }).is_err() {
             log::error!("{item_path}: claimed, but no worker is left to consume it");
             QueueCounters::bump(&core.counters.settled);
             continue;
@@ -121,6 +127,11 @@ pub(super) fn locked_window<T: Send + 'static>(
             not_an_item(core, control, &name, &item_path);
             continue;
         }
+        if control.deferred.defer(&name, trailer::not_before_of(&data)) {
+            // Backing off after a failure: unlocked, left for later.
+            control.leases.let_go(core, &name, &lease);
+            continue;
+        }
         if control.stopping() {
             // Closing: keep order by handing over nothing more.
             control.leases.let_go(core, &name, &lease);
@@ -132,6 +143,7 @@ pub(super) fn locked_window<T: Send + 'static>(
             name,
             item_path,
             item_version: stat.version,
+            ctime: stat.ctime,
             data,
             lease,
         });

@@ -26,8 +26,8 @@ pub(super) fn run<T: Send + 'static>(cx: &Settle<'_, T>, pull: &PullConsumer<T>,
     let window = cx.core.options.claim_window;
     // Records ready to offer, in order: the next record of an item being
     // answered goes first.
-    let mut offers: VecDeque<(T, InFlight<T>)> = VecDeque::new();
-    let mut outstanding: HashMap<u64, InFlight<T>> = HashMap::new();
+    let mut offers: VecDeque<(T, Box<InFlight<T>>)> = VecDeque::new();
+    let mut outstanding: HashMap<u64, Box<InFlight<T>>> = HashMap::new();
     let mut next_id = 0u64;
     let mut scanning = true;
     loop {
@@ -74,7 +74,8 @@ pub(super) fn run<T: Send + 'static>(cx: &Settle<'_, T>, pull: &PullConsumer<T>,
             };
             let id = next_id;
             next_id += 1;
-            match op.send(pull.deliveries(), pull.delivery(id, value)) {
+            let delivery = pull.delivery(id, value, item.meta().clone());
+            match op.send(pull.deliveries(), delivery) {
                 Ok(()) => {
                     outstanding.insert(id, item);
                     if outstanding.len() == window {
@@ -98,7 +99,7 @@ pub(super) fn run<T: Send + 'static>(cx: &Settle<'_, T>, pull: &PullConsumer<T>,
 
 /// Puts a record to deliver (the next of an item, or a new item's first)
 /// before the other offers.
-fn next<T>(step: Step<T>, offers: &mut VecDeque<(T, InFlight<T>)>) {
+fn next<T>(step: Step<T>, offers: &mut VecDeque<(T, Box<InFlight<T>>)>) {
     if let Step::Deliver(value, item) = step {
         offers.push_front((value, item));
     }

@@ -8,8 +8,8 @@
 //! The scanner lists the queue (and the lock directory, in lock-safe mode)
 //! with one watch each, hands the items of that listing to the workers in
 //! order, and lists again only when a watch fired, the connection changed, or
-//! a delayed item came due: one listing per pass over the queue, not one per
-//! item.
+//! a delayed item or a failed item backing off came due: one listing per pass
+//! over the queue, not one per item.
 //!
 //! In lock-safe mode a consumer holds at most `claim_window` leases at once
 //! (locked items not yet acknowledged, released or requeued), so a consumer
@@ -20,6 +20,7 @@
 
 mod ack;
 mod claim;
+mod deferred;
 mod dispatch;
 mod lease;
 mod outcome;
@@ -33,10 +34,11 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Sender;
 use parking_lot::{Condvar, Mutex};
 
+use self::deferred::Deferred;
 use self::lease::{Lease, Leases};
 use self::process::{Settle, Step};
 use super::core::{Consumer, Core};
-use super::DeliverAt;
+use super::{DeliverAt, ItemMeta};
 use crate::client::{ChildWatch, Opts};
 use crate::error::{Error, Result};
 use crate::naming::{delay_epoch, is_item, Kind};
@@ -58,6 +60,8 @@ pub(crate) struct Control {
     leases: Leases,
     /// Undecodable items left in place (no dead-letter path), not read again.
     skipped: Mutex<HashSet<String>>,
+    /// Failed items backing off: not due yet.
+    deferred: Deferred,
     /// Workers still running.
     workers: Mutex<usize>,
     workers_done: Condvar,
@@ -78,7 +82,11 @@ impl Control {
 /// What the scanner hands to a worker.
 pub(crate) enum Work<T> {
     /// Plain mode: the scanner claimed (deleted) the item; consume its values.
-    Claimed { name: String, values: Vec<T> },
+    Claimed {
+        name: String,
+        values: Vec<T>,
+        meta: ItemMeta,
+    },
     /// Lock-safe mode: the scanner locked and read the item.
     Locked(Locked),
 }
@@ -88,6 +96,8 @@ pub(crate) struct Locked {
     name: String,
     item_path: String,
     item_version: i32,
+    /// Creation time of the item node, epoch milliseconds.
+    ctime: i64,
     data: Vec<u8>,
     lease: Lease,
 }
@@ -115,6 +125,7 @@ impl Engine {
             wake: Mutex::new(Latch::new()),
             leases: Leases::new(),
             skipped: Mutex::new(HashSet::new()),
+            deferred: Deferred::new(),
             workers: Mutex::new(0),
             workers_done: Condvar::new(),
         });
@@ -154,7 +165,8 @@ impl Engine {
                             for work in rx {
                                 let mut step = process::begin(cx, work);
                                 while let Step::Deliver(value, item) = step {
-                                    step = item.answered(cx, process::consume(consumer.as_ref(), value));
+                                    let answer = process::consume(consumer.as_ref(), value, item.meta());
+                                    step = item.answered(cx, answer);
                                 }
                             }
                         }),
@@ -313,6 +325,7 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
     }
     let mut items: Vec<String> = names.into_iter().filter(|n| is_item(n)).collect();
     core.kind.sort(&mut items);
+    control.deferred.keep_only(&items.iter().map(String::as_str).collect());
 
     // At least one item per listing, so a steady stream of puts cannot
     // starve the consumer (Curator's livelock with 0).
@@ -357,7 +370,7 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
         if locked.contains(&name) || control.skipped.lock().contains(&name) {
             continue;
         }
-        if control.leases.holds(&name) {
+        if control.leases.holds(&name) || control.deferred.holds_back(&name) {
             continue;
         }
         batch.push(name);
@@ -369,6 +382,8 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
     if !batch.is_empty() && !control.stopping() {
         claim_window(core, control, tx, batch)?;
     }
+    // Wake for the first item backing off, once it is due.
+    wake_at = earliest(wake_at, control.deferred.next_due());
     Ok(Pass {
         _watches: watches,
         wake_at,

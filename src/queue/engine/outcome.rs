@@ -2,23 +2,48 @@
 //! failed attempts counted) or moved to the dead-letter path, each in one
 //! multi, fenced on the item's lease if it has one.
 
+use std::time::SystemTime;
+
 use super::lease::Lease;
 use super::Control;
 use crate::client::{CreateMode, Op};
-use crate::codec::{encode_frame, trailer};
+use crate::codec::{encode_frame, trailer, Death};
 use crate::error::{Error, Result};
-use crate::naming::{split_item, QUEUE_PREFIX};
+use crate::naming::item_prefix;
 use crate::path;
 use crate::queue::core::Core;
 use crate::queue::stats::QueueCounters;
 use crate::queue::ConsumeError;
 
+/// The longest reason a dead letter records, in bytes.
+const MAX_REASON: usize = 4096;
+
+/// What an item carries from node to node when it is put back.
+#[derive(Clone, Copy)]
+pub(super) struct Story {
+    /// Failed deliveries so far.
+    pub(super) attempts: u32,
+    /// Its first put, epoch milliseconds.
+    pub(super) put_at: i64,
+}
+
+impl Story {
+    /// The trailer recording this story.
+    fn trailer(self) -> trailer::Trailer {
+        trailer::Trailer {
+            attempts: self.attempts,
+            put_at: Some(self.put_at),
+            ..trailer::Trailer::default()
+        }
+    }
+}
+
 /// A delivery the consumer failed.
 pub(super) struct Failure<'a> {
     /// The records not consumed yet, the failed one first.
     pub(super) remaining: &'a [&'a [u8]],
-    /// Failed attempts, this one included.
-    pub(super) attempts: u32,
+    /// Its story, this failure counted.
+    pub(super) story: Story,
     /// Why the consumer failed.
     pub(super) cause: &'a ConsumeError,
 }
@@ -36,23 +61,43 @@ pub(super) fn requeue<T: Send + 'static>(
 ) -> Result<()> {
     let Failure {
         remaining,
-        attempts,
+        story,
         cause,
     } = failure;
-    let data = item_data(remaining, attempts)?;
+    let attempts = story.attempts;
     if core.options.max_attempts.is_some_and(|max| attempts >= max) {
         log::info!("{}/{name} failed on attempt {attempts}, its last: {cause}", core.path);
+        let death = Death {
+            reason: trailer::cut(&cause.to_string(), MAX_REASON).to_owned(),
+            died_at: SystemTime::now(),
+            source: core.path.clone(),
+            original_name: name.to_owned(),
+        };
+        let dying = trailer::Trailer {
+            death: Some(death),
+            ..story.trailer()
+        };
+        let data = item_data(remaining, &dying)?;
         let reason = Error::AttemptsExhausted {
             path: path::join(&core.path, name),
             attempts,
         };
         return dead_letter(core, control, name, &data, item_version, Some(lease), reason);
     }
+    let pause = core.options.redelivery_backoff.nth_jittered(attempts);
+    let backing_off = trailer::Trailer {
+        not_before: (!pause.is_zero()).then(|| {
+            let at = SystemTime::now().checked_add(pause).unwrap_or(SystemTime::now());
+            trailer::epoch_millis(at)
+        }),
+        ..story.trailer()
+    };
+    let data = item_data(remaining, &backing_off)?;
     put_back(core, name, item_version, lease, data)?;
     QueueCounters::bump(&core.counters.requeued);
     // An expected failure, retried: worth a line, not an operator's attention.
     log::info!(
-        "{}/{name} failed on attempt {attempts} and was requeued: {cause}",
+        "{}/{name} failed on attempt {attempts} and was requeued, due again in {pause:?}: {cause}",
         core.path
     );
     Ok(())
@@ -67,18 +112,18 @@ pub(super) fn release_rest<T: Send + 'static>(
     item_version: i32,
     lease: &Lease,
     remaining: &[&[u8]],
-    attempts: u32,
+    story: Story,
 ) -> Result<()> {
-    let data = item_data(remaining, attempts)?;
+    let data = item_data(remaining, &story.trailer())?;
     put_back(core, name, item_version, lease, data)?;
     log::debug!("{}/{name}: {} released records put back", core.path, remaining.len());
     Ok(())
 }
 
-/// The data of an item of `records` that failed `attempts` times so far.
-fn item_data(records: &[&[u8]], attempts: u32) -> Result<Vec<u8>> {
+/// The data of an item of `records` that records `recorded`.
+fn item_data(records: &[&[u8]], recorded: &trailer::Trailer) -> Result<Vec<u8>> {
     let mut data = encode_frame(records.iter().copied()).map_err(Error::encoding)?;
-    trailer::append(&mut data, attempts);
+    trailer::append(&mut data, recorded);
     Ok(data)
 }
 
@@ -93,11 +138,10 @@ fn put_back<T: Send + 'static>(
     data: Vec<u8>,
 ) -> Result<()> {
     let item_path = path::join(&core.path, name);
-    let prefix = split_item(name).map_or(QUEUE_PREFIX, |(prefix, _)| prefix);
     let ops = lease.fence([
         Op::delete(&item_path, Some(item_version)),
         Op::create_with_acl(
-            path::join(&core.path, prefix),
+            path::join(&core.path, item_prefix(name)),
             data,
             CreateMode::PersistentSequential,
             core.options.acl.clone(),
@@ -106,9 +150,11 @@ fn put_back<T: Send + 'static>(
     lease.settle(core, &item_path, &ops)
 }
 
-/// Moves an item that cannot be consumed to the dead-letter path as a plain
-/// queue item, in one multi with its deletion; without a dead-letter path the
-/// item is left in place, never deleted.
+/// Moves an item that cannot be consumed to the dead-letter path under its
+/// own prefix (so it keeps its priority, delay or id there), in one multi
+/// with its deletion; without a dead-letter path the item is left in place,
+/// never deleted. `data` is what the dead letter holds: the item's frame with
+/// its story, or an undecodable item's bytes unchanged.
 pub(super) fn dead_letter<T: Send + 'static>(
     core: &Core<T>,
     control: &Control,
@@ -131,7 +177,7 @@ pub(super) fn dead_letter<T: Send + 'static>(
     };
     let move_ops = [
         Op::create_with_acl(
-            path::join(dead_letters, QUEUE_PREFIX),
+            path::join(dead_letters, item_prefix(name)),
             data.to_vec(),
             CreateMode::PersistentSequential,
             core.options.acl.clone(),

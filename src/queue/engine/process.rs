@@ -19,13 +19,31 @@ use crate::error::{Error, Result};
 use crate::queue::core::Core;
 use crate::queue::pull::Released;
 use crate::queue::stats::QueueCounters;
-use crate::queue::{ConsumeError, ErrorMode, QueueConsumer};
+use crate::queue::{ConsumeError, ErrorMode, ItemMeta, QueueConsumer};
 
 /// An item's data, decoded.
 pub(super) struct Decoded<T> {
     pub(super) values: Vec<T>,
-    /// Failed deliveries so far.
-    pub(super) attempts: u32,
+    /// What the item's trailer records (nothing if it is damaged).
+    pub(super) trailer: trailer::Trailer,
+}
+
+impl<T> Decoded<T> {
+    /// What the item carries from node to node: its failed deliveries so
+    /// far, and its first put (recorded by a requeue, or `ctime`, the
+    /// creation time of its node, in epoch milliseconds).
+    pub(super) fn story(&self, ctime: i64) -> outcome::Story {
+        outcome::Story {
+            attempts: self.trailer.attempts,
+            put_at: self.trailer.put_at.unwrap_or(ctime),
+        }
+    }
+
+    /// The metadata of item node `name`, created at `ctime`.
+    pub(super) fn meta(&self, name: &str, ctime: i64) -> ItemMeta {
+        let story = self.story(ctime);
+        ItemMeta::new(name, story.attempts, story.put_at)
+    }
 }
 
 /// Reads every record before anything is deleted, so an undecodable item is
@@ -41,8 +59,12 @@ pub(super) fn decode<T: 'static>(core: &Core<T>, item_path: &str, data: &[u8]) -
         .map(|r| core.serializer.deserialize(r))
         .collect::<std::result::Result<Vec<T>, _>>()
         .map_err(|e| corrupt(std::sync::Arc::new(e)))?;
-    let attempts = trailer::attempts(data, trailer::frame_len(&records));
-    Ok(Decoded { values, attempts })
+    let trailer = trailer::read(data, trailer::frame_len(&records)).unwrap_or_else(|damage| {
+        // Read as nothing recorded: delivered as if for the first time.
+        log::warn!("{item_path}: {damage}; its attempts and back-off are read as none");
+        trailer::Trailer::default()
+    });
+    Ok(Decoded { values, trailer })
 }
 
 /// What processing an item needs: the queue, its engine, and (lock-safe) the
@@ -56,7 +78,7 @@ pub(super) struct Settle<'a, T> {
 /// What comes after a step of an item.
 pub(super) enum Step<T> {
     /// Offer this record to the consumer; its answer goes to the item.
-    Deliver(T, InFlight<T>),
+    Deliver(T, Box<InFlight<T>>),
     /// The item is settled (or handed to the acknowledger).
     Settled,
 }
@@ -68,25 +90,29 @@ pub(super) struct InFlight<T> {
     /// How many records were offered so far.
     offered: usize,
     held: Held,
+    /// What the consumer is told about the item.
+    meta: ItemMeta,
 }
 
 /// How an item in flight is held.
 enum Held {
     /// Plain mode: already deleted.
     Claimed { name: String },
-    /// Lock-safe mode: locked, with the failed deliveries so far.
-    Locked { claim: Locked, attempts: u32 },
+    /// Lock-safe mode: locked, with its failed deliveries so far and first
+    /// put.
+    Locked { claim: Locked, story: outcome::Story },
 }
 
 /// Starts processing an item the scanner claimed: its first record, or
 /// settled at once (undecodable, or no records).
 pub(super) fn begin<T: Send + 'static>(cx: &Settle<'_, T>, work: Work<T>) -> Step<T> {
     match work {
-        Work::Claimed { name, values } => InFlight::new(values, Held::Claimed { name }).advance(cx),
+        Work::Claimed { name, values, meta } => InFlight::new(values, Held::Claimed { name }, meta).advance(cx),
         Work::Locked(claim) => {
-            let decoded = decode(cx.core, &claim.item_path, &claim.data).map(|d| (d.values, d.attempts));
+            let decoded = decode(cx.core, &claim.item_path, &claim.data)
+                .map(|d| (d.meta(&claim.name, claim.ctime), d.story(claim.ctime), d.values));
             match decoded {
-                Ok((values, attempts)) => InFlight::new(values, Held::Locked { claim, attempts }).advance(cx),
+                Ok((meta, story, values)) => InFlight::new(values, Held::Locked { claim, story }, meta).advance(cx),
                 Err(corrupt) => {
                     let Locked {
                         name,
@@ -106,16 +132,26 @@ pub(super) fn begin<T: Send + 'static>(cx: &Settle<'_, T>, work: Work<T>) -> Ste
 }
 
 impl<T: Send + 'static> InFlight<T> {
-    fn new(values: Vec<T>, held: Held) -> InFlight<T> {
+    fn new(values: Vec<T>, held: Held, meta: ItemMeta) -> InFlight<T> {
         InFlight {
             values: values.into_iter(),
             offered: 0,
             held,
+            meta,
         }
     }
 
+    /// What the consumer is told about the item.
+    pub(super) fn meta(&self) -> &ItemMeta {
+        &self.meta
+    }
+
     /// The consumer's answer for the record offered last.
-    pub(super) fn answered(self, cx: &Settle<'_, T>, answer: std::result::Result<(), ConsumeError>) -> Step<T> {
+    pub(super) fn answered(
+        self: Box<Self>,
+        cx: &Settle<'_, T>,
+        answer: std::result::Result<(), ConsumeError>,
+    ) -> Step<T> {
         let core = cx.core;
         let counter = match &answer {
             Ok(()) => &core.counters.consumed,
@@ -143,7 +179,7 @@ impl<T: Send + 'static> InFlight<T> {
             Held::Locked { .. } => {}
         }
         let index = self.offered.saturating_sub(1);
-        let Held::Locked { claim, attempts } = self.held else {
+        let Held::Locked { claim, story } = self.held else {
             return Step::Settled;
         };
         if released && index == 0 {
@@ -161,7 +197,7 @@ impl<T: Send + 'static> InFlight<T> {
                 claim.item_version,
                 &claim.lease,
                 &records[index..],
-                attempts,
+                story,
             ),
             Ok(records) => outcome::requeue(
                 core,
@@ -171,7 +207,10 @@ impl<T: Send + 'static> InFlight<T> {
                 &claim.lease,
                 outcome::Failure {
                     remaining: &records[index..],
-                    attempts: attempts + 1,
+                    story: outcome::Story {
+                        attempts: story.attempts.saturating_add(1),
+                        ..story
+                    },
                     cause: &e,
                 },
             ),
@@ -185,7 +224,7 @@ impl<T: Send + 'static> InFlight<T> {
     fn advance(mut self, cx: &Settle<'_, T>) -> Step<T> {
         if let Some(value) = self.values.next() {
             self.offered += 1;
-            return Step::Deliver(value, self);
+            return Step::Deliver(value, Box::new(self));
         }
         match self.held {
             Held::Claimed { .. } => QueueCounters::bump(&cx.core.counters.settled),
@@ -245,12 +284,14 @@ fn settled<T: Send + 'static>(cx: &Settle<'_, T>, claim: Locked, ended: Result<(
     QueueCounters::bump(&core.counters.settled);
 }
 
-/// Runs a callback consumer on one value; a panic counts as an error.
+/// Runs a callback consumer on one value of the item `meta` describes; a
+/// panic counts as an error.
 pub(super) fn consume<T: Send + 'static>(
     consumer: &dyn QueueConsumer<T>,
     value: T,
+    meta: &ItemMeta,
 ) -> std::result::Result<(), ConsumeError> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| consumer.consume(value))) {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| consumer.consume_with_meta(value, meta))) {
         Ok(result) => result,
         Err(_) => Err("the consumer panicked".into()),
     }

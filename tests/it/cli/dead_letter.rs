@@ -1,10 +1,12 @@
 //! `zkq dead-letter list|requeue|purge`.
 
-use zk_queue::{Acl, CreateMode, Perms};
+use std::time::Duration;
+
+use zk_queue::{Acl, ConsumeError, CreateMode, Perms, QueueBuilder, StringSerializer};
 
 use super::{children, json, ok};
 use crate::support::server::unique_path;
-use crate::support::{client, frame};
+use crate::support::{client, eventually, frame};
 
 #[test]
 fn cli_dead_letter_list_requeue_and_purge() {
@@ -74,4 +76,43 @@ fn cli_dead_letter_requeue_gives_items_the_queue_nodes_acl() {
     assert_eq!(items.len(), 1);
     let (item_acl, _) = zk.get_acl(&format!("{queue}/{}", items[0])).unwrap();
     assert_eq!(item_acl, acl);
+}
+
+#[test]
+fn cli_dead_letter_list_tells_why_each_died_and_requeue_keeps_the_priority() {
+    let (path, dead) = (unique_path("cli-dlq-story"), unique_path("cli-dlq-story-dead"));
+    let zk = client();
+    let queue = QueueBuilder::new(&zk, &path, StringSerializer)
+        .lock_path(&unique_path("cli-dlq-story-locks"))
+        .max_attempts(1)
+        .dead_letter_path(&dead)
+        .consumer(|_: String| -> Result<(), ConsumeError> { Err("the printer is on fire".into()) })
+        .build_priority_queue(0)
+        .unwrap();
+    ok(&["put", &path, "job", "--priority", "3"]);
+    eventually(Duration::from_secs(30), "the job dies", || {
+        zk.get_children(&dead).map(|(c, _)| c.len() == 1).unwrap_or(false)
+    });
+    queue.close();
+
+    let listed = json(&["dead-letter", "list", &dead]);
+    let letter = &listed.as_array().unwrap()[0];
+    assert_eq!(
+        (letter["priority"].as_i64(), letter["attempts"].as_i64()),
+        (Some(3), Some(1))
+    );
+    assert_eq!(letter["death"]["reason"], "the printer is on fire");
+    assert_eq!(letter["death"]["source"], path.as_str());
+    assert!(letter["death"]["died_at"].as_i64().unwrap() > 0);
+    let text = ok(&["dead-letter", "list", &dead]);
+    assert!(text.contains("reason=\"the printer is on fire\""), "{text}");
+
+    let moved = json(&["dead-letter", "requeue", &dead, "--to", &path]);
+    assert_eq!(moved, serde_json::json!({"requeued": 1, "skipped": 0}));
+    let peeked = json(&["peek", &path]);
+    assert_eq!(
+        (peeked[0]["kind"].as_str(), peeked[0]["priority"].as_i64()),
+        (Some("priority"), Some(3))
+    );
+    assert_eq!(peeked[0]["attempts"], 0, "attempts start again");
 }

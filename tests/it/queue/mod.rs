@@ -10,10 +10,12 @@
 //!   held items.
 //! - `curator_interop`: queues shared with Curator itself, in Java.
 
+mod backoff;
 mod consuming;
 mod curator;
 mod curator_interop;
 mod dead_letters;
+mod metadata;
 mod producing;
 mod pull;
 mod pull_window;
