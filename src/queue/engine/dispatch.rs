@@ -86,11 +86,16 @@ pub(super) fn run<T: Send + 'static>(cx: &Settle<'_, T>, pull: &PullConsumer<T>,
                     }
                 }
                 Err(SendError(delivery)) => {
+                    // No taker can ever come: give everything back, without
+                    // an attempt, and claim nothing more.
                     PullConsumer::withdraw(delivery);
-                    next(
-                        item.answered(cx, Err("the item receiver was dropped".into())),
-                        &mut offers,
+                    log::warn!(
+                        "queue {}: every item receiver was dropped; it stops consuming and gives its items back",
+                        cx.core.path
                     );
+                    cx.control.stop();
+                    let back = Released("every item receiver was dropped");
+                    next(item.answered(cx, Err(Box::new(back))), &mut offers);
                 }
             }
         }

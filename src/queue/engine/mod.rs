@@ -73,6 +73,13 @@ impl Control {
         self.stopping.load(Ordering::Acquire)
     }
 
+    /// Stops claiming: the scanner ends, and the workers end once they have
+    /// settled what they hold.
+    fn stop(&self) {
+        self.stopping.store(true, Ordering::Release);
+        self.wake.lock().open();
+    }
+
     /// Sets the item named aside: it is not read again.
     pub(crate) fn skip(&self, name: &str) {
         self.skipped.lock().insert(name.to_owned());
@@ -208,8 +215,7 @@ impl Engine {
 
     /// Stops claiming, then waits until `deadline` for in-flight items.
     pub(crate) fn stop(self, deadline: Instant) {
-        self.control.stopping.store(true, Ordering::Release);
-        self.control.wake.lock().open();
+        self.control.stop();
         (self.closing)();
         // A scanner blocked on a request ends on its own after the deadline.
         self.scanner.join_until(Some(deadline), "scanner");

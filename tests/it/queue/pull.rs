@@ -162,6 +162,57 @@ fn closing_a_pull_consumer_charges_no_attempt_to_items_no_caller_took() {
 }
 
 #[test]
+fn dropping_every_receiver_gives_the_claimed_items_back_without_an_attempt_and_stops_claiming() {
+    let path = unique_path("pull-dropped");
+    let (locks, dead) = (unique_path("pull-dropped-locks"), unique_path("pull-dropped-dead"));
+    let client = client();
+    let producer = producer(&client, &path).build_queue().unwrap();
+    for i in 0..3 {
+        producer.put(format!("job-{i}")).unwrap();
+    }
+    let (builder, receiver) = QueueBuilder::new(&client, &path, StringSerializer)
+        .lock_path(&locks)
+        .max_attempts(1)
+        .dead_letter_path(&dead)
+        .pull_consumer();
+    let queue = builder.build_queue().unwrap();
+    let shared = receiver.clone();
+    crate::support::eventually(WAIT, "the consumer locked items", || {
+        client.get_children(&locks).map(|(l, _)| !l.is_empty()).unwrap_or(false)
+    });
+    drop((receiver, shared));
+    crate::support::eventually(WAIT, "every lock released", || {
+        let stats = queue.stats();
+        stats.released > 0
+            && stats.released == stats.claimed
+            && client.get_children(&locks).map(|(l, _)| l.is_empty()).unwrap_or(false)
+    });
+    assert_eq!(recorded_attempts(&client, &path), [0, 0, 0], "no attempt charged");
+    assert!(
+        client.get_children(&dead).map(|(d, _)| d.is_empty()).unwrap_or(true),
+        "nothing dead-lettered (max_attempts 1)"
+    );
+    // Another consumer takes them all; the receiverless one claims none of
+    // them meanwhile, although each lock and delete wakes its watches.
+    let claimed = queue.stats().claimed;
+    let recorder = crate::support::recorder::Recorder::new();
+    let other = crate::support::queues::consumer(&client, &path, &recorder)
+        .lock_path(&locks)
+        .build_queue()
+        .unwrap();
+    producer.put("job-3".into()).unwrap();
+    recorder.wait_for(4, WAIT);
+    assert_eq!(
+        queue.stats().claimed,
+        claimed,
+        "claimed nothing after its receivers were dropped"
+    );
+    assert_eq!(queue.stats().consumer_errors, 0);
+    other.close();
+    queue.close();
+}
+
+#[test]
 fn a_released_delivery_comes_back_without_an_attempt_and_a_multi_keeps_only_its_unacknowledged_records() {
     let path = unique_path("pull-release");
     let client = client();

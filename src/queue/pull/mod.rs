@@ -5,11 +5,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
+use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
 use parking_lot::Mutex;
 
+mod consumer;
+mod delivery;
+
+pub(crate) use self::consumer::PullConsumer;
+use self::consumer::{Denial, UNREAD_ERRORS};
+pub use self::delivery::Delivery;
+pub(crate) use self::delivery::Released;
 use super::engine::POLL;
-use super::{ConsumeError, ItemMeta};
 use crate::error::{Error, Result};
 
 /// Where a queue built with [`QueueBuilder::pull_consumer`](crate::QueueBuilder::pull_consumer)
@@ -35,6 +41,14 @@ use crate::error::{Error, Result};
 /// [`consumer_threads`](crate::QueueBuilder::consumer_threads) does not apply:
 /// the takers are the threads. With a lock path every outstanding delivery
 /// holds its lease, and the queue holds at most `claim_window` leases at once.
+///
+/// # Dropping the receiver
+///
+/// Once every clone of the receiver is dropped, no taker can come again:
+/// the queue stops consuming (it claims nothing more, logging one WARN), and
+/// with a lock path the items it had claimed go back unlocked, without a
+/// failed attempt, for other consumers. Puts and [`stats`](crate::Queue::stats)
+/// still work until the queue is closed.
 ///
 /// # Faults
 ///
@@ -75,179 +89,6 @@ pub struct ItemReceiver<T> {
     closing: Arc<AtomicBool>,
     denied: Arc<Mutex<Option<Denial>>>,
     errors: Receiver<Error>,
-}
-
-/// One item taken from an [`ItemReceiver`]. With a lock path, the item stays
-/// in ZooKeeper, locked, until [`ack`](Self::ack) (then it is deleted) or
-/// [`nack`](Self::nack) (then the queue's error mode applies, as if a
-/// callback consumer had failed). Dropping a delivery without either is a
-/// `nack`. Without a lock path the item was deleted before delivery, and
-/// both do nothing.
-///
-/// ``` no_run
-/// # fn main() -> Result<(), zk_queue::Error> {
-/// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
-/// # let client = ZkClient::connect("127.0.0.1:2181")?;
-/// # let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").pull_consumer();
-/// # let queue = builder.build_queue()?;
-/// let delivery = receiver.take()?;
-/// match delivery.parse::<u32>() {
-///     Ok(n) => {
-///         println!("job {n}");
-///         delivery.ack();
-///     }
-///     Err(e) => delivery.nack(e),
-/// }
-/// # Ok(())
-/// # }
-/// ```
-#[must_use = "a delivery that is dropped without `ack` is requeued"]
-pub struct Delivery<T> {
-    item: Option<T>,
-    meta: ItemMeta,
-    reply: Option<Reply>,
-}
-
-/// Where a delivery's answer goes: the queue's dispatcher, with the number
-/// it gave the delivery.
-struct Reply {
-    id: u64,
-    answers: Sender<Answer>,
-}
-
-/// A taker's answer for the delivery numbered: acknowledged (`Ok`), or
-/// failed, released or dropped.
-pub(crate) type Answer = (u64, std::result::Result<(), ConsumeError>);
-
-impl<T> Delivery<T> {
-    /// The item.
-    ///
-    /// ``` no_run
-    /// # fn main() -> Result<(), zk_queue::Error> {
-    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
-    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
-    /// # let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").pull_consumer();
-    /// # let queue = builder.build_queue()?;
-    /// let delivery = receiver.take()?;
-    /// println!("working on {}", delivery.item());
-    /// delivery.ack();
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn item(&self) -> &T {
-        self.item.as_ref().expect("a delivery holds its item until consumed")
-    }
-
-    /// What the queue knows about the item: attempt, node name, priority,
-    /// due time, id, put time.
-    ///
-    /// ``` no_run
-    /// # fn main() -> Result<(), zk_queue::Error> {
-    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
-    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
-    /// # let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").pull_consumer();
-    /// # let queue = builder.build_queue()?;
-    /// let delivery = receiver.take()?;
-    /// println!("{}: attempt {}", delivery.meta().name(), delivery.meta().attempt());
-    /// delivery.ack();
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn meta(&self) -> &ItemMeta {
-        &self.meta
-    }
-
-    /// Acknowledges the item (it was processed) and returns it.
-    ///
-    /// ``` no_run
-    /// # fn main() -> Result<(), zk_queue::Error> {
-    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
-    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
-    /// # let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").pull_consumer();
-    /// # let queue = builder.build_queue()?;
-    /// let delivery = receiver.take()?;
-    /// println!("done with {}", *delivery);
-    /// delivery.ack(); // the item is deleted now
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn ack(mut self) -> T {
-        self.answer(Ok(()));
-        match self.item.take() {
-            Some(item) => item,
-            None => unreachable!("a delivery holds its item until acknowledged"),
-        }
-    }
-
-    /// Reports that the item could not be processed.
-    ///
-    /// ``` no_run
-    /// # fn main() -> Result<(), zk_queue::Error> {
-    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
-    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
-    /// # let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").pull_consumer();
-    /// # let queue = builder.build_queue()?;
-    /// let delivery = receiver.take()?;
-    /// delivery.nack("the printer is out of paper"); // requeued (the default error mode)
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn nack(mut self, reason: impl Into<ConsumeError>) {
-        self.answer(Err(reason.into()));
-    }
-
-    /// Gives the item back untouched: no attempt is counted and the error
-    /// mode does not apply. With a lock path the item is unlocked where it
-    /// is, to be taken again in its turn (by this or another consumer); of an
-    /// item put with `put_multi`, the records not yet acknowledged go back
-    /// to the end of the queue. Without a lock path the item was deleted
-    /// before delivery, and releasing it loses it (logged).
-    ///
-    /// ``` no_run
-    /// # fn main() -> Result<(), zk_queue::Error> {
-    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
-    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
-    /// # let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).lock_path("/jobs-locks").pull_consumer();
-    /// # let queue = builder.build_queue()?;
-    /// let delivery = receiver.take()?;
-    /// // Shutting down before starting on it: someone else will.
-    /// delivery.release();
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn release(mut self) {
-        self.answer(Err(Box::new(Released("the item was released"))));
-    }
-
-    fn answer(&mut self, outcome: std::result::Result<(), ConsumeError>) {
-        if let Some(reply) = self.reply.take() {
-            // The dispatcher runs until every delivery it handed out is
-            // answered, so this fails only if it panicked.
-            let _ = reply.answers.send((reply.id, outcome));
-        }
-    }
-}
-
-impl<T> std::ops::Deref for Delivery<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        self.item()
-    }
-}
-
-impl<T> Drop for Delivery<T> {
-    fn drop(&mut self) {
-        self.answer(Err("the delivery was dropped without an acknowledgement".into()));
-    }
-}
-
-impl<T: std::fmt::Debug> std::fmt::Debug for Delivery<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Delivery")
-            .field("item", &self.item)
-            .field("meta", &self.meta)
-            .finish()
-    }
 }
 
 impl<T> ItemReceiver<T> {
@@ -420,42 +261,6 @@ impl<T> std::fmt::Debug for ItemReceiver<T> {
     }
 }
 
-/// Why an item was given back without a failed attempt: released by its
-/// taker, or never taken before the queue closed.
-#[derive(Debug)]
-pub(crate) struct Released(pub(crate) &'static str);
-
-impl std::fmt::Display for Released {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.0)
-    }
-}
-
-impl std::error::Error for Released {}
-
-impl Released {
-    /// Whether a consumer's error is a release rather than a failure.
-    pub(crate) fn is(error: &ConsumeError) -> bool {
-        error.is::<Released>()
-    }
-}
-
-/// The queue's side of an [`ItemReceiver`]: the dispatcher hands deliveries
-/// to takers through it and hears their answers.
-pub(crate) struct PullConsumer<T> {
-    deliveries: Sender<Delivery<T>>,
-    /// Every delivery's answer, numbered.
-    answers: (Sender<Answer>, Receiver<Answer>),
-    closing: Arc<AtomicBool>,
-    /// The latest denial not yet returned to a taker.
-    denied: Arc<Mutex<Option<Denial>>>,
-    /// Every error reported, for [`ItemReceiver::errors`].
-    errors: Sender<Error>,
-}
-
-/// How many reported errors [`ItemReceiver::errors`] keeps unread.
-const UNREAD_ERRORS: usize = 256;
-
 /// A connected consumer and receiver.
 pub(crate) fn channel<T>() -> (PullConsumer<T>, ItemReceiver<T>) {
     // A rendezvous: nothing waits in the channel, so an item is delivered
@@ -481,79 +286,10 @@ pub(crate) fn channel<T>() -> (PullConsumer<T>, ItemReceiver<T>) {
     )
 }
 
-/// A denial not yet returned to a taker.
-struct Denial {
-    error: Error,
-    /// Met by a transaction (an acknowledge, a requeue or a dead-letter
-    /// move), rather than by listing or claiming.
-    in_transaction: bool,
-}
-
-/// A copy, for a taker, of an error that retrying cannot cure: this client
-/// may not use the queue's nodes.
-fn denial(error: &Error) -> Option<Error> {
-    match error {
-        Error::NotAuthorized { .. } | Error::AuthFailed => Some(error.clone()),
-        Error::MultiFailed { source, .. } => denial(source),
-        _ => None,
-    }
-}
-
-impl<T> PullConsumer<T> {
-    /// Where deliveries go to the takers.
-    pub(crate) fn deliveries(&self) -> &Sender<Delivery<T>> {
-        &self.deliveries
-    }
-
-    /// The takers' answers.
-    pub(crate) fn answers(&self) -> &Receiver<Answer> {
-        &self.answers.1
-    }
-
-    /// A delivery of `item`, described by `meta` and numbered `id`, whose
-    /// answer comes back through [`answers`](Self::answers).
-    ///
-    /// The queue could list and claim the item, so an earlier denial of
-    /// those is over (one of an acknowledge or a move still stands).
-    pub(crate) fn delivery(&self, id: u64, item: T, meta: ItemMeta) -> Delivery<T> {
-        self.denied.lock().take_if(|d| !d.in_transaction);
-        Delivery {
-            item: Some(item),
-            meta,
-            reply: Some(Reply {
-                id,
-                answers: self.answers.0.clone(),
-            }),
-        }
-    }
-
-    /// Withdraws a delivery no taker took: it answers nothing.
-    pub(crate) fn withdraw(mut delivery: Delivery<T>) {
-        delivery.reply.take();
-    }
-
-    /// Records an error for the takers (see [`ItemReceiver::errors`]).
-    pub(crate) fn error(&self, error: &Error) {
-        if let Some(denied) = denial(error) {
-            *self.denied.lock() = Some(Denial {
-                error: denied,
-                in_transaction: matches!(error, Error::MultiFailed { .. }),
-            });
-        }
-        if self.errors.try_send(error.clone()).is_err() {
-            log::debug!("item receiver: {UNREAD_ERRORS} errors unread; dropping: {error}");
-        }
-    }
-
-    /// The queue is closing: takes fail with [`Error::QueueClosed`].
-    pub(crate) fn closing(&self) {
-        self.closing.store(true, Ordering::Release);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::queue::ItemMeta;
 
     #[test]
     fn a_receiver_can_be_shared_between_threads() {
