@@ -224,6 +224,9 @@ impl<T: Send + 'static> Core<T> {
         {
             self.client.ensure_path_with(other, Opts::new().acl(acl))?;
         }
+        if let (Some(lock_path), Some(_)) = (&self.options.lock_path, &self.consumer) {
+            super::lock_record::record(&self.client, &self.path, lock_path);
+        }
         Ok(())
     }
 

@@ -13,6 +13,7 @@ mod deliver_at;
 mod engine;
 mod handle;
 pub mod kinds;
+mod lock_record;
 mod meta;
 mod pull;
 mod put;

@@ -7,6 +7,7 @@
 
 mod common;
 mod dead_letter;
+mod locks;
 mod purge;
 mod put;
 mod read;
@@ -43,8 +44,9 @@ struct Cli {
 enum Command {
     /// Put items (from arguments, else one per line of stdin).
     Put(put::PutArgs),
-    /// Take (remove and print) up to N items; at most once. With
-    /// `--lock-path`, items a lock-safe consumer holds are left alone.
+    /// Take (remove and print) up to N items; at most once. Items a
+    /// lock-safe consumer holds are left alone (see `--lock-path`) unless
+    /// `--force`.
     Take(take::TakeArgs),
     /// Show the first items in consumption order without removing them.
     Peek(read::PeekArgs),
@@ -66,7 +68,7 @@ impl Command {
     fn paths(&self) -> Vec<&str> {
         match self {
             Command::Put(args) => vec![args.path.as_str()],
-            Command::Take(args) => [Some(&args.path), args.lock_path.as_ref()]
+            Command::Take(args) => [Some(&args.path), args.locks.lock_path.as_ref()]
                 .into_iter()
                 .flatten()
                 .map(String::as_str)
@@ -82,7 +84,7 @@ impl Command {
             .flatten()
             .map(String::as_str)
             .collect(),
-            Command::Purge(args) => [Some(&args.purge.path), args.lock_path.as_ref()]
+            Command::Purge(args) => [Some(&args.purge.path), args.locks.lock_path.as_ref()]
                 .into_iter()
                 .flatten()
                 .map(String::as_str)

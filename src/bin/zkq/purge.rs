@@ -10,6 +10,7 @@ use serde::Serialize;
 use zk_queue::RawQueue;
 
 use crate::common::Context;
+use crate::locks::LockArgs;
 
 #[derive(Debug, Args)]
 pub struct PurgeArgs {
@@ -25,10 +26,8 @@ pub struct PurgeArgs {
 pub struct QueuePurgeArgs {
     #[command(flatten)]
     pub purge: PurgeArgs,
-    /// The lock path of the queue's lock-safe consumers: items they hold are
-    /// kept.
-    #[arg(long)]
-    pub lock_path: Option<String>,
+    #[command(flatten)]
+    pub locks: LockArgs,
 }
 
 #[derive(Serialize)]
@@ -44,10 +43,7 @@ fn is_zero(n: &usize) -> bool {
 
 /// Deletes every item (of the detected layout) under the path.
 pub fn run(ctx: &Context, args: QueuePurgeArgs) -> anyhow::Result<()> {
-    let mut queue = RawQueue::new(&ctx.client, &args.purge.path)?;
-    if let Some(lock_path) = &args.lock_path {
-        queue = queue.lock_path(lock_path)?;
-    }
+    let queue = args.locks.apply(RawQueue::new(&ctx.client, &args.purge.path)?)?;
     let total = queue.listing()?.items.len();
     purge(ctx, &args.purge, total, || queue.purge().map(|p| (p.deleted, p.held)))
 }

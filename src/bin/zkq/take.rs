@@ -7,6 +7,7 @@ use serde::Serialize;
 use zk_queue::RawQueue;
 
 use crate::common::{parse_duration, Context};
+use crate::locks::LockArgs;
 
 #[derive(Debug, Args)]
 pub struct TakeArgs {
@@ -18,10 +19,8 @@ pub struct TakeArgs {
     /// How long to wait for items, e.g. `5s`.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     timeout: Duration,
-    /// The lock path of the queue's lock-safe consumers: items they hold are
-    /// left alone, and the items taken are locked first as they lock them.
-    #[arg(long)]
-    pub lock_path: Option<String>,
+    #[command(flatten)]
+    pub locks: LockArgs,
 }
 
 #[derive(Serialize)]
@@ -32,10 +31,7 @@ struct Taken {
 }
 
 pub fn run(ctx: &Context, args: TakeArgs) -> anyhow::Result<()> {
-    let mut queue = RawQueue::new(&ctx.client, &args.path)?;
-    if let Some(lock_path) = &args.lock_path {
-        queue = queue.lock_path(lock_path)?;
-    }
+    let queue = args.locks.apply(RawQueue::new(&ctx.client, &args.path)?)?;
     let taken = queue.take_timeout(args.count, args.timeout)?;
     if !taken.held.is_empty() {
         eprintln!("zkq: {} items left alone: held by consumers", taken.held.len());

@@ -8,6 +8,7 @@ use crate::codec::FrameError;
 use crate::error::Result;
 use crate::inspect::{ItemName, Layout, Listing};
 use crate::path;
+use crate::queue::lock_record;
 
 mod lock;
 mod purge;
@@ -190,6 +191,34 @@ impl RawQueue {
         path::validate_queue_path(lock_path)?;
         self.locks = Some(lock_path.to_owned());
         Ok(self)
+    }
+
+    /// The lock path that the queue's lock-safe consumers (built by
+    /// [`QueueBuilder`](crate::QueueBuilder) with
+    /// [`lock_path`](crate::QueueBuilder::lock_path)) recorded on the queue
+    /// node, for [`lock_path`](Self::lock_path); `None` if none is recorded:
+    /// no such consumer was built, or the queue node holds data of its own.
+    /// Each consumer records it when it is built; the latest one's stands.
+    /// Curator's lock-safe consumers record nothing: give their lock path to
+    /// [`lock_path`](Self::lock_path) yourself.
+    ///
+    /// # Errors
+    /// [`Error::NoNode`](crate::Error::NoNode) if the queue node does not
+    /// exist; other ZooKeeper errors.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let mut jobs = zk_queue::RawQueue::new(&client, "/jobs")?;
+    /// if let Some(locks) = jobs.recorded_lock_path()? {
+    ///     jobs = jobs.lock_path(&locks)?;
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn recorded_lock_path(&self) -> Result<Option<String>> {
+        let (data, _) = self.client.get_data(&self.path)?;
+        Ok(lock_record::parse(&data))
     }
 
     /// The queue node's path.

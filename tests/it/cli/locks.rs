@@ -41,3 +41,60 @@ fn cli_take_and_purge_with_the_lock_path_leave_an_item_a_consumer_holds() {
     assert_eq!(delivery.ack(), "held");
     consumer.close();
 }
+
+#[test]
+fn cli_take_and_purge_leave_an_item_a_consumer_holds_under_its_recorded_lock_path_unless_forced() {
+    let path = unique_path("cli-recorded-locks");
+    let locks = unique_path("cli-recorded-locks-locks");
+    ok(&["put", &path, "held", "free"]);
+    let zk = client();
+    let (builder, receiver) = QueueBuilder::new(&zk, &path, StringSerializer)
+        .lock_path(&locks)
+        .claim_window(1)
+        .pull_consumer();
+    let consumer = builder.build_queue().unwrap();
+    let delivery = receiver
+        .take_timeout(Duration::from_secs(30))
+        .unwrap()
+        .expect("an item");
+    assert_eq!(delivery.item(), "held");
+
+    // No --lock-path: the consumers' recorded one is found.
+    let out = zkq(&["take", &path, "-n", "2", "--timeout", "300ms"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "free\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("held under {locks}")), "{stderr}");
+    assert!(stderr.contains("1 items left alone: held by consumers"), "{stderr}");
+    ok(&["put", &path, "later"]);
+    assert_eq!(
+        json(&["purge", &path, "--yes"]),
+        serde_json::json!({"deleted": 1, "held": 1})
+    );
+    assert_eq!(children(&zk, &path).len(), 1, "the held item stays");
+
+    // Forced, the held item is taken.
+    let out = zkq(&["take", &path, "--timeout", "300ms", "--force"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "held\n");
+    assert!(children(&zk, &path).is_empty());
+    drop(delivery);
+    consumer.close();
+}
+
+#[test]
+fn a_consumer_never_records_its_lock_path_over_data_of_the_queue_nodes_own() {
+    let path = unique_path("cli-foreign-queue-data");
+    let zk = client();
+    zk.ensure_path(&path).unwrap();
+    zk.set_data(&path, b"10.0.0.1", None).unwrap();
+    let consumer = QueueBuilder::new(&zk, &path, StringSerializer)
+        .lock_path(&unique_path("cli-foreign-queue-data-locks"))
+        .consumer(|_: String| Ok(()))
+        .build_queue()
+        .unwrap();
+    assert_eq!(zk.get_data(&path).unwrap().0, b"10.0.0.1");
+    let raw = zk_queue::RawQueue::new(&zk, &path).unwrap();
+    assert_eq!(raw.recorded_lock_path().unwrap(), None);
+    consumer.close();
+}
