@@ -3,9 +3,13 @@
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crossbeam_channel::RecvTimeoutError;
+use zk_queue::testing::TestingServer;
 use zk_queue::{Acl, ConnectionState, CreateMode, Error, Op, OpResult, RetryNTimes, SimpleQueue, ZkClient};
 
-use crate::support::{client, server::shared_connect_string, server::unique_path};
+use crate::support::{
+    client, client_of, server::shared_connect_string, server::unique_path, wait_for_watches, CloseOnPanic,
+};
 
 #[test]
 fn ensure_path_is_idempotent_under_concurrent_callers() {
@@ -108,28 +112,33 @@ fn state_listener_reports_connected_then_disconnects_on_close() {
         ConnectionState::Connected
     );
     client.close();
-    assert!(
-        states.recv_timeout(Duration::from_secs(5)).is_err(),
-        "channel closes with the client"
-    );
+    // A timeout would mean the channel outlived the client.
+    match states.recv_timeout(Duration::from_secs(5)) {
+        Err(RecvTimeoutError::Disconnected) => {}
+        other => panic!("the channel closes with the client, got {other:?}"),
+    }
     assert!(matches!(client.exists("/"), Err(Error::Closed)));
     client.close();
 }
 
 #[test]
 fn close_wakes_a_blocked_take_with_closed() {
-    let client = client();
+    // A server of its own: the take's watch is the only one on it.
+    let server = TestingServer::start().unwrap();
+    let client = client_of(&server.connect_string());
     let queue = SimpleQueue::new(&client, &unique_path("close-wakes")).unwrap();
-    let started = Instant::now();
-    let result = thread::scope(|s| {
+    let (result, woken_after) = thread::scope(|s| {
+        let _guard = CloseOnPanic(&client);
         let taker = s.spawn(|| queue.take());
-        thread::sleep(Duration::from_millis(300));
+        // The take found the queue empty and waits on its watch.
+        wait_for_watches(&server, 1);
         assert!(!taker.is_finished());
+        let closed = Instant::now();
         client.close();
-        taker.join().unwrap()
+        (taker.join().unwrap(), closed.elapsed())
     });
     assert!(matches!(result, Err(Error::Closed)), "{result:?}");
-    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(woken_after < Duration::from_secs(5), "{woken_after:?}");
 }
 
 #[test]

@@ -12,7 +12,7 @@ pub mod workload;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use zk_queue::testing::FaultProxy;
+use zk_queue::testing::{FaultProxy, TestingServer};
 use zk_queue::{ConnectionState, CreateMode, RetryNTimes, ZkClient};
 
 /// Polls `condition` until it holds; panics with `what` after `within`.
@@ -129,4 +129,40 @@ pub fn wait_for_server_expiry(direct: &ZkClient, marker: &str) {
     eventually(Duration::from_secs(30), "the server expires the session", || {
         direct.exists(marker).unwrap().is_none()
     });
+}
+
+/// How many watches `server` holds: data and child watches of every session
+/// (`mntr`'s `zk_watch_count`; `wchs`, `wchc` and `wchp` count data watches
+/// only, so they never show a queue's child watch).
+pub fn watch_count(server: &TestingServer) -> usize {
+    let report = server
+        .four_letter_word("mntr", Duration::from_secs(5))
+        .unwrap_or_else(|e| panic!("mntr: {e}"));
+    report
+        .lines()
+        .find_map(|line| line.strip_prefix("zk_watch_count"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no zk_watch_count in the mntr report: {report}"))
+}
+
+/// Waits until `server` holds exactly `n` watches. On a server of the test's
+/// own where only a waiting call watches, that call has listed its node and
+/// left its watch: a change of the node from now on wakes it.
+pub fn wait_for_watches(server: &TestingServer, n: usize) {
+    eventually(Duration::from_secs(30), &format!("{n} watches on the server"), || {
+        watch_count(server) == n
+    });
+}
+
+/// Closes a client if the thread panics while this guard lives, so a test
+/// that fails while another thread is blocked on that client (in `take`,
+/// say) ends instead of waiting for that thread for ever.
+pub struct CloseOnPanic<'a>(pub &'a ZkClient);
+
+impl Drop for CloseOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.close();
+        }
+    }
 }
