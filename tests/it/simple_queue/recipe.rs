@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use zk_queue::testing::TestingServer;
 use zk_queue::{CreateMode, Error, SimpleQueue, ZkClient};
 
-use crate::support::{client, client_of, server::unique_path};
+use crate::support::{client, client_of, eventually, server::unique_path, wait_for_watches, watch_count, CloseOnPanic};
 
 fn item(i: usize) -> Vec<u8> {
     format!("item-{i}").into_bytes()
@@ -88,20 +88,28 @@ fn element_returns_the_head_after_removes() {
 }
 
 fn take_waits_for_an_offer(rounds: usize) {
+    // A server of its own: the take's watch is the only one on it.
+    let server = TestingServer::start().unwrap();
     let path = unique_path("take-wait");
-    let consumer = SimpleQueue::new(&client(), &path).unwrap();
-    let producer = SimpleQueue::new(&client(), &path).unwrap();
+    let consumer_client = client_of(&server.connect_string());
+    let consumer = SimpleQueue::new(&consumer_client, &path).unwrap();
+    let producer = SimpleQueue::new(&client_of(&server.connect_string()), &path).unwrap();
     for round in 0..rounds {
-        let started = Instant::now();
-        let taken = thread::scope(|s| {
-            let taker = s.spawn(|| consumer.take());
-            thread::sleep(Duration::from_millis(500));
+        let (taken, returned_at, offered_at) = thread::scope(|s| {
+            let _guard = CloseOnPanic(&consumer_client);
+            let taker = s.spawn(|| (consumer.take(), Instant::now()));
+            // The take found the queue empty and waits on its watch.
+            wait_for_watches(&server, 1);
             assert!(!taker.is_finished(), "take returned on an empty queue");
+            assert_eq!(producer.len().unwrap(), 0, "the queue is empty");
+            let offered_at = Instant::now();
             producer.offer(&item(round)).unwrap();
-            taker.join().unwrap()
+            let (taken, returned_at) = taker.join().unwrap();
+            (taken, returned_at, offered_at)
         });
         assert_eq!(taken.unwrap(), item(round));
-        assert!(started.elapsed() >= Duration::from_millis(500));
+        assert!(returned_at >= offered_at, "take returned before the offer");
+        assert_eq!(producer.len().unwrap(), 0, "the take removed the item");
     }
 }
 
@@ -127,12 +135,15 @@ fn poll_timeout_on_an_empty_queue_returns_none_after_the_timeout() {
 
 #[test]
 fn take_timeout_returns_an_item_offered_during_the_wait() {
+    // A server of its own: the take's watch is the only one on it.
+    let server = TestingServer::start().unwrap();
     let path = unique_path("take-timeout");
-    let queue = SimpleQueue::new(&client(), &path).unwrap();
-    let producer = SimpleQueue::new(&client(), &path).unwrap();
+    let queue = SimpleQueue::new(&client_of(&server.connect_string()), &path).unwrap();
+    let producer = SimpleQueue::new(&client_of(&server.connect_string()), &path).unwrap();
     let got = thread::scope(|s| {
-        let t = s.spawn(|| queue.take_timeout(Duration::from_secs(20)));
-        thread::sleep(Duration::from_millis(200));
+        let t = s.spawn(|| queue.take_timeout(Duration::from_secs(30)));
+        // The take found the queue empty and waits on its watch.
+        wait_for_watches(&server, 1);
         producer.offer(b"late").unwrap();
         t.join().unwrap()
     });
@@ -158,6 +169,13 @@ fn take_survives_container_reaping() {
         .container(true)
         .build()
         .unwrap();
+    let created = |what: &str| {
+        producer_client
+            .exists(&path)
+            .unwrap()
+            .unwrap_or_else(|| panic!("no queue node {what}"))
+            .czxid
+    };
     let taken = thread::scope(|s| {
         let taker = s.spawn(|| {
             (0..10)
@@ -170,9 +188,18 @@ fn take_survives_container_reaping() {
                 .collect::<Vec<_>>()
         });
         for i in 0..10 {
-            // Long enough for the empty container to be reaped between items.
-            thread::sleep(Duration::from_millis(300));
+            // The take waits on its watch of the queue node as it is now.
+            wait_for_watches(&server, 1);
+            let node = created("to offer to");
             producer.offer(&item(i)).unwrap();
+            // Taken, the container is empty and the server reaps it: the node
+            // is gone, or already created again (a new creation zxid).
+            eventually(Duration::from_secs(30), "the empty container reaped", || {
+                producer_client
+                    .exists(&path)
+                    .unwrap()
+                    .is_none_or(|stat| stat.czxid != node)
+            });
         }
         taker.join().unwrap()
     });
@@ -307,13 +334,7 @@ fn timed_out_waits_leave_no_watch_behind() {
     for _ in 0..20 {
         assert_eq!(queue.take_timeout(Duration::from_millis(20)).unwrap(), None);
     }
-    let report = server.four_letter_word("wchs", Duration::from_secs(5)).unwrap();
-    let total: usize = report
-        .lines()
-        .find_map(|l| l.strip_prefix("Total watches:"))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("unexpected wchs report: {report}"));
     // Each wait's watch is removed when the wait times out (kazoo's LockingQueue
     // and the classic recipe leave one watcher per call behind).
-    assert_eq!(total, 0, "watches left after 20 timed waits: {report}");
+    assert_eq!(watch_count(&server), 0, "watches left after 20 timed waits");
 }
