@@ -7,11 +7,12 @@ use std::collections::BTreeSet;
 use std::thread;
 use std::time::Duration;
 
+use zk_queue::testing::TestingServer;
 use zk_queue::{CreateMode, QueueBuilder, SimpleQueue, StringSerializer, ZkClient};
 
 use super::{children, started_producer, Taker, WAIT};
 use crate::support::recorder::Recorder;
-use crate::support::{client, eventually, frame, server::unique_path};
+use crate::support::{client, client_of, eventually, frame, server::unique_path, wait_for_watches};
 
 /// A `queue-` node whose data is not a valid item, and why.
 const CORRUPT: [(&str, &[u8]); 6] = [
@@ -185,7 +186,9 @@ fn corrupt_items_move_to_dead_letters_from_a_pull_receiver_without_lock_path() {
 
 #[test]
 fn simple_queue_skips_foreign_names_and_delivers_the_items_around_them() {
-    let client = client();
+    // A server of its own: the take's watch is the only one on it.
+    let server = TestingServer::start().unwrap();
+    let client = client_of(&server.connect_string());
     let path = unique_path("hostile-simple");
     let queue = SimpleQueue::new(&client, &path).unwrap();
     let foreign = [
@@ -207,19 +210,27 @@ fn simple_queue_skips_foreign_names_and_delivers_the_items_around_them() {
     // Raw bytes that are no item frame are items all the same in this format.
     queue.offer(b"\x00\x01\x00\x02 not a frame").unwrap();
     queue.offer(b"").unwrap();
+    let producer = SimpleQueue::new(&client_of(&server.connect_string()), &path).unwrap();
     let taken = thread::scope(|s| {
         let taker = s.spawn(|| {
             (0..4)
                 .map(|_| queue.take_timeout(WAIT).unwrap().expect("an item"))
                 .collect::<Vec<_>>()
         });
-        thread::sleep(Duration::from_millis(200));
+        // Three items taken (taking one fires the watches before), then the
+        // fourth take waits on its watch.
+        eventually(WAIT, "the items taken", || {
+            children(&client, &path).len() == foreign.len()
+        });
+        wait_for_watches(&server, 1);
         // Foreign children arriving while a take waits wake it, and it waits on.
         client
             .create(&format!("{path}/late-foreign"), b"x", CreateMode::Persistent)
             .unwrap();
-        thread::sleep(Duration::from_millis(200));
-        queue.offer(b"last").unwrap();
+        // The creation fired the watch; a watch again is the take's new one.
+        wait_for_watches(&server, 1);
+        assert!(!taker.is_finished(), "a foreign child ended the take");
+        producer.offer(b"last").unwrap();
         taker.join().unwrap()
     });
     assert_eq!(

@@ -5,14 +5,13 @@
 
 use std::cell::Cell;
 use std::thread;
-use std::time::Duration;
-
+use zk_queue::testing::TestingServer;
 use zk_queue::{CreateMode, Error, QueueBuilder, SimpleQueue, StringSerializer, ZkClient};
 
 use super::{children, started_producer, Taker, WAIT};
 use crate::support::queues::consumer;
 use crate::support::recorder::Recorder;
-use crate::support::{client, eventually, server::unique_path};
+use crate::support::{client, client_of, eventually, server::unique_path, wait_for_watches};
 
 /// Deletes `path` as an operator would, trying again while it has children: a
 /// consumer working from an older listing may briefly lock an item that is
@@ -62,8 +61,11 @@ fn deleted_queue_node_is_recreated(name: &str, lock: bool, pull: bool, delete_lo
         if delete_lock_dir {
             delete_once_empty(&other, &locks);
         }
-        thread::sleep(Duration::from_millis(300));
-        // The producer recreates the node if the consumer has not yet.
+        // The consumer hears of it and creates its nodes again (nothing else
+        // does: the producer puts only after this).
+        eventually(WAIT, "the consumer created its nodes again", || {
+            other.exists(&path).unwrap().is_some() && (!lock || other.exists(&locks).unwrap().is_some())
+        });
         producer.put(format!("after-{round}")).unwrap();
         assert_eq!(taker.take(1), [format!("after-{round}")]);
     }
@@ -103,7 +105,10 @@ fn a_lock_safe_consumer_keeps_delivering_after_its_lock_directory_alone_is_delet
             other.get_children(&path).unwrap().0.is_empty() && other.get_children(&locks).unwrap().0.is_empty()
         });
         delete_once_empty(&other, &locks);
-        thread::sleep(Duration::from_millis(300));
+        // The consumer hears of it and creates its lock directory again.
+        eventually(WAIT, "the consumer created its lock directory again", || {
+            other.exists(&locks).unwrap().is_some()
+        });
         producer.put(format!("after-{round}")).unwrap();
         recorder.wait_for(2 * round + 2, WAIT);
     }
@@ -161,9 +166,11 @@ fn a_dead_letter_path_deleted_under_a_lock_safe_consumer_is_created_again() {
 
 #[test]
 fn a_blocked_simple_take_returns_an_item_put_after_its_queue_node_was_deleted() {
+    // A server of its own: the take's watch is the only one on it.
+    let server = TestingServer::start().unwrap();
     let path = unique_path("hostile-deleted-simple");
-    let consumer_client = client();
-    let other = client();
+    let consumer_client = client_of(&server.connect_string());
+    let other = client_of(&server.connect_string());
     let queue = SimpleQueue::new(&consumer_client, &path).unwrap();
     let producer = SimpleQueue::new(&other, &path).unwrap();
     producer.offer(b"first").unwrap();
@@ -174,16 +181,21 @@ fn a_blocked_simple_take_returns_an_item_put_after_its_queue_node_was_deleted() 
                 .collect::<Vec<_>>()
         });
         for i in 0..3 {
-            // The taker drained the queue and blocks; the node goes under it.
+            // The taker drained the queue and waits on its watch (taking an
+            // item fired the watches before); the node goes under it.
             eventually(WAIT, "the queue drained", || {
                 other.get_children(&path).map_or(true, |c| c.0.is_empty())
             });
-            thread::sleep(Duration::from_millis(200));
+            wait_for_watches(&server, 1);
+            let node = other.exists(&path).unwrap().expect("the queue node").czxid;
             match other.delete(&path, None) {
                 Ok(()) | Err(Error::NoNode { .. }) => {}
                 Err(e) => panic!("{e}"),
             }
-            thread::sleep(Duration::from_millis(200));
+            // The take creates the node again (a new creation zxid) and
+            // waits on it: the offer goes to the node the take watches.
+            wait_for_watches(&server, 1);
+            assert_ne!(other.exists(&path).unwrap().map(|stat| stat.czxid), Some(node));
             producer.offer(format!("after-{i}").as_bytes()).unwrap();
         }
         taker.join().unwrap()

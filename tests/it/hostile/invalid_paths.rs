@@ -118,6 +118,7 @@ fn invalid_queue_paths_are_refused_before_any_request() {
 #[test]
 fn invalid_paths_are_refused_by_the_client_facade() {
     let client = client();
+    let before = client.stats();
     for path in ["", "x", "/x/", "/x//y"] {
         assert!(
             matches!(client.exists(path), Err(Error::InvalidPath { .. })),
@@ -128,5 +129,7 @@ fn invalid_paths_are_refused_by_the_client_facade() {
             Err(Error::InvalidPath { .. })
         ));
     }
-    assert_eq!(client.exists("/").unwrap().map(|s| s.num_children > 0), Some(true));
+    assert_eq!(client.stats(), before, "refused before any request");
+    // Refused, not turned into a valid path and created.
+    assert_eq!(crate::support::client().exists("/x").unwrap(), None);
 }
