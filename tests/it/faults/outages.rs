@@ -10,7 +10,7 @@ use zk_queue::testing::{FaultProxy, TestingServer};
 use zk_queue::{ConnectionState, CreateMode, Error, RetryNTimes, SimpleQueue, ZkClient};
 
 use crate::support::server::unique_path;
-use crate::support::{client_of, expire_session, short_session_client, wait_for_state};
+use crate::support::{client_of, expire_session, short_session_client, wait_for_state, wait_for_watches};
 
 #[test]
 fn take_blocked_across_a_server_restart_returns_the_next_item() {
@@ -39,9 +39,12 @@ fn take_blocked_across_a_server_restart_returns_the_next_item() {
                 }
             }
         });
-        thread::sleep(Duration::from_millis(300));
+        // The take waits on its watch (the only one on this server).
+        wait_for_watches(&server, 1);
         server.restart().unwrap();
-        thread::sleep(Duration::from_millis(500));
+        // The restarted server holds no watch until the take's client
+        // reconnects and the take watches again.
+        wait_for_watches(&server, 1);
         assert!(
             !taker.is_finished(),
             "take returned without an item: {:?}",
@@ -136,6 +139,8 @@ fn take_waiting_through_a_session_expiry_gets_the_next_item() {
     let session = client.session_id().unwrap();
     let result = thread::scope(|s| {
         let taker = s.spawn(|| queue.take_timeout(Duration::from_secs(60)));
+        // The take waits on its watch (the only one on this server).
+        wait_for_watches(&server, 1);
         expire_session(&proxy, &client, &direct);
         wait_for_state(&states, ConnectionState::Lost, Duration::from_secs(30));
         wait_for_state(&states, ConnectionState::Reconnected, Duration::from_secs(30));

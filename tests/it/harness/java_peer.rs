@@ -6,10 +6,13 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use zk_queue::testing::TestingServer;
+
 use crate::support::java::{
     expected_items, peer_classpath, run_peer, spawn_peer, ErrorMode, PeerCommand, EXIT_TIMEOUT,
 };
 use crate::support::server::{shared_connect_string, unique_path};
+use crate::support::wait_for_watches;
 
 #[test]
 fn java_classic_offer_then_classic_take_in_order() {
@@ -81,12 +84,14 @@ fn java_peer_items_round_trip_as_utf8() {
 
 #[test]
 fn java_spawned_consumer_blocks_until_items_are_offered() {
-    let connect = shared_connect_string();
+    // A server of its own: the consumer's watch is the only one on it.
+    let server = TestingServer::start().unwrap();
+    let connect = server.connect_string();
     let path = unique_path("java-spawned-consumer");
 
     let consumer = spawn_peer("classic-take", &connect, &path, 20, "").unwrap();
-    // Give the consumer time to find the queue empty and block in take().
-    std::thread::sleep(Duration::from_millis(1500));
+    // The consumer found the queue empty and waits in take() on its watch.
+    wait_for_watches(&server, 1);
     run_peer("classic-offer", &connect, &path, 20, "late-").unwrap();
 
     assert_eq!(consumer.wait().unwrap(), expected_items("late-", 20));

@@ -1,13 +1,13 @@
 //! `SimpleQueue` shares queues with Java: the classic ZooKeeper recipe and
 //! Curator's `SimpleDistributedQueue`, in both directions.
 
-use std::thread;
 use std::time::Duration;
 
+use zk_queue::testing::TestingServer;
 use zk_queue::SimpleQueue;
 
 use crate::support::java::{expected_items, run_peer, spawn_peer};
-use crate::support::{client, server::shared_connect_string, server::unique_path};
+use crate::support::{client, client_of, server::shared_connect_string, server::unique_path, wait_for_watches};
 
 const N: usize = 200;
 
@@ -65,14 +65,17 @@ fn curator_simple_queue_takes_in_order_what_rust_offers() {
 
 #[test]
 fn a_blocked_java_consumer_receives_items_rust_offers_later() {
+    // A server of its own: the Java take's watch is the only one on it.
+    let server = TestingServer::start().unwrap();
     let path = unique_path("java-waits");
-    let client = client();
+    let client = client_of(&server.connect_string());
     // The Java recipe's take() throws NodeExistsException if someone else
     // creates a missing queue node while it does (one of its known bugs).
     client.ensure_path(&path).unwrap();
     let queue = SimpleQueue::new(&client, &path).unwrap();
-    let consumer = spawn_peer("classic-take", &shared_connect_string(), &path, 20, "").unwrap();
-    thread::sleep(Duration::from_millis(500));
+    let consumer = spawn_peer("classic-take", &server.connect_string(), &path, 20, "").unwrap();
+    // The Java take found the queue empty and waits on its watch.
+    wait_for_watches(&server, 1);
     for item in expected_items("late-", 20) {
         queue.offer(item.as_bytes()).unwrap();
     }
