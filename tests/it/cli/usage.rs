@@ -5,7 +5,10 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use zk_queue::{Acl, Perms, ZkClient};
+
 use super::{json, zkq};
+use crate::support::client;
 use crate::support::server::{shared_connect_string, unique_path};
 
 #[test]
@@ -37,15 +40,34 @@ fn cli_errors_are_one_line_with_exit_code_1() {
 #[test]
 fn cli_connect_from_env_and_digest_auth() {
     let path = unique_path("cli-env");
-    let out = Command::new(env!("CARGO_BIN_EXE_zkq"))
-        .env("ZK_CONNECT", shared_connect_string())
-        .args(["--auth", "alice:secret", "--json", "put", &path, "--classic", "hi"])
-        .stdin(Stdio::null())
-        .output()
+    // The queue node admits alice only.
+    let owner = ZkClient::builder(&shared_connect_string())
+        .add_auth("digest", b"alice:secret")
+        .connect()
         .unwrap();
+    client().ensure_path(&path).unwrap();
+    owner
+        .set_acl(&path, &[Acl::digest("alice", "secret", Perms::ALL)], None)
+        .unwrap();
+    let put = |auth: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_zkq"))
+            .env("ZK_CONNECT", shared_connect_string())
+            .args(auth)
+            .args(["--json", "put", &path, "--classic", "hi"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = put(&[]);
+    assert_eq!(out.status.code(), Some(1), "a put without --auth is denied");
+    let out = put(&["--auth", "alice:not-secret"]);
+    assert_eq!(out.status.code(), Some(1), "a put with the wrong password is denied");
+    assert_eq!(owner.get_children(&path).unwrap().0.len(), 0, "nothing put yet");
+    let out = put(&["--auth", "alice:secret"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), r#"{"put":1}"#);
-    let stats = json(&["stats", &path]);
+    assert_eq!(owner.get_children(&path).unwrap().0.len(), 1, "the item is stored");
+    let stats = json(&["--auth", "alice:secret", "stats", &path]);
     assert_eq!(
         (stats["layout"].as_str(), stats["items"].as_i64()),
         (Some("classic"), Some(1))
