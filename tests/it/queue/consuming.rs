@@ -8,13 +8,15 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use zk_queue::testing::TestingServer;
+use zk_queue::testing::{FaultProxy, TestingServer};
 use zk_queue::{ConnectionState, CreateMode, Error, QueueBuilder, StringSerializer};
 
 use crate::queue::{items, plain, WAIT};
 use crate::support::queues::{consumer, producer};
 use crate::support::recorder::Recorder;
-use crate::support::{client, client_of, server::unique_path};
+use crate::support::{
+    client, client_of, server::unique_path, session_marker, short_session_client, wait_for_server_expiry,
+};
 
 #[test]
 fn requeue_does_not_redeliver_records_already_consumed() {
@@ -329,26 +331,42 @@ fn closing_a_lock_safe_consumer_releases_its_prefetched_leases() {
 #[test]
 fn the_consumer_hears_of_connection_changes_and_items_survive_a_long_outage() {
     // Curator's testLongNetworkPartition, and CURATOR-336 (stateChanged never called).
-    let mut server = TestingServer::start().unwrap();
-    let consumer_client = zk_queue::ZkClient::builder(&server.connect_string())
-        .session_timeout(Duration::from_secs(2))
-        .connection_timeout(Duration::from_secs(2))
-        .request_timeout(Duration::from_secs(2))
-        .connect()
-        .unwrap();
+    let server = TestingServer::start().unwrap();
+    let proxy = FaultProxy::start(&server.connect_string()).unwrap();
+    let direct = client_of(&server.connect_string());
+    let consumer_client = short_session_client(&proxy.connect_string());
+    let session = consumer_client.session_id().unwrap();
     let path = unique_path("partition");
     let recorder = Recorder::new();
     let _consumer = consumer(&consumer_client, &path, &recorder).build_queue().unwrap();
-    server.kill().unwrap();
-    thread::sleep(Duration::from_secs(4)); // twice the session timeout
-    server.restart().unwrap();
-    let producer_client = client_of(&server.connect_string());
-    let producer = producer(&producer_client, &path).build_queue().unwrap();
-    producer.put("after the partition".into()).unwrap();
-    assert_eq!(recorder.wait_for(1, WAIT), ["after the partition"]);
+    let producer = producer(&direct, &path).build_queue().unwrap();
+    producer.put("before".into()).unwrap();
+    assert_eq!(recorder.wait_for(1, WAIT), ["before"]);
+    // The consumer is cut off until the server expires its session; the
+    // items put meanwhile wait in the queue through the outage.
+    let marker = session_marker(&consumer_client, &direct);
+    proxy.blackhole();
+    for i in 0..3 {
+        producer.put(format!("during-{i}")).unwrap();
+    }
+    wait_for_server_expiry(&direct, &marker);
+    proxy.heal();
+    producer.put("after".into()).unwrap();
+    let mut consumed = recorder.wait_for(5, WAIT);
+    consumed.sort();
+    assert_eq!(consumed, ["after", "before", "during-0", "during-1", "during-2"]);
+    assert_ne!(consumer_client.session_id().unwrap(), session, "a new session");
     let states = recorder.states();
-    assert!(states.contains(&ConnectionState::Suspended), "{states:?}");
-    assert!(states.contains(&ConnectionState::Reconnected), "{states:?}");
+    let lost = states.iter().position(|s| *s == ConnectionState::Lost);
+    assert!(lost.is_some(), "the consumer heard of the expiry: {states:?}");
+    assert!(
+        states[..lost.unwrap()].contains(&ConnectionState::Suspended),
+        "{states:?}"
+    );
+    assert!(
+        states[lost.unwrap()..].contains(&ConnectionState::Reconnected),
+        "{states:?}"
+    );
 }
 
 #[test]
