@@ -540,6 +540,9 @@ fn a_protected_simple_queue_denies_strangers_and_keeps_every_item() {
     assert_eq!(queue.poll().unwrap(), None);
 }
 
+/// The rescan interval of the take in the rescan test.
+const RESCAN: Duration = Duration::from_secs(4);
+
 #[test]
 fn a_blocked_simple_take_lists_again_at_its_rescan_interval_and_gets_an_item_put_while_it_was_shut_out() {
     let owner = owner();
@@ -547,7 +550,7 @@ fn a_blocked_simple_take_lists_again_at_its_rescan_interval_and_gets_an_item_put
     owner.ensure_path(&path).unwrap();
     let worker = client_with(None);
     let theirs = SimpleQueue::builder(&worker, &path)
-        .rescan_interval(Duration::from_secs(4))
+        .rescan_interval(RESCAN)
         .build()
         .unwrap();
     assert_eq!(theirs.poll().unwrap(), None);
@@ -565,19 +568,31 @@ fn a_blocked_simple_take_lists_again_at_its_rescan_interval_and_gets_an_item_put
             thread::sleep(Duration::from_millis(100));
             taken = theirs.take_timeout(WAIT);
         }
-        let _ = tx.send(taken);
+        let _ = tx.send((taken, Instant::now()));
     });
     // The take has listed and waits on its watch.
     while worker.stats().get_children == listings {
         assert!(started_at.elapsed() < WAIT, "the take never listed");
         thread::sleep(Duration::from_millis(5));
     }
+    // A request of the same session is answered after that listing, so the
+    // watch is in place before the access is taken away.
+    worker.exists(&path).unwrap();
+    let listed_at = Instant::now();
     // Shut out, an item put, let back in: the server drops the watch's event.
     owner.set_acl(&path, &owner_acl(), None).unwrap();
     SimpleQueue::new(&owner, &path).unwrap().offer(b"meanwhile").unwrap();
     owner.set_acl(&path, &[Acl::anyone_all()], None).unwrap();
-    let taken = rx.recv_timeout(WAIT).expect("the take returned");
+    let (taken, returned_at) = rx.recv_timeout(WAIT).expect("the take returned");
     assert_eq!(taken.unwrap().as_deref(), Some(&b"meanwhile"[..]));
+    // Not woken by its watch, which would have been at once: the item came
+    // with the listing at the rescan interval. (Half of it, as the listing
+    // was seen a little late.)
+    let waited = returned_at - listed_at;
+    assert!(
+        waited >= RESCAN / 2,
+        "the take returned {waited:?} after listing: its watch woke it"
+    );
     assert!(
         started_at.elapsed() < Duration::from_secs(12),
         "found by a rescan, not at the deadline: {:?}",
