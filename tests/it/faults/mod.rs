@@ -9,6 +9,7 @@
 //! - `put_replies`: puts whose create reply is lost.
 //! - `random_faults`: a seeded run of random faults under a workload.
 
+mod abandoned;
 mod deadlines;
 mod killed_consumers;
 mod leases;
