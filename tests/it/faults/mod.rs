@@ -11,6 +11,7 @@
 
 mod abandoned;
 mod deadlines;
+mod delete_replies;
 mod killed_consumers;
 mod leases;
 mod outages;
