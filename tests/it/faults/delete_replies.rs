@@ -1,10 +1,8 @@
 //! Claiming deletes that are lost on the way to the server, or whose reply
 //! is lost on the way back: the claimed item is delivered exactly once.
 
-use std::time::Duration;
-
 use zk_queue::testing::{FaultProxy, Request};
-use zk_queue::{RetryNTimes, SimpleQueue, ZkClient};
+use zk_queue::SimpleQueue;
 
 use super::WAIT;
 use crate::support::queues::{consumer, producer};
@@ -12,22 +10,11 @@ use crate::support::recorder::Recorder;
 use crate::support::server::{shared_connect_string, unique_path};
 use crate::support::{self, eventually};
 
-/// A client through `proxy` whose retries come quickly.
-fn proxied(proxy: &FaultProxy) -> ZkClient {
-    ZkClient::builder(&proxy.connect_string())
-        .session_timeout(Duration::from_secs(10))
-        .connection_timeout(Duration::from_secs(5))
-        .request_timeout(Duration::from_secs(5))
-        .retry_policy(RetryNTimes::new(20, Duration::from_millis(100)))
-        .connect()
-        .unwrap()
-}
-
 /// Runs a plain consumer through a proxy that loses the first claiming
 /// delete as `lose` says, and checks every item is delivered once.
 fn plain_consumer_delivers_each_item_once(name: &str, lose: fn(&FaultProxy)) {
     let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
-    let client = proxied(&proxy);
+    let client = support::proxied_client(&proxy);
     let direct = support::client();
     let path = unique_path(name);
     let producer = producer(&direct, &path).build_queue().unwrap();
@@ -67,7 +54,7 @@ fn a_plain_consumer_delivers_once_an_item_whose_claiming_delete_reply_was_lost()
 /// delete as `lose` says, and checks every item is returned once.
 fn simple_poll_returns_each_item_once(name: &str, lose: fn(&FaultProxy)) {
     let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
-    let client = proxied(&proxy);
+    let client = support::proxied_client(&proxy);
     let direct = support::client();
     let path = unique_path(name);
     let offering = SimpleQueue::new(&direct, &path).unwrap();

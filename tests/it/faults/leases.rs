@@ -86,12 +86,33 @@ fn gated_queue(client: &ZkClient, queue: &str, locks: &str, gate: Gate) -> Distr
         .unwrap()
 }
 
-#[test]
-fn an_expired_consumer_cannot_acknowledge_and_spares_the_new_holders_lock() {
+/// An item whose first holder, A, lost its session while processing it,
+/// and which B, a consumer on the server itself, holds now.
+struct TakenOver {
+    _server: TestingServer,
+    proxy: FaultProxy,
+    direct: ZkClient,
+    queue: String,
+    item_path: String,
+    lock_path: String,
+    /// The czxid of A's lock.
+    a_lock: i64,
+    a_states: Receiver<ConnectionState>,
+    queue_a: DistributedQueue<String>,
+    a: GateControl,
+    queue_b: DistributedQueue<String>,
+    b: GateControl,
+    _clients: (ZkClient, ZkClient),
+}
+
+/// A (through a proxy) takes the one item under a fresh queue named after
+/// `name`; the proxy blackholes A until the server deletes its lock with its
+/// session; then B takes the item. A has not answered yet.
+fn taken_over(name: &str) -> TakenOver {
     let server = TestingServer::start().unwrap();
     let proxy = FaultProxy::start(&server.connect_string()).unwrap();
     let direct = client_of(&server.connect_string());
-    let (queue, locks) = (unique_path("fenced"), unique_path("fenced-locks"));
+    let (queue, locks) = (unique_path(name), unique_path(&format!("{name}-locks")));
     let client_a = short_session_client(&proxy.connect_string());
     let (gate_a, a) = gate();
     let queue_a = gated_queue(&client_a, &queue, &locks, gate_a);
@@ -115,6 +136,41 @@ fn an_expired_consumer_cannot_acknowledge_and_spares_the_new_holders_lock() {
     let (gate_b, b) = gate();
     let queue_b = gated_queue(&client_b, &queue, &locks, gate_b);
     assert_eq!(b.started.recv_timeout(WAIT).unwrap(), "job");
+    TakenOver {
+        _server: server,
+        proxy,
+        direct,
+        queue,
+        item_path,
+        lock_path,
+        a_lock,
+        a_states,
+        queue_a,
+        a,
+        queue_b,
+        b,
+        _clients: (client_a, client_b),
+    }
+}
+
+#[test]
+fn an_expired_consumer_cannot_acknowledge_and_spares_the_new_holders_lock() {
+    let TakenOver {
+        proxy,
+        direct,
+        queue,
+        item_path,
+        lock_path,
+        a_lock,
+        a_states,
+        queue_a,
+        a,
+        queue_b,
+        b,
+        _server,
+        _clients,
+        ..
+    } = taken_over("fenced");
     let b_lock = direct.exists(&lock_path).unwrap().expect("B's lock").czxid;
     assert_ne!(a_lock, b_lock);
 
@@ -146,33 +202,22 @@ fn an_expired_consumer_cannot_acknowledge_and_spares_the_new_holders_lock() {
 
 #[test]
 fn an_expired_consumers_lease_counts_as_lost_even_when_the_new_holder_already_acknowledged() {
-    let server = TestingServer::start().unwrap();
-    let proxy = FaultProxy::start(&server.connect_string()).unwrap();
-    let direct = client_of(&server.connect_string());
-    let (queue, locks) = (unique_path("lost-and-gone"), unique_path("lost-and-gone-locks"));
-    let client_a = short_session_client(&proxy.connect_string());
-    let (gate_a, a) = gate();
-    let queue_a = gated_queue(&client_a, &queue, &locks, gate_a);
-    producer(&direct, &queue)
-        .build_queue()
-        .unwrap()
-        .put("job".into())
-        .unwrap();
-    assert_eq!(a.started.recv_timeout(WAIT).unwrap(), "job");
-    let name = children(&direct, &queue).pop().expect("the item");
-    let (item_path, lock_path) = (format!("{queue}/{name}"), format!("{locks}/{name}"));
-
-    // A's session expires while A is processing; B takes the item and
-    // finishes it, so the lock and the item are both gone when A answers.
-    let a_states = client_a.state_listener();
-    proxy.blackhole();
-    eventually(WAIT, "A's lock goes with its session", || {
-        direct.exists(&lock_path).unwrap().is_none()
-    });
-    let client_b = client_of(&server.connect_string());
-    let (gate_b, b) = gate();
-    let queue_b = gated_queue(&client_b, &queue, &locks, gate_b);
-    assert_eq!(b.started.recv_timeout(WAIT).unwrap(), "job");
+    // B finishes the item, so its lock and the item are both gone when A
+    // answers.
+    let TakenOver {
+        proxy,
+        direct,
+        item_path,
+        lock_path,
+        a_states,
+        queue_a,
+        a,
+        queue_b,
+        b,
+        _server,
+        _clients,
+        ..
+    } = taken_over("lost-and-gone");
     b.release.send(()).unwrap();
     eventually(WAIT, "B acknowledged the item", || {
         direct.exists(&item_path).unwrap().is_none() && direct.exists(&lock_path).unwrap().is_none()
