@@ -107,6 +107,9 @@ pub(crate) struct Shared {
     current: RwLock<Option<zookeeper_client::Client>>,
     /// Bumped each time a new session replaces an expired one.
     generation: AtomicU64,
+    /// One more than the generation of the latest session a server said
+    /// expired (0: none), set before [`ConnectionState::Lost`] is told.
+    lost: AtomicU64,
     state: Mutex<ConnectionState>,
     listeners: Mutex<Vec<crossbeam_channel::Sender<ConnectionState>>>,
     /// Latches of blocked callers, opened on every state change and on close.
@@ -159,6 +162,7 @@ impl ZkClient {
             auth: Mutex::new(auth),
             current: RwLock::new(Some(client)),
             generation: AtomicU64::new(0),
+            lost: AtomicU64::new(0),
             state: Mutex::new(ConnectionState::Connected),
             listeners: Mutex::new(Vec::new()),
             wakers: Mutex::new(Vec::new()),
@@ -327,6 +331,15 @@ impl ZkClient {
         Session(self.shared.generation.load(Ordering::Acquire))
     }
 
+    /// Whether `session` is still the live one: not replaced, and not said
+    /// by a server to have expired (which is known before a new session
+    /// replaces it).
+    pub(crate) fn is_live(&self, session: Session) -> bool {
+        let Session(generation) = session;
+        self.shared.generation.load(Ordering::Acquire) == generation
+            && self.shared.lost.load(Ordering::Acquire) != generation + 1
+    }
+
     /// The ACL of nodes created without one.
     pub(crate) fn default_acl(&self) -> &[Acl] {
         &self.shared.config.default_acl
@@ -393,6 +406,12 @@ impl Shared {
         for (_, latch) in self.wakers.lock().iter() {
             latch.open();
         }
+    }
+
+    /// Marks the current session as expired: a server said so.
+    pub(crate) fn mark_lost(&self) {
+        let generation = self.generation.load(Ordering::Acquire);
+        self.lost.store(generation + 1, Ordering::Release);
     }
 
     /// Installs the client of a new session after an expiry.

@@ -129,6 +129,7 @@ pub(crate) fn supervise(shared: Weak<Shared>, mut watcher: StateWatcher, mut clo
                 client.publish(state);
             }
             SessionState::Expired => {
+                client.mark_lost();
                 client.publish(ConnectionState::Lost);
                 drop(client);
                 match renew(&shared, &mut close_rx) {

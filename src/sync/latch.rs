@@ -19,6 +19,8 @@ pub(crate) struct Latch {
 struct Inner {
     open: Mutex<bool>,
     cond: Condvar,
+    /// Opened with this one.
+    also: Option<Latch>,
 }
 
 impl Latch {
@@ -26,10 +28,25 @@ impl Latch {
         Latch::default()
     }
 
-    /// Opens the latch and wakes every waiter.
+    /// A new latch whose opening also opens this one: a signal of its own
+    /// that still wakes this latch's waiters.
+    pub(crate) fn chained(&self) -> Latch {
+        Latch {
+            inner: Arc::new(Inner {
+                also: Some(self.clone()),
+                ..Inner::default()
+            }),
+        }
+    }
+
+    /// Opens the latch (and the one it is [chained](Self::chained) to) and
+    /// wakes every waiter.
     pub(crate) fn open(&self) {
         *self.inner.open.lock() = true;
         self.inner.cond.notify_all();
+        if let Some(also) = &self.inner.also {
+            also.open();
+        }
     }
 
     /// Whether the latch is open.
@@ -59,6 +76,18 @@ impl Latch {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn a_chained_latch_opens_its_parent_but_not_the_other_way() {
+        let parent = Latch::new();
+        let child = parent.chained();
+        parent.open();
+        assert!(!child.is_open());
+        let (parent, child) = (Latch::new(), Latch::new().chained());
+        let linked = parent.chained();
+        linked.open();
+        assert!(parent.is_open() && linked.is_open() && !child.is_open());
+    }
 
     #[test]
     fn wait_returns_false_at_the_deadline_when_never_opened() {

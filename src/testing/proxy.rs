@@ -66,6 +66,11 @@ enum Fault {
         request: Request,
         target: Option<(u64, i32)>,
     },
+    /// Drop the next request of this kind (and those after it in the same
+    /// read), then cut: the server never sees it.
+    DropRequestTo {
+        request: Request,
+    },
 }
 
 /// A kind of ZooKeeper request, for [`FaultProxy::drop_reply_to`].
@@ -215,6 +220,37 @@ impl FaultProxy {
         *self.shared.fault.lock() = Fault::DropReplyTo { request, target: None };
     }
 
+    /// Drops the next request of kind `request` (on any connection) before
+    /// it reaches the server, with any request the client sent after it in
+    /// the same write, then cuts that connection: the server never applied
+    /// it, and the client cannot tell that from a lost reply.
+    ///
+    /// ```
+    /// use zk_queue::testing::{FaultProxy, Request};
+    /// let proxy = FaultProxy::start("127.0.0.1:2181")?;
+    /// proxy.drop_request_to(Request::Delete); // the next delete never arrives
+    /// assert!(proxy.dropping_request());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn drop_request_to(&self, request: Request) {
+        *self.shared.fault.lock() = Fault::DropRequestTo { request };
+    }
+
+    /// Whether a fault set by [`drop_request_to`](Self::drop_request_to) is
+    /// still waiting for its request.
+    ///
+    /// ```
+    /// use zk_queue::testing::{FaultProxy, Request};
+    /// let proxy = FaultProxy::start("127.0.0.1:2181")?;
+    /// proxy.drop_request_to(Request::Delete);
+    /// proxy.heal();
+    /// assert!(!proxy.dropping_request());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn dropping_request(&self) -> bool {
+        matches!(*self.shared.fault.lock(), Fault::DropRequestTo { .. })
+    }
+
     /// Whether a fault set by [`drop_next_reply`](Self::drop_next_reply) or
     /// [`drop_reply_to`](Self::drop_reply_to) is still waiting for its reply.
     ///
@@ -331,8 +367,8 @@ fn connect(client: TcpStream, target: SocketAddr, shared: &Arc<Shared>) -> io::R
 
 /// Copies bytes one way until either side closes, applying the fault.
 ///
-/// Requests pass as they come; replies pass in whole frames, so the reply to
-/// one request can be dropped without the others.
+/// Requests and replies pass in whole frames, so one request, or the reply
+/// to one, can be dropped without the others.
 fn pump(mut from: TcpStream, mut to: TcpStream, replies: bool, connection: u64, shared: &Shared) {
     let mut buf = vec![0u8; 64 * 1024];
     let mut frames = Frames::default();
@@ -347,12 +383,17 @@ fn pump(mut from: TcpStream, mut to: TcpStream, replies: bool, connection: u64, 
             Err(_) => break,
         };
         frames.push(&buf[..n]);
-        let mut out: Vec<u8> = if replies { Vec::new() } else { buf[..n].to_vec() };
+        let mut out: Vec<u8> = Vec::new();
         let mut cut = false;
         {
             let mut fault = shared.fault.lock();
             while let Some(frame) = frames.next_frame() {
                 match (&mut *fault, replies, frame.header) {
+                    (Fault::DropRequestTo { request }, false, Some((_, op))) if request.matches(op) => {
+                        *fault = Fault::None;
+                        cut = true;
+                        break;
+                    }
                     (Fault::DropReplyTo { request, target }, false, Some((xid, op)))
                         if target.is_none() && request.matches(op) =>
                     {
@@ -365,9 +406,7 @@ fn pump(mut from: TcpStream, mut to: TcpStream, replies: bool, connection: u64, 
                     }
                     _ => {}
                 }
-                if replies {
-                    out.extend_from_slice(&frame.bytes);
-                }
+                out.extend_from_slice(&frame.bytes);
             }
         }
         let forward = {

@@ -5,7 +5,8 @@
 //! A multi whose reply was lost is neither forgotten nor released (either
 //! would deliver the item again): it is sent again in the same session until
 //! it settles. A retry that finds the lock gone and the item gone knows the
-//! first attempt went through.
+//! first attempt went through; a first attempt that finds the lock gone knows
+//! the lease was lost, whatever became of the item.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -33,6 +34,9 @@ pub(super) struct Ack {
     pub(super) item_path: String,
     pub(super) item_version: i32,
     pub(super) lease: Lease,
+    /// Whether an earlier multi of this acknowledge was sent and its reply
+    /// lost, so it may have been applied.
+    pub(super) sent_before: bool,
 }
 
 /// The acknowledger thread and its queue of work.
@@ -130,7 +134,9 @@ fn settle<T: Send + 'static>(core: &Core<T>, control: &Control, batch: Vec<Ack>)
     let mut by_session: HashMap<Session, Vec<Ack>> = HashMap::new();
     for (ack, stat) in batch.into_iter().zip(stats) {
         match stat {
-            Ok(found) if ack.lease.replaced(found.as_ref()) => {
+            // Another holder's lock, or (unless an earlier multi of ours
+            // deleted it) no lock: gone with an expired session.
+            Ok(found) if ack.lease.replaced(found.as_ref()) || (found.is_none() && !ack.sent_before) => {
                 report(core, &lease_lost(core, &ack.item_path));
                 done.push(ack.name);
             }
@@ -162,6 +168,12 @@ fn settle<T: Send + 'static>(core: &Core<T>, control: &Control, batch: Vec<Ack>)
                     log::debug!("acknowledged {}", ack.item_path);
                     done.push(ack.name);
                 }
+                // Sent once (a batch is never retried): the lock changed or
+                // its session expired since it was checked.
+                Fenced::ItemDecides if !ack.sent_before => {
+                    report(core, &lease_lost(core, &ack.item_path));
+                    done.push(ack.name);
+                }
                 Fenced::ItemDecides => match core.client.exists(&ack.item_path) {
                     Ok(item) => {
                         if let Err(e) = item_decides(core, &ack.item_path, item) {
@@ -184,7 +196,10 @@ fn settle<T: Send + 'static>(core: &Core<T>, control: &Control, batch: Vec<Ack>)
                 // applied. Sent again, it settles either way.
                 Fenced::Failed(e) if e.is_retryable() => {
                     log::debug!("{}: acknowledge outcome unknown ({e}); trying again", ack.item_path);
-                    unknown.push(ack);
+                    unknown.push(Ack {
+                        sent_before: true,
+                        ..ack
+                    });
                 }
                 Fenced::Failed(e) => {
                     control.leases.let_go(core, &ack.name, &ack.lease);

@@ -31,6 +31,17 @@ pub(super) fn run<T: Send + 'static>(cx: &Settle<'_, T>, pull: &PullConsumer<T>,
     let mut next_id = 0u64;
     let mut scanning = true;
     loop {
+        // An item locked under a session that has since expired is not
+        // offered: another consumer may hold it now.
+        if offers.iter().any(|(_, item)| item.lost_with_session(cx.core)) {
+            for (value, item) in std::mem::take(&mut offers) {
+                if item.lost_with_session(cx.core) {
+                    item.forget(cx);
+                } else {
+                    offers.push_back((value, item));
+                }
+            }
+        }
         let stopping = cx.control.stopping();
         if stopping {
             // Closing: what no taker took goes back, without an attempt.

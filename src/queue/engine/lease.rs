@@ -306,8 +306,10 @@ impl Lease {
     /// on `item_path`, unless the lock was replaced by another holder's (then
     /// nothing of theirs is touched).
     pub(super) fn settle<T: Send + 'static>(&self, core: &Core<T>, item_path: &str, ops: &[Op]) -> Result<()> {
-        if self.replaced(core.client.exists(&self.path)?.as_ref()) {
-            return Err(lease_lost(core, item_path));
+        // Another holder's lock, or none: it went with an expired session.
+        match core.client.exists(&self.path)? {
+            Some(lock) if !self.replaced(Some(&lock)) => {}
+            _ => return Err(lease_lost(core, item_path)),
         }
         match Fenced::of(core.client.multi_with(ops, Opts::new().fenced(self.session)), item_path) {
             Fenced::Applied => Ok(()),

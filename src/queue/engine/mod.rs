@@ -5,11 +5,13 @@
 //! consumer. Either way an item is processed by the one state machine of
 //! `process`.
 //!
-//! The scanner lists the queue (and the lock directory, in lock-safe mode)
-//! with one watch each, hands the items of that listing to the workers in
-//! order, and lists again only when a watch fired, the connection changed, or
-//! a delayed item or a failed item backing off came due: one listing per pass
-//! over the queue, not one per item.
+//! The scanner (`scan`) lists the queue (and the lock directory, in
+//! lock-safe mode) with one watch each, hands the items of that listing to
+//! the workers in order, and lists again only when a watch fired, the
+//! connection changed, or a delayed item or a failed item backing off came
+//! due: one listing per pass over the queue, not one per item. A long
+//! lock-safe pass takes the items another consumer abandoned (it crashed, or
+//! its session expired) as their locks vanish, within a second.
 //!
 //! In lock-safe mode a consumer holds at most `claim_window` leases at once
 //! (locked items not yet acknowledged, released or requeued), so a consumer
@@ -25,24 +27,22 @@ mod dispatch;
 mod lease;
 mod outcome;
 mod process;
+mod scan;
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::Sender;
 use parking_lot::{Condvar, Mutex};
 
 use self::deferred::Deferred;
 use self::lease::{Lease, Leases};
 use self::process::{Settle, Step};
 use super::core::{Consumer, Core};
-use super::{DeliverAt, ItemMeta};
-use crate::client::{ChildWatch, Opts};
+use super::ItemMeta;
 use crate::error::{Error, Result};
-use crate::naming::{delay_epoch, is_item, Kind};
-use crate::sync::{earliest, Backoff, Joiner, Latch};
+use crate::sync::{Joiner, Latch};
 
 /// The longest pause between scans while errors persist.
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
@@ -191,7 +191,7 @@ impl Engine {
         drop(rx);
         let scanner = {
             let (core, control) = (Arc::clone(&core), Arc::clone(&control));
-            Joiner::spawn("zk-queue-scan", move || scan_loop(&core, &control, tx))
+            Joiner::spawn("zk-queue-scan", move || scan::scan_loop(&core, &control, tx))
                 .map_err(|e| Error::spawn("scanner", e))?
         };
         let states = {
@@ -253,158 +253,5 @@ fn forward_states<T: Send + 'static>(core: &Core<T>, control: &Control) {
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
         }
-    }
-}
-
-fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx: Sender<Work<T>>) {
-    let mut backoff = Backoff::new(POLL, MAX_BACKOFF);
-    let mut failures = 0u32;
-    while !control.stopping() {
-        let latch = Latch::new();
-        *control.wake.lock() = latch.clone();
-        if control.stopping() {
-            break;
-        }
-        // Connection changes (and a new session) wake the scanner to list again.
-        let _guard = core.client.wake_on_state_change(&latch);
-        match scan(core, control, &tx, &latch) {
-            Ok(pass) => {
-                backoff.reset();
-                failures = 0;
-                // Also list again after a while: ZooKeeper drops some watch
-                // events (see `QueueBuilder::rescan_interval`). An interval
-                // too long to add means never.
-                let rescan_at = Instant::now().checked_add(core.options.rescan_interval);
-                latch.wait_until(earliest(pass.wake_at, rescan_at));
-            }
-            Err(e) => {
-                failures = failures.saturating_add(1);
-                // A passing fault is a warning; one that persists is an error.
-                let level = if failures >= 3 {
-                    log::Level::Error
-                } else {
-                    log::Level::Warn
-                };
-                let pause = backoff.pause();
-                log::log!(level, "queue {}: {e}; scanning again in {pause:?}", core.path);
-                core.tell_error(&e);
-                latch.wait_until(Some(Instant::now() + pause));
-            }
-        }
-    }
-}
-
-/// The outcome of one pass: the watches to keep while waiting, and when to
-/// scan again at the latest.
-struct Pass {
-    _watches: Vec<ChildWatch>,
-    wake_at: Option<Instant>,
-}
-
-fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T>>, latch: &Latch) -> Result<Pass> {
-    let now = || Some(Instant::now());
-    // A queue or lock node deleted under the consumer (by an operator, or
-    // reaped as an empty container) is created again, and listed at once.
-    let recreated = || -> Result<Pass> {
-        core.ensure_nodes()?;
-        Ok(Pass {
-            _watches: Vec::new(),
-            wake_at: now(),
-        })
-    };
-    let (names, _, queue_watch) = match core.client.watch_children(&core.path, latch, Opts::new()) {
-        Err(Error::NoNode { .. }) => return recreated(),
-        other => other?,
-    };
-    let mut watches = vec![queue_watch];
-    let mut locked = HashSet::new();
-    // Orphans left are tried again soon; deleting one fires the lock watch.
-    let mut wake_at = control.leases.settle_orphans(core);
-    if let Some(lock_path) = &core.options.lock_path {
-        // Watching the locks picks up an item the moment its holder dies.
-        let (locks, _, lock_watch) = match core.client.watch_children(lock_path, latch, Opts::new()) {
-            Err(Error::NoNode { .. }) => return recreated(),
-            other => other?,
-        };
-        watches.push(lock_watch);
-        locked.extend(locks);
-    }
-    let mut items: Vec<String> = names.into_iter().filter(|n| is_item(n)).collect();
-    core.kind.sort(&mut items);
-    control.deferred.keep_only(&items.iter().map(String::as_str).collect());
-
-    // At least one item per listing, so a steady stream of puts cannot
-    // starve the consumer (Curator's livelock with 0).
-    let refresh_after = (core.kind == Kind::Priority).then(|| core.options.min_items_before_refresh.max(1));
-    // Plain mode claims a window at a time; a priority queue's window ends
-    // where it may have to look again.
-    let window = refresh_after.map_or(core.options.claim_window, |n| n.min(core.options.claim_window));
-    let now_ms = DeliverAt::now().epoch_millis();
-    let lock_safe = core.options.lock_path.is_some();
-    // Lock-safe: never more leases than the claim window.
-    let room = || {
-        if lock_safe {
-            control
-                .leases
-                .room(core.options.claim_window, || control.stopping())
-                .max(1)
-        } else {
-            window
-        }
-    };
-    let mut limit = window.min(room());
-    let mut handed = 0;
-    let mut batch = Vec::with_capacity(window);
-    for name in items {
-        if control.stopping() {
-            break;
-        }
-        if core.kind == Kind::Delay {
-            let due = delay_epoch(&name);
-            if due > now_ms {
-                // Sorted by due time: nothing after this is due either.
-                let due_at = Instant::now() + Duration::from_millis((due - now_ms).unsigned_abs());
-                wake_at = earliest(wake_at, Some(due_at));
-                break;
-            }
-        }
-        if refresh_after.is_some_and(|n| handed >= n) && latch.is_open() {
-            // The queue changed: look again for more urgent items.
-            wake_at = now();
-            break;
-        }
-        if locked.contains(&name) || control.skipped.lock().contains(&name) {
-            continue;
-        }
-        if control.leases.holds(&name) || control.deferred.holds_back(&name) {
-            continue;
-        }
-        batch.push(name);
-        if batch.len() >= limit {
-            handed += claim_window(core, control, tx, std::mem::take(&mut batch))?;
-            limit = window.min(room());
-        }
-    }
-    if !batch.is_empty() && !control.stopping() {
-        claim_window(core, control, tx, batch)?;
-    }
-    // Wake for the first item backing off, once it is due.
-    wake_at = earliest(wake_at, control.deferred.next_due());
-    Ok(Pass {
-        _watches: watches,
-        wake_at,
-    })
-}
-
-/// Claims a window of items in the queue's mode.
-fn claim_window<T: Send + 'static>(
-    core: &Core<T>,
-    control: &Control,
-    tx: &Sender<Work<T>>,
-    names: Vec<String>,
-) -> Result<usize> {
-    match &core.options.lock_path {
-        Some(lock_dir) => claim::locked_window(core, control, tx, lock_dir, names),
-        None => claim::window(core, control, tx, names),
     }
 }

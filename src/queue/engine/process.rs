@@ -11,7 +11,7 @@
 use crossbeam_channel::Sender;
 
 use super::ack::Ack;
-use super::lease::report;
+use super::lease::{lease_lost, report};
 use super::outcome;
 use super::{Control, Locked, Work};
 use crate::codec::{decode_frame, trailer};
@@ -222,6 +222,10 @@ impl<T: Send + 'static> InFlight<T> {
     /// Offers the next record, or settles the item once every record was
     /// answered.
     fn advance(mut self, cx: &Settle<'_, T>) -> Step<T> {
+        if self.values.len() > 0 && self.lost_with_session(cx.core) {
+            self.forget(cx);
+            return Step::Settled;
+        }
         if let Some(value) = self.values.next() {
             self.offered += 1;
             return Step::Deliver(value, Box::new(self));
@@ -231,6 +235,31 @@ impl<T: Send + 'static> InFlight<T> {
             Held::Locked { claim, .. } => acknowledge(cx, claim),
         }
         Step::Settled
+    }
+
+    /// Whether the item is locked under a session that a server said expired
+    /// (or that a new one replaced): its lock is gone, and another consumer
+    /// may hold the item now, so it must not reach the consumer again.
+    pub(super) fn lost_with_session(&self, core: &Core<T>) -> bool {
+        match &self.held {
+            Held::Locked { claim, .. } => !core.client.is_live(claim.lease.session()),
+            Held::Claimed { .. } => false,
+        }
+    }
+
+    /// Drops an item [lost with its session](Self::lost_with_session)
+    /// without delivering the rest of it: its next holder delivers it. The
+    /// lease is counted lost and forgotten (its lock went with the session).
+    pub(super) fn forget(self, cx: &Settle<'_, T>) {
+        let Held::Locked { claim, .. } = self.held else { return };
+        let core = cx.core;
+        log::info!(
+            "{}: not delivered: its lock went with the expired session, and its next holder delivers it",
+            claim.item_path
+        );
+        core.tell_error(&lease_lost(core, &claim.item_path));
+        cx.control.leases.finished([claim.name.as_str()]);
+        QueueCounters::bump(&core.counters.settled);
     }
 }
 
@@ -249,6 +278,7 @@ fn acknowledge<T: Send + 'static>(cx: &Settle<'_, T>, claim: Locked) {
         item_path,
         item_version,
         lease,
+        sent_before: false,
     };
     let Some(acks) = cx.acks else {
         log::error!("{}: a locked item without an acknowledger", ack.item_path);

@@ -3,20 +3,26 @@
 
 use std::time::Duration;
 
-use zk_queue::{QueueBuilder, StringSerializer};
+use zk_queue::{Delivery, ItemReceiver, QueueBuilder, StringSerializer};
 
 use super::{children, json, ok, zkq};
 use crate::support::client;
 use crate::support::server::unique_path;
 
-#[test]
-fn cli_take_and_purge_with_the_lock_path_leave_an_item_a_consumer_holds() {
-    let path = unique_path("cli-locked");
-    let locks = unique_path("cli-locked-locks");
-    ok(&["put", &path, "held", "free"]);
-    let zk = client();
-    let (builder, receiver) = QueueBuilder::new(&zk, &path, StringSerializer)
-        .lock_path(&locks)
+/// Puts "held" and "free" under `path`; returns a lock-safe pull consumer
+/// (and its receiver) holding "held", locked under `locks`.
+fn holding_the_first_of_two(
+    zk: &zk_queue::ZkClient,
+    path: &str,
+    locks: &str,
+) -> (
+    zk_queue::DistributedQueue<String>,
+    ItemReceiver<String>,
+    Delivery<String>,
+) {
+    ok(&["put", path, "held", "free"]);
+    let (builder, receiver) = QueueBuilder::new(zk, path, StringSerializer)
+        .lock_path(locks)
         .claim_window(1)
         .pull_consumer();
     let consumer = builder.build_queue().unwrap();
@@ -25,6 +31,15 @@ fn cli_take_and_purge_with_the_lock_path_leave_an_item_a_consumer_holds() {
         .unwrap()
         .expect("an item");
     assert_eq!(delivery.item(), "held");
+    (consumer, receiver, delivery)
+}
+
+#[test]
+fn cli_take_and_purge_with_the_lock_path_leave_an_item_a_consumer_holds() {
+    let path = unique_path("cli-locked");
+    let locks = unique_path("cli-locked-locks");
+    let zk = client();
+    let (consumer, _receiver, delivery) = holding_the_first_of_two(&zk, &path, &locks);
 
     let out = zkq(&["take", &path, "-n", "2", "--timeout", "300ms", "--lock-path", &locks]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -46,18 +61,8 @@ fn cli_take_and_purge_with_the_lock_path_leave_an_item_a_consumer_holds() {
 fn cli_take_and_purge_leave_an_item_a_consumer_holds_under_its_recorded_lock_path_unless_forced() {
     let path = unique_path("cli-recorded-locks");
     let locks = unique_path("cli-recorded-locks-locks");
-    ok(&["put", &path, "held", "free"]);
     let zk = client();
-    let (builder, receiver) = QueueBuilder::new(&zk, &path, StringSerializer)
-        .lock_path(&locks)
-        .claim_window(1)
-        .pull_consumer();
-    let consumer = builder.build_queue().unwrap();
-    let delivery = receiver
-        .take_timeout(Duration::from_secs(30))
-        .unwrap()
-        .expect("an item");
-    assert_eq!(delivery.item(), "held");
+    let (consumer, _receiver, delivery) = holding_the_first_of_two(&zk, &path, &locks);
 
     // No --lock-path: the consumers' recorded one is found.
     let out = zkq(&["take", &path, "-n", "2", "--timeout", "300ms"]);

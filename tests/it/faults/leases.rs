@@ -86,12 +86,33 @@ fn gated_queue(client: &ZkClient, queue: &str, locks: &str, gate: Gate) -> Distr
         .unwrap()
 }
 
-#[test]
-fn an_expired_consumer_cannot_acknowledge_and_spares_the_new_holders_lock() {
+/// An item whose first holder, A, lost its session while processing it,
+/// and which B, a consumer on the server itself, holds now.
+struct TakenOver {
+    _server: TestingServer,
+    proxy: FaultProxy,
+    direct: ZkClient,
+    queue: String,
+    item_path: String,
+    lock_path: String,
+    /// The czxid of A's lock.
+    a_lock: i64,
+    a_states: Receiver<ConnectionState>,
+    queue_a: DistributedQueue<String>,
+    a: GateControl,
+    queue_b: DistributedQueue<String>,
+    b: GateControl,
+    _clients: (ZkClient, ZkClient),
+}
+
+/// A (through a proxy) takes the one item under a fresh queue named after
+/// `name`; the proxy blackholes A until the server deletes its lock with its
+/// session; then B takes the item. A has not answered yet.
+fn taken_over(name: &str) -> TakenOver {
     let server = TestingServer::start().unwrap();
     let proxy = FaultProxy::start(&server.connect_string()).unwrap();
     let direct = client_of(&server.connect_string());
-    let (queue, locks) = (unique_path("fenced"), unique_path("fenced-locks"));
+    let (queue, locks) = (unique_path(name), unique_path(&format!("{name}-locks")));
     let client_a = short_session_client(&proxy.connect_string());
     let (gate_a, a) = gate();
     let queue_a = gated_queue(&client_a, &queue, &locks, gate_a);
@@ -115,6 +136,41 @@ fn an_expired_consumer_cannot_acknowledge_and_spares_the_new_holders_lock() {
     let (gate_b, b) = gate();
     let queue_b = gated_queue(&client_b, &queue, &locks, gate_b);
     assert_eq!(b.started.recv_timeout(WAIT).unwrap(), "job");
+    TakenOver {
+        _server: server,
+        proxy,
+        direct,
+        queue,
+        item_path,
+        lock_path,
+        a_lock,
+        a_states,
+        queue_a,
+        a,
+        queue_b,
+        b,
+        _clients: (client_a, client_b),
+    }
+}
+
+#[test]
+fn an_expired_consumer_cannot_acknowledge_and_spares_the_new_holders_lock() {
+    let TakenOver {
+        proxy,
+        direct,
+        queue,
+        item_path,
+        lock_path,
+        a_lock,
+        a_states,
+        queue_a,
+        a,
+        queue_b,
+        b,
+        _server,
+        _clients,
+        ..
+    } = taken_over("fenced");
     let b_lock = direct.exists(&lock_path).unwrap().expect("B's lock").czxid;
     assert_ne!(a_lock, b_lock);
 
@@ -142,6 +198,111 @@ fn an_expired_consumer_cannot_acknowledge_and_spares_the_new_holders_lock() {
     assert!(b.started.recv_timeout(Duration::from_millis(500)).is_err());
     assert!(a.started.try_recv().is_err());
     drop((a, b));
+}
+
+#[test]
+fn an_expired_consumers_lease_counts_as_lost_even_when_the_new_holder_already_acknowledged() {
+    // B finishes the item, so its lock and the item are both gone when A
+    // answers.
+    let TakenOver {
+        proxy,
+        direct,
+        item_path,
+        lock_path,
+        a_states,
+        queue_a,
+        a,
+        queue_b,
+        b,
+        _server,
+        _clients,
+        ..
+    } = taken_over("lost-and-gone");
+    b.release.send(()).unwrap();
+    eventually(WAIT, "B acknowledged the item", || {
+        direct.exists(&item_path).unwrap().is_none() && direct.exists(&lock_path).unwrap().is_none()
+    });
+    proxy.heal();
+    wait_for_state(&a_states, ConnectionState::Reconnected, WAIT);
+    a.release.send(()).unwrap();
+    eventually(WAIT, "A consumed the item", || queue_a.stats().consumed == 1);
+    // Closing waits for A's acknowledger to settle what A consumed.
+    assert!(queue_a.close().is_complete());
+    assert_eq!(queue_a.stats().lease_lost, 1, "A's lease was lost, not settled by A");
+    assert_eq!(*a.leases_lost.lock(), vec![item_path]);
+    assert_eq!(queue_b.stats().lease_lost, 0);
+    drop((a, b));
+}
+
+#[test]
+fn after_its_session_expired_a_consumer_hands_over_no_item_it_locked_in_that_session() {
+    let server = TestingServer::start().unwrap();
+    let proxy = FaultProxy::start(&server.connect_string()).unwrap();
+    let direct = client_of(&server.connect_string());
+    let (queue, locks) = (unique_path("stale-leases"), unique_path("stale-leases-locks"));
+    let client = short_session_client(&proxy.connect_string());
+    let producer = producer(&direct, &queue).build_queue().unwrap();
+    for i in 0..4 {
+        producer.put(format!("job-{i}")).unwrap();
+    }
+    // Each delivery records whether this consumer's live session held the
+    // item's lock when the item reached it; the first one waits for the test.
+    let deliveries: Arc<Mutex<Vec<(String, bool)>>> = Arc::default();
+    let (started_tx, started) = crossbeam_channel::unbounded::<()>();
+    let (release, release_rx) = crossbeam_channel::unbounded::<()>();
+    let consumer = {
+        let (deliveries, client, direct, locks) =
+            (Arc::clone(&deliveries), client.clone(), direct.clone(), locks.clone());
+        QueueBuilder::new(&client.clone(), &queue, StringSerializer)
+            .lock_path(&locks)
+            .claim_window(4)
+            .consumer_with_meta(
+                move |item: String, meta: &zk_queue::ItemMeta| -> Result<(), ConsumeError> {
+                    let owner = direct
+                        .exists(&format!("{locks}/{}", meta.name()))
+                        .unwrap()
+                        .map(|lock| lock.ephemeral_owner);
+                    let ours = owner.is_some() && owner == client.session_id().ok();
+                    let first = deliveries.lock().is_empty();
+                    deliveries.lock().push((item, ours));
+                    if first {
+                        let _ = started_tx.send(());
+                        release_rx.recv().map_err(|_| "the test ended")?;
+                    }
+                    Ok(())
+                },
+            )
+            .build_queue()
+            .unwrap()
+    };
+    started.recv_timeout(WAIT).unwrap();
+    eventually(WAIT, "the consumer locked every item", || {
+        children(&direct, &locks).len() == 4
+    });
+
+    // The session expires while the first item is processed, and the client
+    // hears of it; the three other items were locked in that session.
+    let states = client.state_listener();
+    expire_session(&proxy, &client, &direct);
+    wait_for_state(&states, ConnectionState::Lost, WAIT);
+    release.send(()).unwrap();
+    // Everything is delivered again in the new session, once each.
+    eventually(WAIT, "the items are delivered on the new session", || {
+        let seen = deliveries.lock();
+        (0..4).all(|i| {
+            seen.iter()
+                .skip(1)
+                .any(|(item, ours)| *ours && *item == format!("job-{i}"))
+        })
+    });
+    let seen = deliveries.lock().clone();
+    let stale: Vec<_> = seen.iter().skip(1).filter(|(_, ours)| !ours).collect();
+    assert!(
+        stale.is_empty(),
+        "handed over under a lost lock: {stale:?} (all: {seen:?})"
+    );
+    assert!(consumer.stats().lease_lost >= 3, "{:?}", consumer.stats());
+    consumer.close();
 }
 
 /// A client through `proxy` whose session outlives the faults of a test.

@@ -9,7 +9,9 @@
 //! - `put_replies`: puts whose create reply is lost.
 //! - `random_faults`: a seeded run of random faults under a workload.
 
+mod abandoned;
 mod deadlines;
+mod delete_replies;
 mod killed_consumers;
 mod leases;
 mod outages;

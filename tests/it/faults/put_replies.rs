@@ -6,25 +6,12 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use zk_queue::testing::FaultProxy;
-use zk_queue::{
-    inspect, ConnectionState, Error, PutError, PutListener, QueueBuilder, RetryNTimes, StringSerializer, ZkClient,
-};
+use zk_queue::{inspect, ConnectionState, Error, PutError, PutListener, QueueBuilder, StringSerializer, ZkClient};
 
 use crate::support::queues::{consumer, producer};
 use crate::support::recorder::Recorder;
 use crate::support::server::{shared_connect_string, unique_path};
 use crate::support::{self, wait_for_state};
-
-/// A client through `proxy` whose retries come quickly.
-fn proxied(proxy: &FaultProxy) -> ZkClient {
-    ZkClient::builder(&proxy.connect_string())
-        .session_timeout(Duration::from_secs(10))
-        .connection_timeout(Duration::from_secs(5))
-        .request_timeout(Duration::from_secs(5))
-        .retry_policy(RetryNTimes::new(20, Duration::from_millis(100)))
-        .connect()
-        .unwrap()
-}
 
 /// The decoded items stored under `path`, in queue order.
 fn stored(direct: &ZkClient, path: &str) -> Vec<String> {
@@ -50,7 +37,7 @@ fn listings(client: &ZkClient) -> u64 {
 #[test]
 fn a_put_whose_reply_is_dropped_is_stored_once_and_reported_stored() {
     let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
-    let client = proxied(&proxy);
+    let client = support::proxied_client(&proxy);
     let direct = support::client();
     let path = unique_path("put-dropped-reply");
     let queue = producer(&client, &path).build_queue().unwrap();
@@ -70,7 +57,7 @@ fn a_put_whose_reply_is_dropped_is_stored_once_and_reported_stored() {
 #[test]
 fn a_put_whose_item_is_taken_before_its_read_back_is_sent_again_and_counted() {
     let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
-    let client = proxied(&proxy);
+    let client = support::proxied_client(&proxy);
     let direct = support::client();
     let path = unique_path("put-taken-before-read-back");
     let recorder = Recorder::new();
@@ -90,7 +77,7 @@ fn a_put_whose_item_is_taken_before_its_read_back_is_sent_again_and_counted() {
 #[test]
 fn a_first_put_whose_reply_is_dropped_is_found_among_other_producers_items() {
     let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
-    let client = proxied(&proxy);
+    let client = support::proxied_client(&proxy);
     let direct = support::client();
     let path = unique_path("put-dropped-first");
     let other = producer(&direct, &path).build_queue().unwrap();
@@ -111,7 +98,7 @@ fn a_first_put_whose_reply_is_dropped_is_found_among_other_producers_items() {
 #[test]
 fn a_priority_put_whose_reply_is_dropped_is_stored_once() {
     let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
-    let client = proxied(&proxy);
+    let client = support::proxied_client(&proxy);
     let direct = support::client();
     let path = unique_path("put-dropped-priority");
     let queue = producer(&client, &path).build_priority_queue(1).unwrap();
@@ -143,7 +130,7 @@ impl PutListener<String> for Listen {
 #[test]
 fn background_puts_whose_replies_are_lost_mid_batch_are_each_stored_exactly_once() {
     let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
-    let client = proxied(&proxy);
+    let client = support::proxied_client(&proxy);
     let direct = support::client();
     let path = unique_path("put-cut-batch");
     let queue = QueueBuilder::new(&client, &path, StringSerializer)

@@ -50,6 +50,18 @@ pub fn client() -> ZkClient {
     client_of(&server::shared_connect_string())
 }
 
+/// A client through `proxy` whose retries come quickly (20, 100 ms apart),
+/// so a fault the proxy injects is retried within the test.
+pub fn proxied_client(proxy: &zk_queue::testing::FaultProxy) -> ZkClient {
+    ZkClient::builder(&proxy.connect_string())
+        .session_timeout(Duration::from_secs(10))
+        .connection_timeout(Duration::from_secs(5))
+        .request_timeout(Duration::from_secs(5))
+        .retry_policy(RetryNTimes::new(20, Duration::from_millis(100)))
+        .connect()
+        .unwrap()
+}
+
 /// A new client of the server at `connect`, with timeouts suited to tests.
 pub fn client_of(connect: &str) -> ZkClient {
     ZkClient::builder(connect)

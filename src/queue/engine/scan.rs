@@ -1,0 +1,290 @@
+//! The scanner: lists the queue (and, lock-safe, the lock directory) with a
+//! watch each, and claims the items of a listing in order, a window at a
+//! time, until the listing is done; then it waits for a watch, a connection
+//! change, a due item or the rescan interval.
+//!
+//! A lock-safe consumer also picks up abandoned items during a long pass:
+//! an item that was locked by another consumer when the pass went by it,
+//! and whose lock vanished since while the item stayed (its holder crashed
+//! or its session expired). When the lock directory changes, the scanner
+//! lists it again (at most once per [`ABANDONED_CHECK`]) before its next
+//! window, and claims such items first.
+
+use std::collections::{HashSet, VecDeque};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::Sender;
+
+use super::{claim, Control, Work, MAX_BACKOFF, POLL};
+use crate::client::{ChildWatch, Opts};
+use crate::error::{Error, Result};
+use crate::naming::{delay_epoch, is_item, Kind};
+use crate::path;
+use crate::queue::core::Core;
+use crate::queue::DeliverAt;
+use crate::sync::{earliest, Backoff, Latch};
+
+/// How often, at most, a pass lists the lock directory again for abandoned
+/// items.
+pub(super) const ABANDONED_CHECK: Duration = Duration::from_secs(1);
+
+pub(super) fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx: Sender<Work<T>>) {
+    let mut backoff = Backoff::new(POLL, MAX_BACKOFF);
+    let mut failures = 0u32;
+    while !control.stopping() {
+        let latch = Latch::new();
+        *control.wake.lock() = latch.clone();
+        if control.stopping() {
+            break;
+        }
+        // Connection changes (and a new session) wake the scanner to list again.
+        let _guard = core.client.wake_on_state_change(&latch);
+        match scan(core, control, &tx, &latch) {
+            Ok(pass) => {
+                backoff.reset();
+                failures = 0;
+                // Also list again after a while: ZooKeeper drops some watch
+                // events (see `QueueBuilder::rescan_interval`). An interval
+                // too long to add means never.
+                let rescan_at = Instant::now().checked_add(core.options.rescan_interval);
+                latch.wait_until(earliest(pass.wake_at, rescan_at));
+            }
+            Err(e) => {
+                failures = failures.saturating_add(1);
+                // A passing fault is a warning; one that persists is an error.
+                let level = if failures >= 3 {
+                    log::Level::Error
+                } else {
+                    log::Level::Warn
+                };
+                let pause = backoff.pause();
+                log::log!(level, "queue {}: {e}; scanning again in {pause:?}", core.path);
+                core.tell_error(&e);
+                latch.wait_until(Some(Instant::now() + pause));
+            }
+        }
+    }
+}
+
+/// The outcome of one pass: the watches to keep while waiting, and when to
+/// scan again at the latest.
+struct Pass {
+    _watches: Vec<ChildWatch>,
+    wake_at: Option<Instant>,
+}
+
+fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T>>, latch: &Latch) -> Result<Pass> {
+    let now = || Some(Instant::now());
+    // A queue or lock node deleted under the consumer (by an operator, or
+    // reaped as an empty container) is created again, and listed at once.
+    let recreated = || -> Result<Pass> {
+        core.ensure_nodes()?;
+        Ok(Pass {
+            _watches: Vec::new(),
+            wake_at: now(),
+        })
+    };
+    let (names, _, queue_watch) = match core.client.watch_children(&core.path, latch, Opts::new()) {
+        Err(Error::NoNode { .. }) => return recreated(),
+        other => other?,
+    };
+    let mut watches = vec![queue_watch];
+    // Orphans left are tried again soon; deleting one fires the lock watch.
+    let mut wake_at = control.leases.settle_orphans(core);
+    let mut locks = match &core.options.lock_path {
+        // Watching the locks picks up an item the moment its holder dies.
+        Some(lock_path) => match LockView::list(core, lock_path, latch)? {
+            Some((view, watch)) => {
+                watches.push(watch);
+                Some(view)
+            }
+            None => return recreated(),
+        },
+        None => None,
+    };
+    let mut items: Vec<String> = names.into_iter().filter(|n| is_item(n)).collect();
+    core.kind.sort(&mut items);
+    control.deferred.keep_only(&items.iter().map(String::as_str).collect());
+
+    // At least one item per listing, so a steady stream of puts cannot
+    // starve the consumer (Curator's livelock with 0).
+    let refresh_after = (core.kind == Kind::Priority).then(|| core.options.min_items_before_refresh.max(1));
+    // Plain mode claims a window at a time; a priority queue's window ends
+    // where it may have to look again.
+    let window = refresh_after.map_or(core.options.claim_window, |n| n.min(core.options.claim_window));
+    let now_ms = DeliverAt::now().epoch_millis();
+    // Lock-safe: never more leases than the claim window.
+    let lock_safe = locks.is_some();
+    let room = || {
+        if lock_safe {
+            control
+                .leases
+                .room(core.options.claim_window, || control.stopping())
+                .max(1)
+        } else {
+            window
+        }
+    };
+    let mut limit = window.min(room());
+    let mut handed = 0;
+    let mut batch = Vec::with_capacity(window);
+    let mut pending = VecDeque::from(items);
+    while let Some(name) = pending.pop_front() {
+        if control.stopping() {
+            break;
+        }
+        if core.kind == Kind::Delay {
+            let due = delay_epoch(&name);
+            if due > now_ms {
+                // Sorted by due time: nothing after this is due either.
+                let due_at = Instant::now() + Duration::from_millis((due - now_ms).unsigned_abs());
+                wake_at = earliest(wake_at, Some(due_at));
+                break;
+            }
+        }
+        if refresh_after.is_some_and(|n| handed >= n) && latch.is_open() {
+            // The queue changed: look again for more urgent items.
+            wake_at = now();
+            break;
+        }
+        if batch.is_empty() {
+            if let Some(view) = &mut locks {
+                // Items passed by as locked whose holders are gone since come
+                // first: they were ahead of this one.
+                let abandoned = view.abandoned(core, latch, &mut watches)?;
+                if !abandoned.is_empty() {
+                    pending.push_front(name);
+                    for item in abandoned.into_iter().rev() {
+                        pending.push_front(item);
+                    }
+                    continue;
+                }
+            }
+        }
+        if locks.as_mut().is_some_and(|view| view.passes_locked(&name)) || control.skipped.lock().contains(&name) {
+            continue;
+        }
+        if control.leases.holds(&name) || control.deferred.holds_back(&name) {
+            continue;
+        }
+        batch.push(name);
+        if batch.len() >= limit {
+            handed += claim_window(core, control, tx, std::mem::take(&mut batch))?;
+            limit = window.min(room());
+        }
+    }
+    if !batch.is_empty() && !control.stopping() {
+        claim_window(core, control, tx, batch)?;
+    }
+    // Wake for the first item backing off, once it is due.
+    wake_at = earliest(wake_at, control.deferred.next_due());
+    Ok(Pass {
+        _watches: watches,
+        wake_at,
+    })
+}
+
+/// What a lock-safe pass knows of the lock directory: the locks of its
+/// latest listing, the items it passed by because they were locked, and a
+/// latch of its own for the directory's watch (which also wakes the
+/// scanner's wait).
+struct LockView {
+    lock_path: String,
+    locked: HashSet<String>,
+    /// Items passed by as locked, in order.
+    passed: Vec<String>,
+    changed: Latch,
+    checked_at: Instant,
+}
+
+impl LockView {
+    /// Lists the lock directory with a watch; `None` if it does not exist.
+    fn list<T: Send + 'static>(
+        core: &Core<T>,
+        lock_path: &str,
+        latch: &Latch,
+    ) -> Result<Option<(LockView, ChildWatch)>> {
+        let changed = latch.chained();
+        match core.client.watch_children(lock_path, &changed, Opts::new()) {
+            Err(Error::NoNode { .. }) => Ok(None),
+            Err(e) => Err(e),
+            Ok((locks, _, watch)) => Ok(Some((
+                LockView {
+                    lock_path: lock_path.to_owned(),
+                    locked: locks.into_iter().collect(),
+                    passed: Vec::new(),
+                    changed,
+                    checked_at: Instant::now(),
+                },
+                watch,
+            ))),
+        }
+    }
+
+    /// Whether the item named is locked (by anyone, this consumer too) as
+    /// far as this pass knows; if so, it is remembered as passed by.
+    fn passes_locked(&mut self, name: &str) -> bool {
+        let locked = self.locked.contains(name);
+        if locked {
+            self.passed.push(name.to_owned());
+        }
+        locked
+    }
+
+    /// If the lock directory changed since it was listed (and not within
+    /// [`ABANDONED_CHECK`]), lists it again and returns the items passed by
+    /// whose locks are gone and which are still in the queue, in order.
+    fn abandoned<T: Send + 'static>(
+        &mut self,
+        core: &Core<T>,
+        latch: &Latch,
+        watches: &mut Vec<ChildWatch>,
+    ) -> Result<Vec<String>> {
+        if self.passed.is_empty() || !self.changed.is_open() || self.checked_at.elapsed() < ABANDONED_CHECK {
+            return Ok(Vec::new());
+        }
+        let Some((fresh, watch)) = LockView::list(core, &self.lock_path, latch)? else {
+            return Ok(Vec::new());
+        };
+        watches.push(watch);
+        let (locked, changed) = (fresh.locked, fresh.changed);
+        let unlocked: Vec<String> = std::mem::take(&mut self.passed)
+            .into_iter()
+            .filter(|name| !locked.contains(name))
+            .collect();
+        self.passed.retain(|name| locked.contains(name));
+        (self.locked, self.changed, self.checked_at) = (locked, changed, Instant::now());
+        if unlocked.is_empty() {
+            return Ok(unlocked);
+        }
+        // An acknowledged item went with its lock; an abandoned one stayed.
+        let paths: Vec<String> = unlocked.iter().map(|name| path::join(&core.path, name)).collect();
+        let found = core.client.exists_many(&paths)?;
+        let abandoned: Vec<String> = unlocked
+            .into_iter()
+            .zip(found)
+            .filter_map(|(name, stat)| matches!(stat, Ok(Some(_))).then_some(name))
+            .collect();
+        if !abandoned.is_empty() {
+            log::info!(
+                "queue {}: {} item(s) unlocked by a consumer that is gone; taking them first",
+                core.path,
+                abandoned.len()
+            );
+        }
+        Ok(abandoned)
+    }
+}
+
+/// Claims a window of items in the queue's mode.
+fn claim_window<T: Send + 'static>(
+    core: &Core<T>,
+    control: &Control,
+    tx: &Sender<Work<T>>,
+    names: Vec<String>,
+) -> Result<usize> {
+    match &core.options.lock_path {
+        Some(lock_dir) => claim::locked_window(core, control, tx, lock_dir, names),
+        None => claim::window(core, control, tx, names),
+    }
+}
