@@ -134,9 +134,7 @@ fn settle<T: Send + 'static>(core: &Core<T>, control: &Control, batch: Vec<Ack>)
     let mut by_session: HashMap<Session, Vec<Ack>> = HashMap::new();
     for (ack, stat) in batch.into_iter().zip(stats) {
         match stat {
-            // Another holder's lock, or (unless an earlier multi of ours
-            // deleted it) no lock: gone with an expired session.
-            Ok(found) if ack.lease.replaced(found.as_ref()) || (found.is_none() && !ack.sent_before) => {
+            Ok(found) if ack.lease.lost(found.as_ref(), ack.sent_before) => {
                 report(core, &lease_lost(core, &ack.item_path));
                 done.push(ack.name);
             }

@@ -286,6 +286,15 @@ impl Lease {
         found.is_some_and(|stat| stat.czxid != self.czxid)
     }
 
+    /// Whether the node found at this lock's path before a multi that ends
+    /// the lease (`None`: no node) says the lease is lost: another holder's
+    /// lock, or no lock unless `sent_before`, an earlier multi of ours whose
+    /// reply was lost, may have deleted it (otherwise it went with an
+    /// expired session).
+    pub(super) fn lost(&self, found: Option<&Stat>, sent_before: bool) -> bool {
+        self.replaced(found) || (found.is_none() && !sent_before)
+    }
+
     /// The operations of a multi that ends this lease with `ops` on the item:
     /// the lock's check first (the multi fails at index 0 if the lock changed),
     /// the lock's delete last.
@@ -306,10 +315,8 @@ impl Lease {
     /// on `item_path`, unless the lock was replaced by another holder's (then
     /// nothing of theirs is touched).
     pub(super) fn settle<T: Send + 'static>(&self, core: &Core<T>, item_path: &str, ops: &[Op]) -> Result<()> {
-        // Another holder's lock, or none: it went with an expired session.
-        match core.client.exists(&self.path)? {
-            Some(lock) if !self.replaced(Some(&lock)) => {}
-            _ => return Err(lease_lost(core, item_path)),
+        if self.lost(core.client.exists(&self.path)?.as_ref(), false) {
+            return Err(lease_lost(core, item_path));
         }
         match Fenced::of(core.client.multi_with(ops, Opts::new().fenced(self.session)), item_path) {
             Fenced::Applied => Ok(()),

@@ -52,7 +52,7 @@ pub fn client() -> ZkClient {
 
 /// A client through `proxy` whose retries come quickly (20, 100 ms apart),
 /// so a fault the proxy injects is retried within the test.
-pub fn proxied_client(proxy: &zk_queue::testing::FaultProxy) -> ZkClient {
+pub fn proxied_client(proxy: &FaultProxy) -> ZkClient {
     ZkClient::builder(&proxy.connect_string())
         .session_timeout(Duration::from_secs(10))
         .connection_timeout(Duration::from_secs(5))
