@@ -248,11 +248,11 @@ impl LockView {
         };
         watches.push(watch);
         let (locked, changed) = (fresh.locked, fresh.changed);
-        let unlocked: Vec<String> = std::mem::take(&mut self.passed)
+        // Those still locked stay passed by, for the next check.
+        let (still_locked, unlocked): (Vec<String>, Vec<String>) = std::mem::take(&mut self.passed)
             .into_iter()
-            .filter(|name| !locked.contains(name))
-            .collect();
-        self.passed.retain(|name| locked.contains(name));
+            .partition(|name| locked.contains(name));
+        self.passed = still_locked;
         (self.locked, self.changed, self.checked_at) = (locked, changed, Instant::now());
         if unlocked.is_empty() {
             return Ok(unlocked);

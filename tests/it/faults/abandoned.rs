@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use zk_queue::{ConsumeError, QueueBuilder, StringSerializer};
+use zk_queue::{ConsumeError, DistributedQueue, QueueBuilder, StringSerializer, ZkClient};
 
 use super::WAIT;
 use crate::support::server::unique_path;
@@ -13,26 +13,24 @@ use crate::support::{client, eventually};
 
 /// Items in the backlog behind the abandoned ones.
 const BACKLOG: usize = 300;
-/// Items the crashed consumer holds.
+/// Items each crashing consumer holds.
 const HELD: usize = 4;
 
-#[test]
-fn a_busy_consumer_takes_the_items_a_crashed_consumer_abandoned_within_a_second_of_their_locks_vanishing() {
-    let (path, locks) = (unique_path("abandoned"), unique_path("abandoned-locks"));
-    let direct = client();
-    let producer = QueueBuilder::new(&direct, &path, StringSerializer)
-        .build_queue()
-        .unwrap();
-    for i in 0..HELD + BACKLOG {
-        producer.put(format!("job-{i}")).unwrap();
-    }
-    assert!(producer.flush_timeout(WAIT));
+/// Deliveries a consumer saw, and when.
+type Seen = Arc<Mutex<Vec<(String, Instant)>>>;
 
-    // A locks the first items and holds them until it crashes.
-    let doomed = client();
+/// A consumer that holds the next `HELD` items until its client closes.
+struct Holder {
+    client: ZkClient,
+    _queue: DistributedQueue<String>,
+    _release: crossbeam_channel::Sender<()>,
+}
+
+fn holder(direct: &ZkClient, path: &str, locks: &str) -> Holder {
+    let client = client();
     let (release, held) = crossbeam_channel::unbounded::<()>();
-    let a = QueueBuilder::new(&doomed, &path, StringSerializer)
-        .lock_path(&locks)
+    let queue = QueueBuilder::new(&client, path, StringSerializer)
+        .lock_path(locks)
         .claim_window(HELD)
         .consumer(move |_: String| -> Result<(), ConsumeError> {
             let _ = held.recv();
@@ -40,12 +38,35 @@ fn a_busy_consumer_takes_the_items_a_crashed_consumer_abandoned_within_a_second_
         })
         .build_queue()
         .unwrap();
-    eventually(WAIT, "A holds its items", || {
-        direct.get_children(&locks).map(|(l, _)| l.len()).unwrap_or(0) == HELD
+    let before = direct.get_children(locks).map(|(l, _)| l.len()).unwrap_or(0);
+    eventually(WAIT, "the holder locks its items", || {
+        direct.get_children(locks).map(|(l, _)| l.len()).unwrap_or(0) == before + HELD
     });
+    Holder {
+        client,
+        _queue: queue,
+        _release: release,
+    }
+}
+
+/// `holders` consumers lock the first items in turn; a busy consumer works
+/// through the backlog behind them; the holders crash one after another,
+/// each once the busy consumer took what the one before abandoned. Each
+/// crash's items must reach the busy consumer well before its backlog ends.
+fn abandoned_items_reach_a_busy_consumer(name: &str, holders: usize) {
+    let (path, locks) = (unique_path(name), unique_path(&format!("{name}-locks")));
+    let direct = client();
+    let producer = QueueBuilder::new(&direct, &path, StringSerializer)
+        .build_queue()
+        .unwrap();
+    for i in 0..holders * HELD + BACKLOG {
+        producer.put(format!("job-{i}")).unwrap();
+    }
+    assert!(producer.flush_timeout(WAIT));
+    let doomed: Vec<Holder> = (0..holders).map(|_| holder(&direct, &path, &locks)).collect();
 
     // B works through the backlog, 15 ms an item: about 5 s of work.
-    let seen: Arc<Mutex<Vec<(String, Instant)>>> = Arc::default();
+    let seen = Seen::default();
     let b = {
         let seen = Arc::clone(&seen);
         QueueBuilder::new(&direct, &path, StringSerializer)
@@ -61,38 +82,50 @@ fn a_busy_consumer_takes_the_items_a_crashed_consumer_abandoned_within_a_second_
     };
     eventually(WAIT, "B is busy with the backlog", || seen.lock().len() >= 20);
 
-    // A crashes: its session ends, and the server deletes its locks.
-    doomed.close();
-    let vanished = Instant::now();
-    eventually(WAIT, "B takes what A held", || {
-        let seen = seen.lock();
-        (0..HELD).all(|i| seen.iter().any(|(item, _)| *item == format!("job-{i}")))
+    for (n, holder) in doomed.iter().enumerate() {
+        // The holder crashes: its session ends, and the server deletes its locks.
+        holder.client.close();
+        let vanished = Instant::now();
+        let held: Vec<String> = (n * HELD..(n + 1) * HELD).map(|i| format!("job-{i}")).collect();
+        eventually(WAIT, "B takes what the crashed holder held", || {
+            let seen = seen.lock();
+            held.iter().all(|job| seen.iter().any(|(item, _)| item == job))
+        });
+        let seen_now = seen.lock().clone();
+        let last = held
+            .iter()
+            .map(|job| seen_now.iter().position(|(item, _)| item == job).unwrap())
+            .max()
+            .unwrap();
+        let picked_up = seen_now[last].1 - vanished;
+        eprintln!(
+            "holder {n}: abandoned items taken {picked_up:?} after its session closed, with {} of {BACKLOG} backlog items left",
+            holders * HELD + BACKLOG - seen_now.len()
+        );
+        // Not after the backlog: B had most of it still to do.
+        assert!(
+            last < BACKLOG * 3 / 4,
+            "holder {n}: taken as the {last}th delivery, after the backlog (picked up after {picked_up:?})"
+        );
+        // Within a second of the lock listing that shows them gone, plus the
+        // item B was on and its window of four: generous on a loaded machine.
+        assert!(
+            picked_up < Duration::from_secs(3),
+            "holder {n}: picked up after {picked_up:?}"
+        );
+    }
+    eventually(WAIT, "B finishes the backlog", || {
+        seen.lock().len() >= holders * HELD + BACKLOG
     });
-    let seen_now = seen.lock().clone();
-    let last = (0..HELD)
-        .map(|i| {
-            seen_now
-                .iter()
-                .position(|(item, _)| *item == format!("job-{i}"))
-                .unwrap()
-        })
-        .max()
-        .unwrap();
-    let picked_up = seen_now[last].1 - vanished;
-    eprintln!(
-        "abandoned items taken {picked_up:?} after their holder's session closed, with {} of {BACKLOG} backlog items left",
-        HELD + BACKLOG - seen_now.len()
-    );
-    // Not after the backlog: B had most of it still to do.
-    assert!(
-        last < BACKLOG * 3 / 4,
-        "taken as the {last}th delivery, after the backlog (picked up after {picked_up:?})"
-    );
-    // Within a second of the lock listing that shows them gone, plus the
-    // item B was on and its window of four: generous on a loaded machine.
-    assert!(picked_up < Duration::from_secs(3), "picked up after {picked_up:?}");
-    eventually(WAIT, "B finishes the backlog", || seen.lock().len() >= HELD + BACKLOG);
-    drop(release);
     b.close();
-    drop(a);
+}
+
+#[test]
+fn a_busy_consumer_takes_the_items_a_crashed_consumer_abandoned_within_a_second_of_their_locks_vanishing() {
+    abandoned_items_reach_a_busy_consumer("abandoned", 1);
+}
+
+#[test]
+fn a_busy_consumer_also_takes_the_items_of_a_second_crash_in_the_same_pass() {
+    abandoned_items_reach_a_busy_consumer("abandoned-twice", 2);
 }
