@@ -94,10 +94,7 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
     let mut locks = match &core.options.lock_path {
         // Watching the locks picks up an item the moment its holder dies.
         Some(lock_path) => match LockView::list(core, lock_path, latch)? {
-            Some((view, watch)) => {
-                watches.push(watch);
-                Some(view)
-            }
+            Some(view) => Some(view),
             None => return recreated(),
         },
         None => None,
@@ -151,7 +148,7 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
             if let Some(view) = &mut locks {
                 // Items passed by as locked whose holders are gone since come
                 // first: they were ahead of this one.
-                let abandoned = view.abandoned(core, latch, &mut watches)?;
+                let abandoned = view.abandoned(core, latch)?;
                 if !abandoned.is_empty() {
                     pending.push_front(name);
                     for item in abandoned.into_iter().rev() {
@@ -178,6 +175,7 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
     }
     // Wake for the first item backing off, once it is due.
     wake_at = earliest(wake_at, control.deferred.next_due());
+    watches.extend(locks.map(|view| view.watch));
     Ok(Pass {
         _watches: watches,
         wake_at,
@@ -185,8 +183,8 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
 }
 
 /// What a lock-safe pass knows of the lock directory: the locks of its
-/// latest listing, the items it passed by because they were locked, and a
-/// latch of its own for the directory's watch (which also wakes the
+/// latest listing, the items it passed by because they were locked, and the
+/// directory's watch with a latch of its own (which also wakes the
 /// scanner's wait).
 struct LockView {
     lock_path: String,
@@ -194,30 +192,25 @@ struct LockView {
     /// Items passed by as locked, in order.
     passed: Vec<String>,
     changed: Latch,
+    watch: ChildWatch,
     checked_at: Instant,
 }
 
 impl LockView {
     /// Lists the lock directory with a watch; `None` if it does not exist.
-    fn list<T: Send + 'static>(
-        core: &Core<T>,
-        lock_path: &str,
-        latch: &Latch,
-    ) -> Result<Option<(LockView, ChildWatch)>> {
+    fn list<T: Send + 'static>(core: &Core<T>, lock_path: &str, latch: &Latch) -> Result<Option<LockView>> {
         let changed = latch.chained();
         match core.client.watch_children(lock_path, &changed, Opts::new()) {
             Err(Error::NoNode { .. }) => Ok(None),
             Err(e) => Err(e),
-            Ok((locks, _, watch)) => Ok(Some((
-                LockView {
-                    lock_path: lock_path.to_owned(),
-                    locked: locks.into_iter().collect(),
-                    passed: Vec::new(),
-                    changed,
-                    checked_at: Instant::now(),
-                },
+            Ok((locks, _, watch)) => Ok(Some(LockView {
+                lock_path: lock_path.to_owned(),
+                locked: locks.into_iter().collect(),
+                passed: Vec::new(),
+                changed,
                 watch,
-            ))),
+                checked_at: Instant::now(),
+            })),
         }
     }
 
@@ -234,20 +227,18 @@ impl LockView {
     /// If the lock directory changed since it was listed (and not within
     /// [`ABANDONED_CHECK`]), lists it again and returns the items passed by
     /// whose locks are gone and which are still in the queue, in order.
-    fn abandoned<T: Send + 'static>(
-        &mut self,
-        core: &Core<T>,
-        latch: &Latch,
-        watches: &mut Vec<ChildWatch>,
-    ) -> Result<Vec<String>> {
+    fn abandoned<T: Send + 'static>(&mut self, core: &Core<T>, latch: &Latch) -> Result<Vec<String>> {
         if self.passed.is_empty() || !self.changed.is_open() || self.checked_at.elapsed() < ABANDONED_CHECK {
             return Ok(Vec::new());
         }
-        let Some((fresh, watch)) = LockView::list(core, &self.lock_path, latch)? else {
+        let Some(fresh) = LockView::list(core, &self.lock_path, latch)? else {
             return Ok(Vec::new());
         };
-        watches.push(watch);
-        let (locked, changed) = (fresh.locked, fresh.changed);
+        // The watch replaced had fired: nothing is lost with it.
+        let LockView {
+            locked, changed, watch, ..
+        } = fresh;
+        self.watch = watch;
         // Those still locked stay passed by, for the next check.
         let (still_locked, unlocked): (Vec<String>, Vec<String>) = std::mem::take(&mut self.passed)
             .into_iter()
