@@ -23,7 +23,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::support::server::unique_path;
-use crate::support::worker::Tally;
+use crate::support::tally::Tally;
 
 /// The longest wait for anything a test waits on.
 const WAIT: Duration = Duration::from_secs(60);
@@ -35,17 +35,17 @@ fn work_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// Waits until the workers writing to `dir` finished `n` distinct items.
-fn wait_finished(dir: &std::path::Path, n: usize) {
+/// Waits until the workers writing to `dir` began `n` distinct items.
+fn wait_delivered(dir: &std::path::Path, n: usize) {
     let deadline = Instant::now() + WAIT;
     loop {
-        let finished = Tally::read(dir).finished.len();
-        if finished >= n {
+        let delivered = Tally::read(dir).delivered.len();
+        if delivered >= n {
             return;
         }
         assert!(
             Instant::now() < deadline,
-            "{finished} of {n} items finished within {WAIT:?}"
+            "{delivered} of {n} items delivered within {WAIT:?}"
         );
         thread::sleep(Duration::from_millis(20));
     }

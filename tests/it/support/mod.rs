@@ -2,10 +2,12 @@
 #![allow(dead_code)]
 
 pub mod java;
+pub mod leases;
 pub mod logs;
 pub mod queues;
 pub mod recorder;
 pub mod server;
+pub mod tally;
 pub mod worker;
 pub mod workload;
 

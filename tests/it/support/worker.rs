@@ -2,20 +2,23 @@
 //! mid-item: the test binary runs itself on the ignored entry test
 //! `faults::killed_consumers::worker_process`, configured through environment variables.
 //!
-//! The worker appends `payload\n` to its output file (and flushes) before
-//! returning `Ok` for an item, so the file lists every item it finished. It
-//! also appends `#lost` when its session expires and `#lease-lost <path>`
-//! when an acknowledge was fenced off.
+//! The worker appends `<item> <node> <micros>` to its output file (and
+//! flushes) *before* working on an item, as a consumer whose side effect comes
+//! first would, so the file lists every delivery it began (see
+//! [`super::tally`]). It also appends `#session <id>` for each session it
+//! has, `#lost` when its session expires and `#lease-lost <path>` when an
+//! acknowledge was fenced off.
 
-use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
-use zk_queue::{ConnectionState, ConsumeError, Error, QueueBuilder, QueueConsumer, StringSerializer, ZkClient};
+use zk_queue::{
+    ConnectionState, ConsumeError, Error, ItemMeta, QueueBuilder, QueueConsumer, StringSerializer, ZkClient,
+};
 
 /// The entry test the worker process runs.
 const ENTRY: &str = "faults::killed_consumers::worker_process";
@@ -26,6 +29,8 @@ const OUT: &str = "ZKQ_WORKER_OUT";
 const DELAY_MS: &str = "ZKQ_WORKER_DELAY_MS";
 const WINDOW: &str = "ZKQ_WORKER_CLAIM_WINDOW";
 const SESSION_MS: &str = "ZKQ_WORKER_SESSION_MS";
+const THREADS: &str = "ZKQ_WORKER_THREADS";
+const PRIORITY: &str = "ZKQ_WORKER_PRIORITY";
 
 /// What a worker process consumes, and how.
 #[derive(Clone, Debug)]
@@ -38,6 +43,11 @@ pub struct WorkerConfig {
     pub delay: Duration,
     pub claim_window: usize,
     pub session_timeout: Duration,
+    /// Consumer threads: with as many as `claim_window`, every lease held is
+    /// an item being worked on.
+    pub threads: usize,
+    /// Built as a priority queue (it takes plain items too).
+    pub priority: bool,
 }
 
 /// A running worker process; killed with `SIGKILL` on drop.
@@ -60,7 +70,12 @@ impl Worker {
             .env(DELAY_MS, config.delay.as_millis().to_string())
             .env(WINDOW, config.claim_window.to_string())
             .env(SESSION_MS, config.session_timeout.as_millis().to_string())
-            .env("RUST_LOG", "zk_queue=info")
+            .env(THREADS, config.threads.to_string())
+            .env(PRIORITY, if config.priority { "1" } else { "0" })
+            .env(
+                "RUST_LOG",
+                std::env::var("ZKQ_WORKER_LOG").unwrap_or_else(|_| "zk_queue=info".to_owned()),
+            )
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(stderr)
@@ -103,54 +118,11 @@ fn read_lines(path: &Path) -> Vec<String> {
         .collect()
 }
 
-/// What the workers writing to `dir` did, all together.
-#[derive(Debug, Default)]
-pub struct Tally {
-    /// How often each item was finished.
-    pub finished: HashMap<String, usize>,
-    /// Sessions that expired under a worker.
-    pub sessions_lost: usize,
-    /// Acknowledges fenced off because the lease was lost.
-    pub leases_lost: usize,
-}
-
-impl Tally {
-    pub fn read(dir: &Path) -> Tally {
-        let mut tally = Tally::default();
-        let mut outs: Vec<PathBuf> = std::fs::read_dir(dir)
-            .expect("the workers' directory")
-            .map(|e| e.expect("a directory entry").path())
-            .filter(|p| p.extension().is_some_and(|e| e == "out"))
-            .collect();
-        outs.sort();
-        for out in outs {
-            for line in read_lines(&out) {
-                match line.as_str() {
-                    "#ready" => {}
-                    "#lost" => tally.sessions_lost += 1,
-                    l if l.starts_with("#lease-lost") => tally.leases_lost += 1,
-                    item => *tally.finished.entry(item.to_owned()).or_default() += 1,
-                }
-            }
-        }
-        tally
-    }
-
-    /// Items finished more than once, counted once per extra time.
-    pub fn duplicates(&self) -> usize {
-        self.finished.values().map(|n| n - 1).sum()
-    }
-
-    /// How many distinct items of `expected` were finished.
-    pub fn distinct_of<'a>(&self, expected: impl IntoIterator<Item = &'a String>) -> usize {
-        expected.into_iter().filter(|e| self.finished.contains_key(*e)).count()
-    }
-}
-
-/// Records finished items in the output file.
+/// Records deliveries in the output file.
 struct Recording {
     out: Mutex<File>,
     delay: Duration,
+    client: ZkClient,
 }
 
 impl Recording {
@@ -160,20 +132,36 @@ impl Recording {
             .expect("write the worker's output");
         out.flush().expect("flush the worker's output");
     }
+
+    fn session(&self) {
+        if let Ok(id) = self.client.session_id() {
+            self.line(&format!("#session {id}"));
+        }
+    }
 }
 
 impl QueueConsumer<String> for Recording {
     fn consume(&self, item: String) -> Result<(), ConsumeError> {
+        unreachable!("the queue calls consume_with_meta, not {item}")
+    }
+
+    fn consume_with_meta(&self, item: String, meta: &ItemMeta) -> Result<(), ConsumeError> {
+        // Recorded before the work: a kill or an expiry after this line is a
+        // delivery whose effect happened and whose acknowledge did not.
+        let micros = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .expect("a clock after 1970")
+            .as_micros();
+        self.line(&format!("{item} {} {micros}", meta.name()));
         std::thread::sleep(self.delay);
-        // Recorded before the queue hears Ok: a kill after this line is a
-        // delivery the queue does not know was finished.
-        self.line(&item);
         Ok(())
     }
 
     fn state_changed(&self, state: ConnectionState) {
-        if state == ConnectionState::Lost {
-            self.line("#lost");
+        match state {
+            ConnectionState::Lost => self.line("#lost"),
+            ConnectionState::Reconnected => self.session(),
+            _ => {}
         }
     }
 
@@ -199,30 +187,37 @@ pub fn run_from_env() {
         .append(true)
         .open(var(OUT))
         .expect("open the worker's output");
-    let recording = Recording {
-        out: Mutex::new(out),
-        delay: Duration::from_millis(number(DELAY_MS)),
-    };
     let client = ZkClient::builder(&connect)
         .session_timeout(session)
         .connection_timeout(session)
         .request_timeout(session)
         .connect()
         .expect("the worker connects");
+    let recording = Recording {
+        out: Mutex::new(out),
+        delay: Duration::from_millis(number(DELAY_MS)),
+        client: client.clone(),
+    };
+    recording.session();
     let out = recording.out.lock().unwrap().try_clone().expect("the output again");
     let mut builder = QueueBuilder::new(&client, &var(QUEUE), StringSerializer)
         .consumer(recording)
+        .consumer_threads(usize::try_from(number(THREADS)).expect("a thread count"))
         .claim_window(usize::try_from(number(WINDOW)).expect("a window"));
     let locks = var(LOCKS);
     if !locks.is_empty() {
         builder = builder.lock_path(&locks);
     }
-    let _queue = builder.build_queue().expect("the worker's queue");
+    // Held until killed.
+    let _queue: Box<dyn std::any::Any> = if number(PRIORITY) == 1 {
+        Box::new(builder.build_priority_queue(0).expect("the worker's queue"))
+    } else {
+        Box::new(builder.build_queue().expect("the worker's queue"))
+    };
     let mut out = out;
     out.write_all(b"#ready\n")
         .and_then(|()| out.flush())
         .expect("report ready");
-    // Runs until killed.
     loop {
         std::thread::sleep(Duration::from_secs(3600));
     }

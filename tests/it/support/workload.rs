@@ -1,13 +1,15 @@
 //! A produce/consume workload of unique items under faults, and the checks
-//! that follow it: nothing lost, duplicates within the bound, no lock left.
+//! that follow it: nothing lost, every duplicate owed to a fault that allows
+//! it, no lock left.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
 
-use super::worker::Tally;
+use super::tally::{Attribution, Tally};
 
 /// A thread putting unique items `item-<i>` into a queue, each retried until
 /// stored.
@@ -22,6 +24,12 @@ pub struct Produced {
     /// Puts that failed and were tried again: each may have stored its item
     /// twice (the put guarantee), so each may add a duplicate.
     pub ambiguous: usize,
+    /// The items of those puts (a `put_multi` node holds several).
+    pub ambiguous_items: usize,
+    /// The most items one put stored in one node.
+    pub most_per_node: usize,
+    /// Nodes put with more than one item (`put_multi`).
+    pub multi_nodes: usize,
     /// Puts the queue sent again itself, after a lost reply whose item the
     /// read-back did not find (`QueueStats::puts_resent`): each may have
     /// stored its item twice, if a consumer took the first copy before the
@@ -34,9 +42,34 @@ impl Produced {
     pub fn sent_again(&self) -> usize {
         self.ambiguous + self.resent
     }
+
+    /// The most items that puts may have stored under a second node.
+    pub fn may_store_twice(&self) -> usize {
+        self.ambiguous_items + self.resent * self.most_per_node
+    }
 }
 
-/// Holds a producer back until the consumers writing to `dir` have finished
+/// What a producer puts: single items or `put_multi` nodes, plain or with
+/// priorities, chosen by a seeded random number generator.
+#[derive(Clone, Copy, Debug)]
+pub struct Mix {
+    /// The most records one node holds (1: `put` only).
+    pub records: usize,
+    /// Put through a priority queue, each node with a priority in `0..4`.
+    pub priority: bool,
+    pub seed: u64,
+}
+
+impl Mix {
+    /// One item per node, no priorities.
+    pub const PLAIN: Mix = Mix {
+        records: 1,
+        priority: false,
+        seed: 0,
+    };
+}
+
+/// Holds a producer back until the consumers writing to `dir` have begun
 /// all but `ahead` of the items put so far, so that work (and with it the
 /// requests faults aim at) lasts as long as the run.
 pub struct Gate {
@@ -46,7 +79,7 @@ pub struct Gate {
 
 impl Gate {
     fn wait(&self, put: usize) {
-        while Tally::read(&self.dir).finished.len() + self.ahead < put {
+        while Tally::read(&self.dir).delivered.len() + self.ahead < put {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -55,11 +88,18 @@ impl Gate {
 impl Producer {
     /// Puts `count` items, one every `pace`, through its own client of `connect`.
     pub fn start(connect: &str, queue: &str, count: usize, pace: Duration) -> Producer {
-        Producer::start_gated(connect, queue, count, pace, None)
+        Producer::start_gated(connect, queue, count, pace, None, Mix::PLAIN)
     }
 
-    /// As [`start`](Self::start), holding back at `gate`.
-    pub fn start_gated(connect: &str, queue: &str, count: usize, pace: Duration, gate: Option<Gate>) -> Producer {
+    /// As [`start`](Self::start), holding back at `gate`, putting `mix`.
+    pub fn start_gated(
+        connect: &str,
+        queue: &str,
+        count: usize,
+        pace: Duration,
+        gate: Option<Gate>,
+        mix: Mix,
+    ) -> Producer {
         let (connect, queue) = (connect.to_owned(), queue.to_owned());
         let handle = std::thread::spawn(move || {
             let client = ZkClient::builder(&connect)
@@ -68,30 +108,42 @@ impl Producer {
                 .request_timeout(Duration::from_secs(5))
                 .connect()
                 .expect("the producer connects");
-            let producer = QueueBuilder::new(&client, &queue, StringSerializer)
-                .put_in_background(false)
-                .build_queue()
-                .expect("the producer's queue");
+            let builder = QueueBuilder::new(&client, &queue, StringSerializer).put_in_background(false);
+            let sink = if mix.priority {
+                Sink::Priority(builder.build_priority_queue(0).expect("the producer's queue"))
+            } else {
+                Sink::Plain(builder.build_queue().expect("the producer's queue"))
+            };
+            let mut rng = SplitMix64::new(mix.seed);
             let mut produced = Produced {
                 items: Vec::with_capacity(count),
                 ambiguous: 0,
+                ambiguous_items: 0,
+                most_per_node: 1,
+                multi_nodes: 0,
                 resent: 0,
             };
-            for i in 0..count {
+            while produced.items.len() < count {
                 if let Some(gate) = &gate {
-                    gate.wait(i);
+                    gate.wait(produced.items.len());
                 }
-                let item = format!("item-{i}");
+                let records = (1 + rng.below(mix.records as u64) as usize).min(count - produced.items.len());
+                let priority = i32::try_from(rng.below(4)).expect("a small priority");
+                let first = produced.items.len();
+                let items: Vec<String> = (first..first + records).map(|i| format!("item-{i}")).collect();
                 let deadline = Instant::now() + Duration::from_secs(120);
-                while let Err(e) = producer.put(item.clone()) {
-                    assert!(Instant::now() < deadline, "{item} could not be stored: {e}");
+                while let Err(e) = sink.put(items.clone(), priority) {
+                    assert!(Instant::now() < deadline, "{items:?} could not be stored: {e}");
                     produced.ambiguous += 1;
+                    produced.ambiguous_items += records;
                     std::thread::sleep(Duration::from_millis(100));
                 }
-                produced.items.push(item);
+                produced.most_per_node = produced.most_per_node.max(records);
+                produced.multi_nodes += usize::from(records > 1);
+                produced.items.extend(items);
                 std::thread::sleep(pace);
             }
-            produced.resent = usize::try_from(producer.stats().puts_resent).unwrap_or(usize::MAX);
+            produced.resent = usize::try_from(sink.puts_resent()).unwrap_or(usize::MAX);
             produced
         });
         Producer { handle }
@@ -103,7 +155,32 @@ impl Producer {
     }
 }
 
-/// Waits until every produced item was finished, the queue is empty and no
+/// The queue a producer puts into.
+enum Sink {
+    Plain(zk_queue::DistributedQueue<String>),
+    Priority(zk_queue::PriorityQueue<String>),
+}
+
+impl Sink {
+    /// One node: `put` for one item, `put_multi` for more.
+    fn put(&self, mut items: Vec<String>, priority: i32) -> zk_queue::Result<()> {
+        match (self, items.len()) {
+            (Sink::Plain(queue), 1) => queue.put(items.remove(0)),
+            (Sink::Plain(queue), _) => queue.put_multi(items),
+            (Sink::Priority(queue), 1) => queue.put(items.remove(0), priority),
+            (Sink::Priority(queue), _) => queue.put_multi(items, priority),
+        }
+    }
+
+    fn puts_resent(&self) -> u64 {
+        match self {
+            Sink::Plain(queue) => queue.stats().puts_resent,
+            Sink::Priority(queue) => queue.stats().puts_resent,
+        }
+    }
+}
+
+/// Waits until every produced item was delivered, the queue is empty and no
 /// lock is left (an orphaned lock would keep its item or lock node there);
 /// panics after `within`. Returns the workers' tally.
 pub fn drain(client: &ZkClient, queue: &str, locks: &str, dir: &Path, produced: &[String], within: Duration) -> Tally {
@@ -117,9 +194,9 @@ pub fn drain(client: &ZkClient, queue: &str, locks: &str, dir: &Path, produced: 
             return tally;
         }
         if Instant::now() >= deadline {
-            let lost: Vec<&String> = produced.iter().filter(|p| !tally.finished.contains_key(*p)).collect();
+            let lost: Vec<&String> = produced.iter().filter(|p| !tally.delivered.contains_key(*p)).collect();
             panic!(
-                "after {within:?}: {finished} of {} items finished; never finished: {lost:?}; \
+                "after {within:?}: {finished} of {} items delivered; never delivered: {lost:?}; \
                  left in the queue: {items:?}; locks left: {held:?}",
                 produced.len()
             );
@@ -128,29 +205,57 @@ pub fn drain(client: &ZkClient, queue: &str, locks: &str, dir: &Path, produced: 
     }
 }
 
-/// The most duplicates lock-safe consumers may deliver: each killed process
-/// and each expired session gives up at most `claim_window` leases, whose
-/// items may have been finished but not acknowledged; each put tried again
-/// may have stored its item twice.
-pub fn duplicate_bound(claim_window: usize, kills: usize, sessions_lost: usize, ambiguous_puts: usize) -> usize {
-    claim_window * (kills + sessions_lost) + ambiguous_puts
-}
-
-/// Prints the run's figures and asserts its duplicates stay within `bound`.
-pub fn assert_duplicates_within(tally: &Tally, produced: &Produced, bound: usize) {
+/// Asserts that every duplicate of a run of lock-safe consumers is owed to a
+/// fault that allows it, and returns the attribution:
+///
+/// - a node delivered again was given up by a worker that was killed (a
+///   member of `killed`) or lost a session, each at most `claim_window`
+///   nodes per kill and per lost session: no duplicate from any other worker;
+/// - an item stored under a second node came from a put that may have
+///   stored it twice.
+pub fn assert_duplicates_owed(
+    tally: &Tally,
+    produced: &Produced,
+    claim_window: usize,
+    killed: &BTreeSet<usize>,
+) -> Attribution {
+    let attribution = tally.attribute();
+    let leases_of = |worker: usize| {
+        let faults = usize::from(killed.contains(&worker)) + tally.workers.get(&worker).map_or(0, |w| w.sessions_lost);
+        claim_window * faults
+    };
     println!(
-        "{} items, {} duplicates (bound {bound}), {} sessions lost, {} puts tried again, {} resent",
+        "{} items, {} duplicates: {} deliveries again of {} nodes given up (by worker: {:?}), {} items stored \
+         twice (at most {}); {} kills, {} sessions lost, {} leases lost, {} puts tried again, {} resent",
         produced.items.len(),
         tally.duplicates(),
-        tally.sessions_lost,
+        attribution.redeliveries,
+        attribution.given_up.values().map(BTreeSet::len).sum::<usize>(),
+        attribution
+            .given_up
+            .iter()
+            .map(|(w, n)| (*w, n.len()))
+            .collect::<Vec<_>>(),
+        attribution.stored_twice,
+        produced.may_store_twice(),
+        killed.len(),
+        tally.sessions_lost(),
+        tally.leases_lost(),
         produced.ambiguous,
         produced.resent
     );
+    let unaccounted = attribution.unaccounted(leases_of);
     assert!(
-        tally.duplicates() <= bound,
-        "{} duplicates, more than {bound}: {tally:?}",
-        tally.duplicates()
+        unaccounted.is_empty(),
+        "duplicates not owed to a kill or an expiry: {unaccounted:?}"
     );
+    assert!(
+        attribution.stored_twice <= produced.may_store_twice(),
+        "{} items stored twice, more than the {} puts sent again may store",
+        attribution.stored_twice,
+        produced.may_store_twice()
+    );
+    attribution
 }
 
 /// A small, seeded, repeatable random number generator (splitmix64).
