@@ -273,7 +273,8 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// leases taken ahead: other consumers skip the items until they are
     /// acknowledged or released, and a consumer never holds more than this
     /// many leases at once (so a consumer that crashes or whose session
-    /// expires redelivers at most this many items). For a
+    /// expires redelivers at most this many nodes: the records of one
+    /// `put_multi` share a node). For a
     /// [`pull_consumer`](Self::pull_consumer) it is also how many deliveries
     /// may be outstanding (taken and not yet settled) at once. 1 claims one
     /// item at a time. Defaults to 64.

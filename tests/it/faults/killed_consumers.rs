@@ -17,7 +17,7 @@ use super::{wait_delivered, work_dir, WAIT};
 use crate::support::client_of;
 use crate::support::leases::LeaseSampler;
 use crate::support::server::unique_path;
-use crate::support::tally::Tally;
+use crate::support::tally::{now_micros, Tally};
 use crate::support::worker::{self, Worker, WorkerConfig};
 use crate::support::workload::{assert_duplicates_owed, drain, Gate, Mix, Producer};
 
@@ -98,11 +98,6 @@ impl Workers {
         self.running.remove(slot);
         self.spawn();
     }
-}
-
-fn now_micros() -> u64 {
-    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-    u64::try_from(since.expect("a clock after 1970").as_micros()).expect("micros fit")
 }
 
 /// Every kill landed on work begun: each victim gave up at least one node.

@@ -191,6 +191,12 @@ impl Attribution {
     }
 }
 
+/// Now, in microseconds since the epoch: the clock deliveries are recorded by.
+pub fn now_micros() -> u64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    u64::try_from(since.expect("a clock after 1970").as_micros()).expect("micros fit")
+}
+
 fn worker_number(out: &Path) -> Option<usize> {
     out.file_stem()?.to_str()?.strip_prefix("worker-")?.parse().ok()
 }

@@ -14,8 +14,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
+use super::tally::now_micros;
 use zk_queue::{
     ConnectionState, ConsumeError, Error, ItemMeta, QueueBuilder, QueueConsumer, StringSerializer, ZkClient,
 };
@@ -148,11 +149,7 @@ impl QueueConsumer<String> for Recording {
     fn consume_with_meta(&self, item: String, meta: &ItemMeta) -> Result<(), ConsumeError> {
         // Recorded before the work: a kill or an expiry after this line is a
         // delivery whose effect happened and whose acknowledge did not.
-        let micros = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .expect("a clock after 1970")
-            .as_micros();
-        self.line(&format!("{item} {} {micros}", meta.name()));
+        self.line(&format!("{item} {} {}", meta.name(), now_micros()));
         std::thread::sleep(self.delay);
         Ok(())
     }
