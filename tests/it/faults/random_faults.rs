@@ -206,13 +206,14 @@ struct Report {
     puts_tried_again: usize,
     puts_resent: usize,
     /// From a kill to the next delivery of an item the victim had begun:
-    /// p50 and max, in milliseconds (the server's session expiry included;
-    /// kills followed by a server restart or a leader change before the
-    /// pick-up left out, as those start the session timeout again).
-    pickup_after_kill_ms: (u64, u64),
+    /// how many were measured, p50 and max, in milliseconds (the server's session expiry included;
+    /// pick-ups after the next fault began left out: a restart starts the
+    /// session timeout again, a blackhole holds the other consumers back).
+    pickup_after_kill_ms: (usize, u64, u64),
     /// From the heal of a session-expiring blackhole to the next delivery of
-    /// an item an expired consumer had begun: p50 and max, in milliseconds.
-    pickup_after_expiry_ms: (u64, u64),
+    /// an item an expired consumer had begun: count, p50 and max, in milliseconds
+    /// (also before the next fault only).
+    pickup_after_expiry_ms: (usize, u64, u64),
     elapsed: Duration,
 }
 
@@ -239,12 +240,12 @@ fn plan(rng: &mut SplitMix64, rounds: usize, ensemble: bool) -> Vec<Fault> {
     plan
 }
 
-/// p50 and max of `values`, in milliseconds.
-fn p50_max_ms(mut micros: Vec<u64>) -> (u64, u64) {
+/// How many `micros` there are, their p50 and max in milliseconds.
+fn p50_max_ms(mut micros: Vec<u64>) -> (usize, u64, u64) {
     micros.sort_unstable();
     match micros.last() {
-        None => (0, 0),
-        Some(max) => (micros[micros.len() / 2] / 1000, max / 1000),
+        None => (0, 0, 0),
+        Some(max) => (micros.len(), micros[micros.len() / 2] / 1000, max / 1000),
     }
 }
 
@@ -302,11 +303,13 @@ fn run(seed: u64, rounds: usize, ensemble: bool) -> Report {
     let mut fired: BTreeMap<Fault, usize> = BTreeMap::new();
     let mut killed = BTreeSet::new();
     let mut releases = Vec::new();
-    // A server restart or a new leader starts every session's timeout
-    // again, so a pick-up across one says nothing of the consumers.
-    let mut renewals = Vec::new();
+    // When each round's fault began: a pick-up across a later fault (a
+    // restart starts every session's timeout again, a blackhole holds the
+    // survivors back) says nothing of the consumers.
+    let mut fault_times = Vec::new();
     for (round, &fault) in plan.iter().enumerate() {
         wait_delivered(&dir, (round + 1) * PER_ROUND);
+        fault_times.push(now_micros());
         let did_fire = match fault {
             Fault::KillConsumer => {
                 let victim = usize::try_from(rng.below(WORKERS as u64)).unwrap();
@@ -322,14 +325,9 @@ fn run(seed: u64, rounds: usize, ensemble: bool) -> Report {
             }
             Fault::RestartServer => {
                 servers.restart_one(&mut rng);
-                renewals.push(now_micros());
                 true
             }
-            Fault::KillLeader => {
-                let killed = servers.kill_leader();
-                renewals.push(now_micros());
-                killed
-            }
+            Fault::KillLeader => servers.kill_leader(),
             Fault::Cut => {
                 proxies.each(FaultProxy::cut);
                 true
@@ -384,8 +382,8 @@ fn run(seed: u64, rounds: usize, ensemble: bool) -> Report {
                 })
                 .map(|f| f.at_micros)
                 .max();
-            let renewed = |at: u64| renewals.iter().any(|t| (at..r.again_at_micros).contains(t));
-            if let Some(at) = release.filter(|at| *at >= r.at_micros && !renewed(*at)) {
+            let crossed = |at: u64| fault_times.iter().any(|t| *t > at && *t < r.again_at_micros);
+            if let Some(at) = release.filter(|at| *at >= r.at_micros && !crossed(*at)) {
                 micros.push(r.again_at_micros - at);
             }
         }
