@@ -301,7 +301,6 @@ fn run(seed: u64, rounds: usize, ensemble: bool) -> Report {
         mix,
     );
     let mut fired: BTreeMap<Fault, usize> = BTreeMap::new();
-    let mut killed = BTreeSet::new();
     let mut releases = Vec::new();
     // When each round's fault began: a pick-up across a later fault (a
     // restart starts every session's timeout again, a blackhole holds the
@@ -318,7 +317,6 @@ fn run(seed: u64, rounds: usize, ensemble: bool) -> Report {
                     at_micros: now_micros(),
                     worker: Some(workers[victim].0),
                 });
-                killed.insert(workers[victim].0);
                 spawned += 1;
                 workers[victim] = (spawned, Worker::spawn(&config, &dir, spawned));
                 true
@@ -365,6 +363,7 @@ fn run(seed: u64, rounds: usize, ensemble: bool) -> Report {
     let produced = producer.join();
     let verify = client_of(&servers.connect_string());
     let tally = drain(&verify, &queue, &locks, &dir, &produced.items, Duration::from_secs(120));
+    let killed: BTreeSet<usize> = releases.iter().filter_map(|r| r.worker).collect();
     let attribution = assert_duplicates_owed(&tally, &produced, WINDOW, &killed);
     let sampled = leases.stop();
     let pickups = |expiry: bool| {

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use zk_queue::ZkClient;
 
@@ -77,22 +77,13 @@ impl LeaseSampler {
     }
 
     /// Waits for a sample, taken after this call, in which `session` holds
-    /// `n` leases; false if none did within `within`.
-    pub fn wait_held(&self, session: i64, n: usize, within: Duration) -> bool {
-        let deadline = Instant::now() + within;
+    /// `n` leases; panics if none did within `within`.
+    pub fn wait_held(&self, session: i64, n: usize, within: Duration) {
         let after = self.samples.lock().unwrap().taken;
-        loop {
-            {
-                let samples = self.samples.lock().unwrap();
-                if samples.taken > after && samples.latest.get(&session) == Some(&n) {
-                    return true;
-                }
-            }
-            if Instant::now() >= deadline {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        super::eventually(within, &format!("session {session:x} holds {n} leases"), || {
+            let samples = self.samples.lock().unwrap();
+            samples.taken > after && samples.latest.get(&session) == Some(&n)
+        });
     }
 
     /// Stops sampling and tells what it saw.
