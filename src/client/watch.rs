@@ -11,9 +11,9 @@ use crate::sync::Latch;
 /// deletion, or a change of the connection (after which the children may
 /// have changed unseen). The watcher callback only opens a latch; waiting
 /// happens on the caller's thread. Dropping the watch removes the watcher;
-/// once no other watcher of the client is left on the node, the client asks
-/// the server to remove its watch there too (asked when the watch is dropped,
-/// without waiting for the answer).
+/// once no other watcher of the client is left on the node, the client also
+/// asks the server to remove its watch there, as the watch is dropped and
+/// without waiting for the answer.
 ///
 /// ```no_run
 /// # fn main() -> Result<(), zk_queue::Error> {

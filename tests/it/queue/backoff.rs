@@ -189,7 +189,7 @@ fn a_delay_item_waits_for_its_due_time_and_keeps_it_when_requeued() {
     assert_eq!(second.meta().attempt(), 2);
     assert_ne!(requeued, original, "requeued under a new node");
     let (names, _) = client.get_children(&path).unwrap();
-    assert_eq!(names, [requeued.clone()], "the requeued node replaced the original");
+    assert_eq!(names, [requeued.as_str()], "the requeued node replaced the original");
     // The requeued node's name records the original node's due time, and so
     // does what the consumer is told.
     assert_eq!(due_in_name(&requeued), due, "{requeued} against {original}");
