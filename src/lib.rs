@@ -142,7 +142,7 @@
 //! | consumer error, [`ErrorMode::Requeue`] | the item is requeued atomically, keeping its priority, delay or id; records of a multi-item node already consumed are not delivered again; it is delivered again after a back-off ([`QueueBuilder::redelivery_backoff`]: 1 s doubling up to 60 s, with jitter, by default; zero for at once) recorded in the node, so every consumer of this crate waits for it, also after the requeuing one crashed (Curator's may take it sooner); failures are counted (a consumer reads the attempt in [`ItemMeta`]), and after `max_attempts` the item moves to the dead-letter path under its own name prefix, recording why, when and from where ([`DeadLetters::list`]) |
 //! | corrupt or foreign item | never deleted: foreign names are skipped, undecodable `queue-` items move to the dead-letter path (or stay in place without one) |
 //! | `put` | stored once `Ok` is returned; each put carries a token, so a create whose reply a dropped connection lost is read back and stored once (unless a consumer took it before the read-back: then it is stored again, never lost) |
-//! | [`SimpleQueue::put`] (`offer`) | stored once `Ok` is returned; raw bytes carry no token, so a create whose reply was lost is retried and may be stored twice then |
+//! | [`SimpleQueue::put`] (`offer`) | stored once `Ok` is returned; raw bytes carry no token, so a create whose reply was lost is retried, and each attempt whose reply is lost adds one copy (twice after one lost reply; at most once per attempt the retry policy allows) |
 //!
 //! # Errors
 //! Every fallible call returns [`Error`], a non-exhaustive enum whose messages

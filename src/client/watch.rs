@@ -10,7 +10,10 @@ use crate::sync::Latch;
 /// It fires once, on the next change of the node's children, the node's
 /// deletion, or a change of the connection (after which the children may
 /// have changed unseen). The watcher callback only opens a latch; waiting
-/// happens on the caller's thread. Dropping the watch removes the watcher.
+/// happens on the caller's thread. Dropping the watch removes the watcher;
+/// once no other watcher of the client is left on the node, the client also
+/// asks the server to remove its watch there, as the watch is dropped and
+/// without waiting for the answer.
 ///
 /// ```no_run
 /// # fn main() -> Result<(), zk_queue::Error> {

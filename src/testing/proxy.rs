@@ -61,10 +61,12 @@ enum Fault {
         request_seen: bool,
     },
     /// Drop the reply to the next request of this kind, then cut; once the
-    /// request is seen, `target` holds its connection and xid.
+    /// request is seen, `target` holds its connection and xid. `then` more
+    /// such replies are dropped after it, one at a time.
     DropReplyTo {
         request: Request,
         target: Option<(u64, i32)>,
+        then: u32,
     },
     /// Drop the next request of this kind (and those after it in the same
     /// read), then cut: the server never sees it.
@@ -217,7 +219,30 @@ impl FaultProxy {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn drop_reply_to(&self, request: Request) {
-        *self.shared.fault.lock() = Fault::DropReplyTo { request, target: None };
+        self.drop_replies_to(request, 1);
+    }
+
+    /// Like [`drop_reply_to`](Self::drop_reply_to), `times` times in a row:
+    /// the replies to the next `times` requests of kind `request` are
+    /// dropped, each with its connection, so a client that sends a request
+    /// again after losing its reply loses that reply too (`0` sets no fault).
+    ///
+    /// ```
+    /// use zk_queue::testing::{FaultProxy, Request};
+    /// let proxy = FaultProxy::start("127.0.0.1:2181")?;
+    /// proxy.drop_replies_to(Request::Create, 2); // a create and its resend, both applied, both unanswered
+    /// assert!(proxy.dropping_reply());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn drop_replies_to(&self, request: Request, times: u32) {
+        *self.shared.fault.lock() = match times.checked_sub(1) {
+            Some(then) => Fault::DropReplyTo {
+                request,
+                target: None,
+                then,
+            },
+            None => Fault::None,
+        };
     }
 
     /// Drops the next request of kind `request` (on any connection) before
@@ -251,8 +276,10 @@ impl FaultProxy {
         matches!(*self.shared.fault.lock(), Fault::DropRequestTo { .. })
     }
 
-    /// Whether a fault set by [`drop_next_reply`](Self::drop_next_reply) or
-    /// [`drop_reply_to`](Self::drop_reply_to) is still waiting for its reply.
+    /// Whether a fault set by [`drop_next_reply`](Self::drop_next_reply),
+    /// [`drop_reply_to`](Self::drop_reply_to) or
+    /// [`drop_replies_to`](Self::drop_replies_to) is still waiting for a reply
+    /// to drop.
     ///
     /// ```
     /// use zk_queue::testing::{FaultProxy, Request};
@@ -394,13 +421,28 @@ fn pump(mut from: TcpStream, mut to: TcpStream, replies: bool, connection: u64, 
                         cut = true;
                         break;
                     }
-                    (Fault::DropReplyTo { request, target }, false, Some((xid, op)))
+                    (Fault::DropReplyTo { request, target, .. }, false, Some((xid, op)))
                         if target.is_none() && request.matches(op) =>
                     {
                         *target = Some((connection, xid));
                     }
-                    (Fault::DropReplyTo { target: Some(t), .. }, true, Some((xid, _))) if *t == (connection, xid) => {
-                        *fault = Fault::None;
+                    (
+                        Fault::DropReplyTo {
+                            request,
+                            target: Some(t),
+                            then,
+                        },
+                        true,
+                        Some((xid, _)),
+                    ) if *t == (connection, xid) => {
+                        *fault = match then.checked_sub(1) {
+                            Some(then) => Fault::DropReplyTo {
+                                request: *request,
+                                target: None,
+                                then,
+                            },
+                            None => Fault::None,
+                        };
                         cut = true;
                         break;
                     }

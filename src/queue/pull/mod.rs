@@ -1,7 +1,7 @@
 //! The pull form of a consumer: plain threads take items from an
 //! [`ItemReceiver`] and acknowledge each [`Delivery`].
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -89,6 +89,24 @@ pub struct ItemReceiver<T> {
     closing: Arc<AtomicBool>,
     denied: Arc<Mutex<Option<Denial>>>,
     errors: Receiver<Error>,
+    /// Takes (of every clone) waiting for an item now.
+    waiting: Arc<AtomicUsize>,
+}
+
+/// Counts one waiting take for as long as it lives.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn start(count: &'a AtomicUsize) -> Waiting<'a> {
+        count.fetch_add(1, Ordering::AcqRel);
+        Waiting(count)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl<T> ItemReceiver<T> {
@@ -191,7 +209,28 @@ impl<T> ItemReceiver<T> {
         self.take_until(Some(Instant::now()))
     }
 
+    /// How many takes (through this receiver or any clone) are waiting for
+    /// an item right now: they found none ready and wait for the next, or
+    /// for a settled delivery when `claim_window` are outstanding. A take
+    /// counts from its first wait until it returns. For monitoring, and for
+    /// tests that act once a taker waits.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// let (builder, receiver) = QueueBuilder::new(&client, "/jobs", StringSerializer).pull_consumer();
+    /// let _queue = builder.build_queue()?;
+    /// println!("{} workers idle", receiver.waiting_takers());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn waiting_takers(&self) -> usize {
+        self.waiting.load(Ordering::Acquire)
+    }
+
     fn take_until(&self, deadline: Option<Instant>) -> Result<Option<Delivery<T>>> {
+        let mut waiting = None;
         loop {
             if self.closing.load(Ordering::Acquire) {
                 return Err(Error::QueueClosed);
@@ -209,6 +248,9 @@ impl<T> ItemReceiver<T> {
                 Some(d) => d.saturating_duration_since(Instant::now()).min(POLL),
                 None => POLL,
             };
+            if waiting.is_none() && !wait.is_zero() {
+                waiting = Some(Waiting::start(&self.waiting));
+            }
             match self.deliveries.recv_timeout(wait) {
                 Ok(delivery) => return Ok(Some(delivery)),
                 Err(RecvTimeoutError::Disconnected) => return Err(Error::QueueClosed),
@@ -251,6 +293,7 @@ impl<T> Clone for ItemReceiver<T> {
             closing: Arc::clone(&self.closing),
             denied: Arc::clone(&self.denied),
             errors: self.errors.clone(),
+            waiting: Arc::clone(&self.waiting),
         }
     }
 }
@@ -282,6 +325,7 @@ pub(crate) fn channel<T>() -> (PullConsumer<T>, ItemReceiver<T>) {
             closing,
             denied,
             errors,
+            waiting: Arc::new(AtomicUsize::new(0)),
         },
     )
 }
@@ -297,6 +341,24 @@ mod tests {
         shareable::<ItemReceiver<String>>();
         fn sendable<D: Send + 'static>() {}
         sendable::<Delivery<String>>();
+    }
+
+    #[test]
+    fn a_take_counts_as_waiting_from_its_first_wait_until_it_returns() {
+        let (consumer, receiver) = channel::<String>();
+        assert!(matches!(receiver.try_take(), Ok(None)));
+        assert_eq!(receiver.waiting_takers(), 0, "a try_take never waits");
+        let taker = receiver.clone();
+        let thread = std::thread::spawn(move || taker.take_timeout(Duration::from_secs(30)).map(|d| d.is_some()));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while receiver.waiting_takers() == 0 {
+            assert!(Instant::now() < deadline, "the take never counted as waiting");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(receiver.waiting_takers(), 1);
+        drop(consumer); // the queue goes: the take returns
+        assert!(matches!(thread.join(), Ok(Err(Error::QueueClosed))));
+        assert_eq!(receiver.waiting_takers(), 0);
     }
 
     #[test]

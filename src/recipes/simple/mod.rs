@@ -155,9 +155,14 @@ impl SimpleQueue {
     /// # Unknown outcomes
     /// When the connection drops while a create is in flight, or an attempt
     /// passes its deadline while the client still holds it for sending after a
-    /// reconnection, the attempt's outcome is unknown. Such an attempt is
-    /// retried, so in that rare case the item can be stored twice; and an
-    /// `put` that returns a connection error may still have stored it.
+    /// reconnection, the attempt's outcome is unknown. The recipe's nodes hold
+    /// raw bytes and name no owner, so the attempt's node cannot be told from
+    /// an equal item another producer put: the attempt is retried (as the
+    /// client's retry policy allows), and if it was applied the item is stored
+    /// again. Each such attempt adds one copy: one lost reply stores the item
+    /// twice, a retry that loses its reply too stores it three times, and a
+    /// `put` stores its item at most once per attempt. A `put` that returns a
+    /// connection error may still have stored it.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {

@@ -7,6 +7,8 @@
 //!   consumer processes killed, and with a consumer's leases under expiry,
 //!   lost replies and partitions.
 //! - `put_replies`: puts whose create reply is lost.
+//! - `requeue_replies`: a lock-safe consumer's requeue whose multi, or its
+//!   reply, is lost: the item is stored once and delivered again.
 //! - `random_faults`: a seeded run of random faults under a workload.
 
 mod abandoned;
@@ -17,6 +19,7 @@ mod leases;
 mod outages;
 mod put_replies;
 mod random_faults;
+mod requeue_replies;
 
 use std::path::PathBuf;
 use std::thread;

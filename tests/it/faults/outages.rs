@@ -1,6 +1,6 @@
 //! Server restarts and stalls: blocked calls and sessions recover.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::thread;
@@ -76,13 +76,22 @@ fn take_blocked_across_a_server_restart_returns_the_next_item() {
         stored.iter().all(|s| s.parse::<usize>().is_ok_and(|i| i <= last + 1)),
         "an item nobody offered: {stored:?}"
     );
-    // Attempts whose outcome the restart made unknown (a lost reply, or a
-    // timed-out request the client still sent after reconnecting) may store an
-    // item twice; a restart interrupts only a few.
-    let duplicates = stored.len() - distinct.len();
+    // An attempt whose outcome the restart made unknown (a lost reply, or a
+    // timed-out request the client still sent after reconnecting) may have
+    // stored the item, and the offer's resend stores it again: an item is
+    // stored at most once per attempt (`faults::put_replies::a_simple_offer_*`
+    // show one node per attempt whose reply was lost). These offers make at
+    // most two attempts (the client retries once), so at most twice. A
+    // restart leaves an unknown outcome in only some runs: the proxy tests
+    // pin the bound down, this checks it through a real restart.
+    let mut copies: HashMap<&str, usize> = HashMap::new();
+    for item in &stored {
+        *copies.entry(item.as_str()).or_default() += 1;
+    }
+    let most = copies.iter().max_by_key(|(_, n)| **n);
     assert!(
-        duplicates <= 4,
-        "{duplicates} duplicates, {} failed offers",
+        most.is_none_or(|(_, n)| *n <= 2),
+        "{most:?}: stored more than once per attempt ({} failed offers)",
         failed.load(Ordering::SeqCst)
     );
 }

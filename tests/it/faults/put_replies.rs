@@ -1,12 +1,17 @@
 //! Puts whose create reply is lost are resolved by reading back their token:
-//! the item is stored once and the put reports success.
+//! the item is stored once and the put reports success. A `SimpleQueue`
+//! offer has no token (the classic recipe stores raw bytes), so it cannot be
+//! resolved: the offer sends its create again, and each lost reply stores
+//! the item once more.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use zk_queue::testing::FaultProxy;
-use zk_queue::{inspect, ConnectionState, Error, PutError, PutListener, QueueBuilder, StringSerializer, ZkClient};
+use zk_queue::testing::{FaultProxy, Request};
+use zk_queue::{
+    inspect, ConnectionState, Error, PutError, PutListener, QueueBuilder, SimpleQueue, StringSerializer, ZkClient,
+};
 
 use crate::support::queues::{consumer, producer};
 use crate::support::recorder::Recorder;
@@ -192,4 +197,47 @@ fn put_timeout_gives_up_at_its_deadline_while_the_server_is_unreachable() {
     );
     proxy.heal();
     queue.put("after".into()).unwrap();
+}
+
+/// Offers one item to a `SimpleQueue` through a proxy that drops the replies
+/// to the next `lost` creates (the offer's first attempt and its resends);
+/// returns the node the offer reported and the nodes stored (path, data),
+/// in order.
+fn offer_losing_create_replies(name: &str, lost: u32) -> (String, Vec<(String, String)>) {
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let client = support::proxied_client(&proxy);
+    let direct = support::client();
+    let path = unique_path(name);
+    // The queue node exists: the only creates are the offer's.
+    direct.ensure_path(&path).unwrap();
+    let queue = SimpleQueue::new(&client, &path).unwrap();
+    proxy.drop_replies_to(Request::Create, lost);
+    let reported = queue.offer(b"job").unwrap();
+    assert!(!proxy.dropping_reply(), "every fault fired");
+    let (mut names, _) = direct.get_children(&path).unwrap();
+    names.sort();
+    let stored = names
+        .into_iter()
+        .map(|name| {
+            let (data, _) = direct.get_data(&format!("{path}/{name}")).unwrap();
+            (format!("{path}/{name}"), String::from_utf8(data).unwrap())
+        })
+        .collect();
+    (reported, stored)
+}
+
+#[test]
+fn a_simple_offer_whose_create_reply_is_lost_is_stored_twice() {
+    let (reported, stored) = offer_losing_create_replies("simple-offer-reply-lost", 1);
+    let data: Vec<&str> = stored.iter().map(|(_, data)| data.as_str()).collect();
+    assert_eq!(data, ["job", "job"], "the lost attempt's node and the resend's");
+    assert_eq!(reported, stored[1].0, "the offer reports the resend's node");
+}
+
+#[test]
+fn a_simple_offer_whose_resend_loses_its_reply_too_is_stored_three_times() {
+    let (reported, stored) = offer_losing_create_replies("simple-offer-replies-lost", 2);
+    let data: Vec<&str> = stored.iter().map(|(_, data)| data.as_str()).collect();
+    assert_eq!(data, ["job", "job", "job"], "one node per attempt");
+    assert_eq!(reported, stored[2].0, "the offer reports the last attempt's node");
 }

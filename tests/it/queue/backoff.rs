@@ -1,13 +1,14 @@
 //! Redelivery back-off: a failed item comes back after a pause that grows
 //! with its failures, which holds across consumers and crashes, and which
-//! Curator's consumers do not need to know about.
+//! Curator's consumers do not need to know about. A requeued delay item
+//! keeps its due time.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use parking_lot::Mutex;
-use zk_queue::inspect::{decode_item, Layout};
-use zk_queue::{ConsumeError, ItemMeta, QueueBuilder, StringSerializer, ZkClient};
+use zk_queue::inspect::{decode_item, ItemName, Layout};
+use zk_queue::{ConsumeError, DeliverAt, ItemMeta, QueueBuilder, StringSerializer, ZkClient};
 
 use crate::queue::WAIT;
 use crate::support::java::PeerCommand;
@@ -152,4 +153,46 @@ fn curator_takes_a_backed_off_item_as_an_ordinary_one() {
         .run()
         .unwrap();
     assert_eq!(taken, ["job"]);
+}
+
+/// The due time a delay item's node name records, epoch milliseconds.
+fn due_in_name(name: &str) -> i64 {
+    ItemName::parse(name, Some(Layout::Curator))
+        .and_then(|item| item.due)
+        .unwrap_or_else(|| panic!("{name} is not a delay item"))
+}
+
+#[test]
+fn a_delay_item_waits_for_its_due_time_and_keeps_it_when_requeued() {
+    let path = unique_path("backoff-delay-due");
+    let client = client();
+    let (builder, receiver) = QueueBuilder::new(&client, &path, StringSerializer)
+        .lock_path(&unique_path("backoff-delay-due-locks"))
+        .redelivery_backoff(Duration::ZERO, Duration::ZERO)
+        .pull_consumer();
+    let _queue = builder.build_delay_queue().unwrap();
+    let producer = producer(&client, &path).build_delay_queue().unwrap();
+    producer.put("reminder".into(), DeliverAt::after(MS(1_500))).unwrap();
+    let (names, _) = client.get_children(&path).unwrap();
+    let [original]: [String; 1] = names.try_into().unwrap();
+    let due = due_in_name(&original);
+
+    let first = receiver.take_timeout(WAIT).unwrap().expect("delivered once due");
+    let first_at = DeliverAt::now().epoch_millis();
+    assert_eq!(first.meta().name(), original);
+    assert!(first_at >= due, "delivered {} ms before its due time", due - first_at);
+    assert_eq!(first.meta().due().map(DeliverAt::epoch_millis), Some(due));
+    first.nack("failing once");
+
+    let second = receiver.take_timeout(WAIT).unwrap().expect("delivered again");
+    let requeued = second.meta().name().to_owned();
+    assert_eq!(second.meta().attempt(), 2);
+    assert_ne!(requeued, original, "requeued under a new node");
+    let (names, _) = client.get_children(&path).unwrap();
+    assert_eq!(names, [requeued.as_str()], "the requeued node replaced the original");
+    // The requeued node's name records the original node's due time, and so
+    // does what the consumer is told.
+    assert_eq!(due_in_name(&requeued), due, "{requeued} against {original}");
+    assert_eq!(second.meta().due().map(DeliverAt::epoch_millis), Some(due));
+    second.ack();
 }

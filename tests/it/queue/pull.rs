@@ -64,12 +64,17 @@ fn take_fails_with_queue_closed_once_the_queue_closes_while_the_client_stays_ope
     let client = client();
     let (builder, receiver) = QueueBuilder::new(&client, &path, StringSerializer).pull_consumer();
     let queue = builder.build_queue().unwrap();
-    let result = thread::scope(|s| {
-        let taker = s.spawn(|| receiver.take());
-        thread::sleep(Duration::from_millis(200));
-        queue.close();
-        taker.join().unwrap()
-    });
+    let taker = receiver.clone();
+    let (result_tx, result) = crossbeam_channel::bounded(1);
+    // Not scoped: a take the close never wakes must fail the test, not hang it.
+    thread::spawn(move || result_tx.send(taker.take().map(|delivery| delivery.ack())));
+    let deadline = Instant::now() + WAIT;
+    while receiver.waiting_takers() == 0 {
+        assert!(Instant::now() < deadline, "the take never waited");
+        thread::sleep(Duration::from_millis(5));
+    }
+    queue.close();
+    let result = result.recv_timeout(WAIT).expect("the waiting take returned");
     assert!(matches!(result, Err(Error::QueueClosed)), "{result:?}");
     assert!(client.exists("/").is_ok(), "the client is still open");
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use zk_queue::testing::TestingServer;
 use zk_queue::{CreateMode, Error, SimpleQueue, ZkClient};
 
-use crate::support::{client, client_of, eventually, server::unique_path, wait_for_watches, CloseOnPanic};
+use crate::support::{client, client_of, eventually, server::unique_path, wait_for_watches, watch_count, CloseOnPanic};
 
 fn item(i: usize) -> Vec<u8> {
     format!("item-{i}").into_bytes()
@@ -328,19 +328,33 @@ fn draining_lists_the_children_once_not_once_per_item() {
 
 #[test]
 fn timed_out_waits_leave_no_watch_behind() {
+    // A server of its own: only these waits watch on it.
     let server = TestingServer::start().unwrap();
     let client = client_of(&server.connect_string());
-    let queue = SimpleQueue::new(&client, &unique_path("idle-watches")).unwrap();
-    for _ in 0..20 {
-        assert_eq!(queue.take_timeout(Duration::from_millis(20)).unwrap(), None);
+    // Five waits on each of four queues, all in one session.
+    let queues: Vec<SimpleQueue> = (0..4)
+        .map(|_| SimpleQueue::new(&client, &unique_path("idle-watches")).unwrap())
+        .collect();
+    for _ in 0..5 {
+        for queue in &queues {
+            assert_eq!(queue.take_timeout(Duration::from_millis(20)).unwrap(), None);
+        }
     }
-    let report = server.four_letter_word("wchs", Duration::from_secs(5)).unwrap();
-    let total: usize = report
-        .lines()
-        .find_map(|l| l.strip_prefix("Total watches:"))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("unexpected wchs report: {report}"));
-    // Each wait's watch is removed when the wait times out (kazoo's LockingQueue
-    // and the classic recipe leave one watcher per call behind).
-    assert_eq!(total, 0, "watches left after 20 timed waits: {report}");
+    // `mntr` counts child watches (`wchs` does not). The server keeps one
+    // watch per path and session, and the client asks it to remove a path's
+    // watch only once the last of its watchers on that path is dropped: a
+    // server holding none means no timed-out wait left a watcher behind in
+    // the client either (kazoo's LockingQueue and the classic recipe leave
+    // one per call). The removal is sent as the wait returns, so it is
+    // waited for.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut left = watch_count(&server);
+    while left > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "{left} watches left after 20 timed waits on 4 queues"
+        );
+        thread::sleep(Duration::from_millis(20));
+        left = watch_count(&server);
+    }
 }
