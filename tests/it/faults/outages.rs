@@ -133,7 +133,13 @@ fn a_stalled_server_gives_errors_in_bounded_time_and_the_session_outlives_the_st
     }
     assert_eq!(items.first().map(Vec::as_slice), Some(&b"before"[..]));
     assert_eq!(items.last().map(Vec::as_slice), Some(&b"after"[..]));
-    assert!(items.len() <= 3, "at most the unknown-outcome offer besides: {items:?}");
+    // The offer that failed makes at most two attempts (one retry), each of
+    // which the stalled server may still apply once it resumes.
+    let during = &items[1..items.len() - 1];
+    assert!(
+        during.len() <= 2 && during.iter().all(|i| i == b"during"),
+        "only the failed offer's item, at most once per attempt: {items:?}"
+    );
 }
 
 #[test]
