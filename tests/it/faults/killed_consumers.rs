@@ -17,7 +17,7 @@ use super::{wait_delivered, work_dir, WAIT};
 use crate::support::client_of;
 use crate::support::leases::LeaseSampler;
 use crate::support::server::unique_path;
-use crate::support::tally::{now_micros, Tally};
+use crate::support::tally::{now_micros, read_worker, Tally};
 use crate::support::worker::{self, Worker, WorkerConfig};
 use crate::support::workload::{assert_duplicates_owed, drain, Gate, Mix, Producer};
 
@@ -87,15 +87,39 @@ impl Workers {
     }
 
     /// Kills the `slot`-th running worker once `leases` shows it holding a
-    /// full window, and starts another in its place.
+    /// full window, in the middle of an item it began (see [`wait_mid_item`];
+    /// a full window seen by the sampler alone may have been acknowledged by
+    /// the time the kill lands).
     fn kill_at_full_window(&mut self, slot: usize, leases: &LeaseSampler) {
         let (n, _) = self.running[slot];
         let session = Tally::read(&self.dir).session_of(n).expect("the worker's session");
         leases.wait_held(session, WINDOW, WAIT);
+        wait_mid_item(&self.dir, n, self.config.delay);
         self.running[slot].1.kill();
         self.kill_times.push((n, now_micros()));
         self.running.remove(slot);
         self.spawn();
+    }
+}
+
+/// Waits until worker `n`'s latest item was begun between a quarter and a
+/// half of an item's work `delay` ago. A kill right after lands on that item
+/// before its acknowledge, however slow the kill, and after the consumer had
+/// a quarter of an item's time to claim the items after it.
+fn wait_mid_item(dir: &std::path::Path, n: usize, delay: Duration) {
+    let micros = |d: Duration| u64::try_from(d.as_micros()).expect("a short delay");
+    let (from, to) = (micros(delay / 4), micros(delay / 2));
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let latest = read_worker(dir, n).deliveries.last().map(|d| d.at_micros);
+        if latest.is_some_and(|at| (from..to).contains(&now_micros().saturating_sub(at))) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "worker {n} was never in the middle of an item"
+        );
+        thread::sleep(Duration::from_millis(1));
     }
 }
 
@@ -157,7 +181,7 @@ fn a_killed_consumer_of_put_multi_nodes_gives_up_at_most_a_window_of_nodes() {
     let dir = work_dir("multi-kill");
     let leases = LeaseSampler::start(&server.connect_string(), &locks);
     let mut config = worker_config(&server.connect_string(), &queue, &locks, Duration::from_secs(2));
-    config.delay = Duration::from_millis(40);
+    config.delay = Duration::from_millis(80);
     let mut workers = Workers::start(config, &dir, 2);
     let mix = Mix {
         records: RECORDS,
@@ -200,7 +224,7 @@ fn plain_consumers_lose_at_most_what_a_killed_one_claimed_and_deliver_twice_only
     let dir = work_dir("plain-at-most-once");
     // No lock path: a plain consumer, one thread, claiming a window ahead.
     let mut config = worker_config(&proxy.connect_string(), &queue, "", Duration::from_secs(3));
-    config.delay = Duration::from_millis(40);
+    config.delay = Duration::from_millis(80);
     config.threads = 1;
     // The first victim consumes alone, so its window is full when it dies:
     // no other consumer claims the items after its own.
@@ -221,6 +245,7 @@ fn plain_consumers_lose_at_most_what_a_killed_one_claimed_and_deliver_twice_only
     let mut kills = 0;
 
     wait_delivered(&dir, 30);
+    wait_mid_item(&dir, 0, config.delay);
     workers[0].kill();
     kills += 1;
     workers = (1..4).map(|n| Worker::spawn(&config, &dir, n)).collect();
@@ -229,6 +254,7 @@ fn plain_consumers_lose_at_most_what_a_killed_one_claimed_and_deliver_twice_only
     wait_delivered(&dir, 140);
     proxy.cut();
     wait_delivered(&dir, 190);
+    wait_mid_item(&dir, 2, config.delay);
     workers[1].kill();
     kills += 1;
     workers[1] = Worker::spawn(&config, &dir, 4);

@@ -201,6 +201,11 @@ fn worker_number(out: &Path) -> Option<usize> {
     out.file_stem()?.to_str()?.strip_prefix("worker-")?.parse().ok()
 }
 
+/// The log of worker `n` writing to `dir` (empty before it wrote one).
+pub fn read_worker(dir: &Path, n: usize) -> WorkerLog {
+    read_log(&dir.join(format!("worker-{n}.out")))
+}
+
 fn read_log(out: &Path) -> WorkerLog {
     let text = std::fs::read_to_string(out).unwrap_or_default();
     let mut log = WorkerLog::default();
