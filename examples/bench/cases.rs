@@ -29,6 +29,18 @@ pub enum CaseName {
     E2e4x4,
     /// 1 producer, 1 consumer with a lock path
     LockSafe,
+    /// 1 producer, 4 plain consumers, each with its own client
+    #[value(name = "consumers-4")]
+    Consumers4,
+    /// 1 producer, 16 plain consumers, each with its own client
+    #[value(name = "consumers-16")]
+    Consumers16,
+    /// 1 producer, 4 lock-safe consumers, each with its own client
+    #[value(name = "lock-safe-4")]
+    LockSafe4,
+    /// 1 producer, 16 lock-safe consumers, each with its own client
+    #[value(name = "lock-safe-16")]
+    LockSafe16,
     /// e2e on a priority queue with random priorities
     Priority,
     /// e2e on a delay queue, every item already due
@@ -50,6 +62,10 @@ impl CaseName {
             CaseName::E2e => "e2e",
             CaseName::E2e4x4 => "e2e-4x4",
             CaseName::LockSafe => "lock-safe",
+            CaseName::Consumers4 => "consumers-4",
+            CaseName::Consumers16 => "consumers-16",
+            CaseName::LockSafe4 => "lock-safe-4",
+            CaseName::LockSafe16 => "lock-safe-16",
             CaseName::Priority => "priority",
             CaseName::Delay => "delay",
             CaseName::Multi => "multi",
@@ -114,6 +130,10 @@ pub fn run(ctx: &Ctx, case: CaseName, e2e_rate: Option<f64>) -> CaseReport {
         CaseName::E2e => spec(Kind::Plain, 1, 1, false, 1, 3.0),
         CaseName::E2e4x4 => spec(Kind::Plain, ctx.threads, ctx.threads, false, 1, 3.0),
         CaseName::LockSafe => spec(Kind::Plain, 1, 1, true, 1, 5.0),
+        CaseName::Consumers4 => spec(Kind::Plain, 1, 4, false, 1, 3.0),
+        CaseName::Consumers16 => spec(Kind::Plain, 1, 16, false, 1, 3.0),
+        CaseName::LockSafe4 => spec(Kind::Plain, 1, 4, true, 1, 5.0),
+        CaseName::LockSafe16 => spec(Kind::Plain, 1, 16, true, 1, 5.0),
         CaseName::Priority => spec(Kind::Priority, 1, 1, false, 1, 3.0),
         CaseName::Delay => spec(Kind::Delay, 1, 1, false, 1, 3.0),
         CaseName::Multi => spec(Kind::Plain, 1, 1, false, MULTI_ITEMS_PER_NODE, 0.05),

@@ -15,8 +15,17 @@ use crate::path;
 use crate::queue::core::Core;
 use crate::queue::stats::QueueCounters;
 
+/// What claiming a window came to.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Claimed {
+    /// Items handed to the workers.
+    pub(super) handed: usize,
+    /// Items another consumer had taken or held (gone, or locked).
+    pub(super) lost: usize,
+}
+
 /// Claims the items named (in order) and hands those this consumer won to
-/// the workers, in order; returns how many it handed over.
+/// the workers, in order.
 ///
 /// Claimed items are already deleted, so they are handed over even while the
 /// queue is stopping: the workers run until the scanner is done.
@@ -25,15 +34,19 @@ pub(super) fn window<T: Send + 'static>(
     control: &Control,
     tx: &Sender<Work<T>>,
     names: Vec<String>,
-) -> Result<usize> {
+) -> Result<Claimed> {
     let paths: Vec<String> = names.iter().map(|n| path::join(&core.path, n)).collect();
     let reads = core.client.get_data_many(&paths)?;
+    let mut claimed = Claimed::default();
     let mut claimable = Vec::with_capacity(names.len());
     for ((name, item_path), read) in names.into_iter().zip(paths).zip(reads) {
         let (data, stat) = match read {
             Ok(found) => found,
             // Taken by another consumer since the listing.
-            Err(Error::NoNode { .. }) => continue,
+            Err(Error::NoNode { .. }) => {
+                claimed.lost += 1;
+                continue;
+            }
             Err(e) => return Err(e),
         };
         if stat.num_children > 0 {
@@ -57,7 +70,6 @@ pub(super) fn window<T: Send + 'static>(
     }
     let deletes: Vec<(String, Option<i32>)> = claimable.iter().map(|(_, p, v, ..)| (p.clone(), Some(*v))).collect();
     let results = core.client.delete_many(&deletes)?;
-    let mut handed = 0;
     for ((name, item_path, version, values, meta), deleted) in claimable.into_iter().zip(results) {
         let deleted = match deleted {
             // The reply was lost: the delete may not have reached the
@@ -81,7 +93,10 @@ pub(super) fn window<T: Send + 'static>(
         match deleted {
             Ok(()) => {}
             // Another consumer claimed it first.
-            Err(Error::NoNode { .. } | Error::BadVersion { .. }) => continue,
+            Err(Error::NoNode { .. } | Error::BadVersion { .. }) => {
+                claimed.lost += 1;
+                continue;
+            }
             Err(e) => {
                 // Not delivered; still there unless our first delete was
                 // applied (then it is lost, as at most once allows).
@@ -98,21 +113,22 @@ pub(super) fn window<T: Send + 'static>(
             QueueCounters::bump(&core.counters.settled);
             continue;
         }
-        handed += 1;
+        claimed.handed += 1;
     }
-    Ok(handed)
+    Ok(claimed)
 }
 
 /// Takes leases on the items named (in order), reads the locked ones with
-/// pipelined reads, and hands them to the workers in order; returns how many
-/// it handed over. Leases on items not handed over are released.
+/// pipelined reads, and hands them to the workers in order. Leases on items
+/// not handed over are released.
 pub(super) fn locked_window<T: Send + 'static>(
     core: &Core<T>,
     control: &Control,
     tx: &Sender<Work<T>>,
     lock_dir: &str,
     names: Vec<String>,
-) -> Result<usize> {
+) -> Result<Claimed> {
+    let tried = names.len();
     // A failure ends nothing early: every lease taken is either handed over
     // or released.
     let Taken {
@@ -129,13 +145,20 @@ pub(super) fn locked_window<T: Send + 'static>(
             return Err(e);
         }
     };
-    let mut handed = 0;
+    // Those not locked were held by another consumer (or failed).
+    let mut claimed = Claimed {
+        handed: 0,
+        lost: tried - locked.len(),
+    };
     for (((name, lease), item_path), read) in locked.into_iter().zip(paths).zip(reads) {
         let (data, stat) = match read {
             Ok(found) => found,
             Err(e) => {
                 control.leases.let_go(core, &name, &lease);
-                if !matches!(e, Error::NoNode { .. }) {
+                if matches!(e, Error::NoNode { .. }) {
+                    // Acknowledged by another consumer since the listing.
+                    claimed.lost += 1;
+                } else {
                     core.tell_error(&e);
                 }
                 continue;
@@ -169,7 +192,7 @@ pub(super) fn locked_window<T: Send + 'static>(
         loop {
             match tx.send_timeout(work, POLL) {
                 Ok(()) => {
-                    handed += 1;
+                    claimed.handed += 1;
                     break;
                 }
                 Err(SendTimeoutError::Timeout(back)) if !control.stopping() => work = back,
@@ -185,7 +208,7 @@ pub(super) fn locked_window<T: Send + 'static>(
     }
     match failure {
         Some(e) => Err(e),
-        None => Ok(handed),
+        None => Ok(claimed),
     }
 }
 

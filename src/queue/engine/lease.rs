@@ -36,6 +36,9 @@ pub(super) struct Leases {
     held: Mutex<HashSet<String>>,
     /// Signalled whenever leases are freed.
     freed: Condvar,
+    /// Items settled since the scanner last began a listing: a listing
+    /// begun before their settling may still name them.
+    settled: Mutex<HashSet<String>>,
     /// Locks of ours that could not be released, or whose creation's outcome
     /// is unknown: deleted on a later pass, so none outlives its use.
     orphans: Mutex<Vec<Orphan>>,
@@ -47,6 +50,7 @@ impl Leases {
         Leases {
             held: Mutex::new(HashSet::new()),
             freed: Condvar::new(),
+            settled: Mutex::new(HashSet::new()),
             orphans: Mutex::new(Vec::new()),
         }
     }
@@ -54,6 +58,19 @@ impl Leases {
     /// Whether this consumer holds a lease on the item named.
     pub(super) fn holds(&self, name: &str) -> bool {
         self.held.lock().contains(name)
+    }
+
+    /// Whether this consumer settled the item named since the scanner began
+    /// its listing ([`Leases::listing`]): gone, or released to be taken on a
+    /// later pass, either way not to be claimed from this listing.
+    pub(super) fn settled_lately(&self, name: &str) -> bool {
+        self.settled.lock().contains(name)
+    }
+
+    /// The scanner begins a listing: the items settled before it are not in
+    /// it.
+    pub(super) fn listing(&self) {
+        self.settled.lock().clear();
     }
 
     /// Waits until fewer than `window` leases are held (or `stopping` says
@@ -68,9 +85,19 @@ impl Leases {
 
     /// The items named are finished: their leases are free.
     pub(super) fn finished<'a>(&self, names: impl IntoIterator<Item = &'a str>) {
+        self.free(names, true);
+    }
+
+    /// Frees the leases on the items named; `settled`: the items are gone
+    /// from the queue (or another holder's), not released for another try.
+    fn free<'a>(&self, names: impl IntoIterator<Item = &'a str>, settled: bool) {
         let mut held = self.held.lock();
+        let mut lately = self.settled.lock();
         for name in names {
             held.remove(name);
+            if settled {
+                lately.insert(name.to_owned());
+            }
         }
         self.freed.notify_all();
     }
@@ -136,7 +163,8 @@ impl Leases {
                 session: lease.session,
             });
         }
-        self.finished([name]);
+        // Released: it may be taken again from the same listing.
+        self.free([name], false);
     }
 
     /// Keeps the lock at `path`, created with `token` in session `session`

@@ -11,7 +11,9 @@
 //! connection changed, or a delayed item or a failed item backing off came
 //! due: one listing per pass over the queue, not one per item. A long
 //! lock-safe pass takes the items another consumer abandoned (it crashed, or
-//! its session expired) as their locks vanish, within a second.
+//! its session expired) as their locks vanish, within a second. Consumers
+//! competing for one queue spread their claims over it instead of all
+//! claiming its head (`spread`).
 //!
 //! In lock-safe mode a consumer holds at most `claim_window` leases at once
 //! (locked items not yet acknowledged, released or requeued), so a consumer
@@ -28,6 +30,7 @@ mod lease;
 mod outcome;
 mod process;
 mod scan;
+mod spread;
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
 
-use super::{claim, Control, Work, MAX_BACKOFF, POLL};
+use super::claim::{self, Claimed};
+use super::spread::{self, Next, Spread};
+use super::{Control, Work, MAX_BACKOFF, POLL};
 use crate::client::{ChildWatch, Opts};
 use crate::error::{Error, Result};
 use crate::naming::{delay_epoch, is_item, Kind};
@@ -31,6 +33,7 @@ pub(super) const ABANDONED_CHECK: Duration = Duration::from_secs(1);
 pub(super) fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx: Sender<Work<T>>) {
     let mut backoff = Backoff::new(POLL, MAX_BACKOFF);
     let mut failures = 0u32;
+    let mut spread = Spread::new();
     while !control.stopping() {
         let latch = Latch::new();
         *control.wake.lock() = latch.clone();
@@ -39,7 +42,7 @@ pub(super) fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx
         }
         // Connection changes (and a new session) wake the scanner to list again.
         let _guard = core.client.wake_on_state_change(&latch);
-        match scan(core, control, &tx, &latch) {
+        match scan(core, control, &tx, &latch, &mut spread) {
             Ok(pass) => {
                 backoff.reset();
                 failures = 0;
@@ -73,7 +76,13 @@ struct Pass {
     wake_at: Option<Instant>,
 }
 
-fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T>>, latch: &Latch) -> Result<Pass> {
+fn scan<T: Send + 'static>(
+    core: &Core<T>,
+    control: &Control,
+    tx: &Sender<Work<T>>,
+    latch: &Latch,
+    spread: &mut Spread,
+) -> Result<Pass> {
     let now = || Some(Instant::now());
     // A queue or lock node deleted under the consumer (by an operator, or
     // reaped as an empty container) is created again, and listed at once.
@@ -84,6 +93,8 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
             wake_at: now(),
         })
     };
+    // Items this consumer settles from now on may still be named.
+    control.leases.listing();
     let (names, _, queue_watch) = match core.client.watch_children(&core.path, latch, Opts::new()) {
         Err(Error::NoNode { .. }) => return recreated(),
         other => other?,
@@ -122,11 +133,27 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
             window
         }
     };
-    let mut limit = window.min(room());
+    let mut limit = spread.window(window).min(room());
     let mut handed = 0;
     let mut batch = Vec::with_capacity(window);
     let mut pending = VecDeque::from(items);
-    while let Some(name) = pending.pop_front() {
+    // Competing consumers start their windows in different places (see
+    // `spread`); one claiming alone takes the listing in order.
+    let mut jump = spread.spreading();
+    loop {
+        if jump && batch.is_empty() {
+            jump = false;
+            let range = spread::range(core.kind, pending.iter(), now_ms);
+            let skip = spread.skip(range, limit);
+            if skip > 0 {
+                // Left to the next listing, which comes at once.
+                pending.drain(..skip);
+                wake_at = now();
+            }
+        }
+        let Some(name) = pending.pop_front() else {
+            break;
+        };
         if control.stopping() {
             break;
         }
@@ -161,17 +188,29 @@ fn scan<T: Send + 'static>(core: &Core<T>, control: &Control, tx: &Sender<Work<T
         if locks.as_mut().is_some_and(|view| view.passes_locked(&name)) || control.skipped.lock().contains(&name) {
             continue;
         }
-        if control.leases.holds(&name) || control.deferred.holds_back(&name) {
+        if control.leases.holds(&name) || control.leases.settled_lately(&name) || control.deferred.holds_back(&name) {
             continue;
         }
         batch.push(name);
         if batch.len() >= limit {
-            handed += claim_window(core, control, tx, std::mem::take(&mut batch))?;
-            limit = window.min(room());
+            let tried = batch.len();
+            let claimed = claim_window(core, control, tx, std::mem::take(&mut batch))?;
+            handed += claimed.handed;
+            match spread.after(tried, claimed.lost, window) {
+                Next::Continue => {}
+                Next::Jump => jump = true,
+                Next::Relist => {
+                    wake_at = now();
+                    break;
+                }
+            }
+            limit = spread.window(window).min(room());
         }
     }
     if !batch.is_empty() && !control.stopping() {
-        claim_window(core, control, tx, batch)?;
+        let tried = batch.len();
+        let claimed = claim_window(core, control, tx, batch)?;
+        spread.after(tried, claimed.lost, window);
     }
     // Wake for the first item backing off, once it is due.
     wake_at = earliest(wake_at, control.deferred.next_due());
@@ -273,7 +312,7 @@ fn claim_window<T: Send + 'static>(
     control: &Control,
     tx: &Sender<Work<T>>,
     names: Vec<String>,
-) -> Result<usize> {
+) -> Result<Claimed> {
     match &core.options.lock_path {
         Some(lock_dir) => claim::locked_window(core, control, tx, lock_dir, names),
         None => claim::window(core, control, tx, names),

@@ -11,6 +11,7 @@
 //! - `curator_interop`: queues shared with Curator itself, in Java.
 
 mod backoff;
+mod competing;
 mod consuming;
 mod curator;
 mod curator_interop;
