@@ -6,6 +6,7 @@
 //! the session: it reports [`ConnectionState`]s to listeners and, when the
 //! session expires, opens a new one so the client keeps working.
 
+mod arrivals;
 mod batch;
 mod builder;
 mod connect;
@@ -36,6 +37,7 @@ pub use stats::ClientStats;
 pub use types::{Acl, CreateMode, Op, OpResult, Perms, Stat};
 pub use watch::ChildWatch;
 
+pub(crate) use arrivals::Arrivals;
 pub(crate) use ops::Deleted;
 pub(crate) use request::Opts;
 pub(crate) use retry::Retry;

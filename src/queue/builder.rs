@@ -482,9 +482,16 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// A priority queue (Curator's `buildPriorityQueue`): lower priorities
     /// first, equal priorities in put order. After
     /// `min_items_before_refresh` items of a listing, a consumer looks again
-    /// if the queue changed, so a new urgent item waits for at most that many
-    /// (at least one item is processed per listing, so a steady stream of
-    /// puts cannot starve the consumer).
+    /// for urgent items, so a new urgent item waits for at most that many
+    /// beyond those already claimed (at least one item is processed per
+    /// look, so a steady stream of puts cannot starve the consumer).
+    ///
+    /// A consumer learns the names of the items created since its listing
+    /// from a persistent recursive watch on the queue (ZooKeeper 3.6 or
+    /// later) and puts them into their places, so looking again does not
+    /// list a deep backlog again. After a disconnection (ZooKeeper drops the
+    /// watch's events meanwhile), and on servers without such watches, it
+    /// lists the queue again instead, as Curator does.
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {

@@ -18,7 +18,7 @@ use crossbeam_channel::Sender;
 use super::claim::{self, Claimed};
 use super::spread::{self, Next, Spread};
 use super::{Control, Work, MAX_BACKOFF, POLL};
-use crate::client::{ChildWatch, Opts};
+use crate::client::{Arrivals, ChildWatch, Opts};
 use crate::error::{Error, Result};
 use crate::naming::{delay_epoch, is_item, Kind};
 use crate::path;
@@ -33,7 +33,11 @@ pub(super) const ABANDONED_CHECK: Duration = Duration::from_secs(1);
 pub(super) fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx: Sender<Work<T>>) {
     let mut backoff = Backoff::new(POLL, MAX_BACKOFF);
     let mut failures = 0u32;
-    let mut spread = Spread::new();
+    let mut kept = Kept {
+        spread: Spread::new(),
+        arrivals: None,
+        arrivals_refused: false,
+    };
     while !control.stopping() {
         let latch = Latch::new();
         *control.wake.lock() = latch.clone();
@@ -42,7 +46,7 @@ pub(super) fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx
         }
         // Connection changes (and a new session) wake the scanner to list again.
         let _guard = core.client.wake_on_state_change(&latch);
-        match scan(core, control, &tx, &latch, &mut spread) {
+        match scan(core, control, &tx, &latch, &mut kept) {
             Ok(pass) => {
                 backoff.reset();
                 failures = 0;
@@ -69,6 +73,41 @@ pub(super) fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx
     }
 }
 
+/// What the scanner keeps from one pass to the next.
+struct Kept {
+    spread: Spread,
+    /// A priority queue's arrivals: the items created since its listing.
+    arrivals: Option<Arrivals>,
+    /// The server refused the arrivals' watch (older than 3.6): listing again
+    /// instead.
+    arrivals_refused: bool,
+}
+
+impl Kept {
+    /// Restarts a priority queue's arrivals before a listing (registering
+    /// them again after their session ended, unless the server refuses them).
+    fn restart_arrivals<T: Send + 'static>(&mut self, core: &Core<T>) {
+        if core.kind != Kind::Priority || self.arrivals_refused {
+            return;
+        }
+        if self.arrivals.as_ref().is_none_or(Arrivals::has_ended) {
+            self.arrivals = match core.client.watch_arrivals(&core.path) {
+                Ok(arrivals) => Some(arrivals),
+                Err(e) => {
+                    if !e.is_retryable() {
+                        log::info!("queue {}: no arrivals watch ({e}); listing again instead", core.path);
+                        self.arrivals_refused = true;
+                    }
+                    None
+                }
+            };
+        }
+        if let Some(arrivals) = &self.arrivals {
+            arrivals.restart();
+        }
+    }
+}
+
 /// The outcome of one pass: the watches to keep while waiting, and when to
 /// scan again at the latest.
 struct Pass {
@@ -81,7 +120,7 @@ fn scan<T: Send + 'static>(
     control: &Control,
     tx: &Sender<Work<T>>,
     latch: &Latch,
-    spread: &mut Spread,
+    kept: &mut Kept,
 ) -> Result<Pass> {
     let now = || Some(Instant::now());
     // A queue or lock node deleted under the consumer (by an operator, or
@@ -95,6 +134,9 @@ fn scan<T: Send + 'static>(
     };
     // Items this consumer settles from now on may still be named.
     control.leases.listing();
+    // Items created from now on arrive by name (a priority queue).
+    kept.restart_arrivals(core);
+    let (arrivals, spread) = (kept.arrivals.as_ref(), &mut kept.spread);
     let (names, _, queue_watch) = match core.client.watch_children(&core.path, latch, Opts::new()) {
         Err(Error::NoNode { .. }) => return recreated(),
         other => other?,
@@ -136,6 +178,12 @@ fn scan<T: Send + 'static>(
     let mut limit = spread.window(window).min(room());
     let mut handed = 0;
     let mut batch = Vec::with_capacity(window);
+    // The items this pass knows of, so an arrival it listed is not taken
+    // twice.
+    let mut seen: HashSet<String> = match arrivals {
+        Some(_) => items.iter().cloned().collect(),
+        None => HashSet::new(),
+    };
     let mut pending = VecDeque::from(items);
     // Competing consumers start their windows in different places (see
     // `spread`); one claiming alone takes the listing in order.
@@ -166,10 +214,23 @@ fn scan<T: Send + 'static>(
                 break;
             }
         }
-        if refresh_after.is_some_and(|n| handed >= n) && latch.is_open() {
-            // The queue changed: look again for more urgent items.
-            wake_at = now();
-            break;
+        if refresh_after.is_some_and(|n| handed >= n) {
+            // Look again for more urgent items: those created since the
+            // listing take their places in it, or, without arrivals (or
+            // with one missed), the queue is listed again if it changed.
+            match arrivals.and_then(Arrivals::take) {
+                Some(arrived) => {
+                    pending.push_front(name);
+                    merge(core.kind, &mut pending, &mut seen, arrived);
+                    handed = 0;
+                    continue;
+                }
+                None if latch.is_open() => {
+                    wake_at = now();
+                    break;
+                }
+                None => {}
+            }
         }
         if batch.is_empty() {
             if let Some(view) = &mut locks {
@@ -303,6 +364,18 @@ impl LockView {
             );
         }
         Ok(abandoned)
+    }
+}
+
+/// Puts the items `arrived` into their places in `pending` (sorted for
+/// `kind`), leaving out those the pass already knows of.
+fn merge(kind: Kind, pending: &mut VecDeque<String>, seen: &mut HashSet<String>, arrived: Vec<String>) {
+    for name in arrived {
+        if is_item(&name) && seen.insert(name.clone()) {
+            let key = kind.order_key(&name);
+            let at = pending.partition_point(|p| kind.order_key(p) < key);
+            pending.insert(at, name);
+        }
     }
 }
 

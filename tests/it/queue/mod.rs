@@ -10,6 +10,7 @@
 //!   held items.
 //! - `curator_interop`: queues shared with Curator itself, in Java.
 
+mod arrivals;
 mod backoff;
 mod competing;
 mod consuming;

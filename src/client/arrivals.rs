@@ -1,0 +1,121 @@
+//! [`Arrivals`]: the names of the children created under a node since a
+//! consumer last listed it, as a persistent recursive watch reports them, so
+//! the consumer keeps its ordered view current without listing the node
+//! again.
+//!
+//! The watcher task only records names. ZooKeeper drops the events of a
+//! connection loss (ZOOKEEPER-4698), so a disconnection marks the view
+//! broken, and the session's end ends it: the consumer then lists again (and
+//! registers again), as it would without arrivals.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use zookeeper_client::{AddWatchMode, EventType, SessionState};
+
+use super::{Opts, ZkClient};
+use crate::error::Result;
+use crate::path;
+
+/// Children created under one node since [`Arrivals::restart`].
+pub(crate) struct Arrivals {
+    shared: Arc<Shared>,
+    _task: async_global_executor::Task<()>,
+}
+
+#[derive(Default)]
+struct Shared {
+    names: Mutex<Vec<String>>,
+    /// An event may have been missed since the last restart.
+    broken: AtomicBool,
+    /// The watch is gone with its session or client.
+    ended: AtomicBool,
+}
+
+impl Arrivals {
+    /// Forgets what arrived so far: the caller is about to list the node.
+    pub(crate) fn restart(&self) {
+        self.shared.broken.store(false, Ordering::SeqCst);
+        self.shared.names.lock().clear();
+    }
+
+    /// The names that arrived since the last call or restart, in the order
+    /// the server created them; `None` if one may be missing (list again).
+    pub(crate) fn take(&self) -> Option<Vec<String>> {
+        let names = std::mem::take(&mut *self.shared.names.lock());
+        (!self.is_broken()).then_some(names)
+    }
+
+    /// Whether an event may have been missed since the last restart.
+    pub(crate) fn is_broken(&self) -> bool {
+        self.shared.broken.load(Ordering::SeqCst) || self.has_ended()
+    }
+
+    /// Whether the watch ended with its session: register a new one.
+    pub(crate) fn has_ended(&self) -> bool {
+        self.shared.ended.load(Ordering::SeqCst)
+    }
+}
+
+impl ZkClient {
+    /// Watches `path` for children created under it (a persistent recursive
+    /// watch; ZooKeeper 3.6 and later). Deleting the [`Arrivals`] ends the
+    /// watcher; the server keeps the watch until the session ends, or until
+    /// the client removes it when no other watcher of its is left on `path`.
+    pub(crate) fn watch_arrivals(&self, path: &str) -> Result<Arrivals> {
+        path::validate(path)?;
+        let mut watcher = self.send("add_watch", path, Opts::new(), |c| async move {
+            c.watch(path, AddWatchMode::PersistentRecursive).await
+        })?;
+        let shared = Arc::new(Shared::default());
+        let recorder = Arc::clone(&shared);
+        let parent = path.to_owned();
+        // The task only records names and flags.
+        let task = async_global_executor::spawn(async move {
+            loop {
+                let event = watcher.changed().await;
+                match event.event_type {
+                    EventType::NodeCreated => {
+                        if let Some(name) = child_of(&parent, &event.path) {
+                            recorder.names.lock().push(name.to_owned());
+                        }
+                    }
+                    EventType::Session => {
+                        if event.session_state != SessionState::SyncConnected {
+                            recorder.broken.store(true, Ordering::SeqCst);
+                        }
+                        if event.session_state.is_terminated() {
+                            // No event follows a terminal state.
+                            recorder.ended.store(true, Ordering::SeqCst);
+                            return;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        });
+        Ok(Arrivals { shared, _task: task })
+    }
+}
+
+/// The name of `child` if it is a child (not a deeper descendant) of `parent`.
+fn child_of<'a>(parent: &str, child: &'a str) -> Option<&'a str> {
+    let rest = child.strip_prefix(parent)?;
+    let name = if parent == "/" { rest } else { rest.strip_prefix('/')? };
+    (!name.is_empty() && !name.contains('/')).then_some(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::child_of;
+
+    #[test]
+    fn only_direct_children_count_as_arrivals() {
+        assert_eq!(child_of("/q", "/q/queue-1"), Some("queue-1"));
+        assert_eq!(child_of("/", "/queue-1"), Some("queue-1"));
+        assert_eq!(child_of("/q", "/q"), None);
+        assert_eq!(child_of("/q", "/q/a/b"), None);
+        assert_eq!(child_of("/q", "/qq/a"), None);
+    }
+}
