@@ -16,12 +16,14 @@ const CHUNK: usize = 1_000;
 /// Create+delete pairs of the serial probe.
 const SERIAL_PROBES: usize = 200;
 
-/// Znodes created and deleted (pipelined, untimed) before measuring, so the
-/// server's JVM has compiled its hot paths.
-const WARMUP: usize = 5_000;
+/// Znodes created and deleted (pipelined, untimed) before the first
+/// measurement, so the server's JVM has compiled its hot paths.
+pub const WARMUP: usize = 5_000;
 
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct Ceiling {
+    /// When it was measured: `before` or `after` the cases.
+    pub when: &'static str,
     pub items: usize,
     pub size: usize,
     /// Znodes created and deleted before measuring (not timed).
@@ -44,13 +46,21 @@ impl Ceiling {
     }
 }
 
-pub fn measure(client: &ZkClient, root: &str, items: usize, size: usize, progress: bool) -> anyhow::Result<Ceiling> {
+/// Measures the ceiling after a warm-up of `warmup` znodes (rounded up to
+/// whole chunks); `when` names the moment.
+pub fn measure(
+    client: &ZkClient,
+    root: &str,
+    (items, size): (usize, usize),
+    (when, warmup): (&'static str, usize),
+    progress: bool,
+) -> anyhow::Result<Ceiling> {
     let path = format!("{root}/ceiling");
     client.ensure_path(&path).with_context(|| format!("creating {path}"))?;
     let data = vec![b'x'; size];
 
-    let bar = util::bar(progress, WARMUP as u64, "warm-up");
-    for _ in (0..WARMUP).step_by(CHUNK) {
+    let bar = util::bar(progress, warmup as u64, "warm-up");
+    for _ in (0..warmup).step_by(CHUNK) {
         let nodes: Vec<(String, Vec<u8>)> = (0..CHUNK).map(|_| (format!("{path}/w-"), data.clone())).collect();
         let created: Vec<(String, Option<i32>)> = client
             .create_many(&nodes, CreateMode::PersistentSequential)?
@@ -107,13 +117,22 @@ pub fn measure(client: &ZkClient, root: &str, items: usize, size: usize, progres
     let creates_per_s = items as f64 / create_secs;
     let deletes_per_s = items as f64 / delete_secs;
     Ok(Ceiling {
+        when,
         items,
         size,
-        warmup_items: WARMUP,
+        warmup_items: warmup,
         creates_per_s,
         deletes_per_s,
         items_per_s: 1.0 / (1.0 / creates_per_s + 1.0 / deletes_per_s),
         serial_create_ms: create_serial / SERIAL_PROBES as f64 * 1e3,
         serial_delete_ms: delete_serial / SERIAL_PROBES as f64 * 1e3,
     })
+}
+
+/// The higher of two ceilings: the one every ratio is taken to.
+pub fn best(a: &Ceiling, b: Option<&Ceiling>) -> Ceiling {
+    match b {
+        Some(b) if b.items_per_s > a.items_per_s => b.clone(),
+        _ => a.clone(),
+    }
 }

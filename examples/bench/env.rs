@@ -7,37 +7,49 @@ use std::time::Duration;
 
 use anyhow::Context;
 use serde::Serialize;
-use zk_queue::testing::{connect_string_from_env, TestingServer};
+use zk_queue::testing::{connect_string_from_env, TestingCluster, TestingServer};
 
 /// The ZooKeeper this run talks to; an embedded one lives as long as this.
 pub struct Server {
     pub connect: String,
-    pub origin: &'static str,
+    pub origin: String,
     pub embedded: Option<TestingServer>,
+    /// An embedded ensemble (`--ensemble N`), stopped when this is dropped.
+    pub _ensemble: Option<TestingCluster>,
 }
 
 impl Server {
-    /// `--connect`, else `ZK_CONNECT`, else an embedded server started here.
-    pub fn connect_or_start(connect: Option<String>) -> anyhow::Result<Server> {
+    /// `--connect`, else `ZK_CONNECT`, else an embedded server started here
+    /// (an ensemble of `ensemble` members if given).
+    pub fn connect_or_start(connect: Option<String>, ensemble: Option<usize>) -> anyhow::Result<Server> {
+        let given = |connect: String, origin: &str| Server {
+            connect,
+            origin: origin.to_owned(),
+            embedded: None,
+            _ensemble: None,
+        };
         if let Some(connect) = connect {
-            return Ok(Server {
-                connect,
-                origin: "--connect",
-                embedded: None,
-            });
+            return Ok(given(connect, "--connect"));
         }
         if let Some(connect) = connect_string_from_env() {
+            return Ok(given(connect, "ZK_CONNECT"));
+        }
+        if let Some(members) = ensemble {
+            let cluster = TestingCluster::start(members)
+                .with_context(|| format!("starting an embedded ensemble of {members} (TestingCluster)"))?;
             return Ok(Server {
-                connect,
-                origin: "ZK_CONNECT",
+                connect: cluster.connect_string(),
+                origin: format!("embedded TestingCluster of {members} members (forceSync on)"),
                 embedded: None,
+                _ensemble: Some(cluster),
             });
         }
         let server = TestingServer::start().context("starting an embedded ZooKeeper (TestingServer)")?;
         Ok(Server {
             connect: server.connect_string(),
-            origin: "embedded TestingServer (forceSync on)",
+            origin: "embedded TestingServer (forceSync on)".to_owned(),
             embedded: Some(server),
+            _ensemble: None,
         })
     }
 }
@@ -80,7 +92,7 @@ impl Machine {
             cpu_model,
             kernel,
             server_connect: server.connect.clone(),
-            server_origin: server.origin.to_owned(),
+            server_origin: server.origin.clone(),
             server_version: server_version(&server.connect),
             server_data_fs: data_dir.as_deref().and_then(filesystem_of),
             server_data_dir: data_dir.map(|d| d.display().to_string()),

@@ -10,8 +10,11 @@
 //!
 //! - Ceiling: pipelined creates, then deletes, of N znodes of S bytes
 //!   (`create_many` / `delete_many`); the item ceiling is the create+delete
-//!   rate `1 / (1/creates + 1/deletes)`. A short serial probe (one create or
-//!   delete at a time) sets the deadlines of the cases.
+//!   rate `1 / (1/creates + 1/deletes)`. It is measured after a warm-up
+//!   before the cases, and again after them; every ratio is to the better of
+//!   the two (a server's JVM keeps getting faster as it warms up). A short
+//!   serial probe (one create or delete at a time) sets the deadlines of the
+//!   cases.
 //! - Cases: each item carries its put time (nanoseconds since one `Instant`
 //!   of this process, big-endian, first 8 bytes) and its index (next 8
 //!   bytes); the consumer records `now - put time` (latency) and the index
@@ -26,6 +29,7 @@ mod cases;
 mod ceiling;
 mod drain;
 mod env;
+mod latency;
 mod report;
 mod util;
 
@@ -47,6 +51,10 @@ struct Args {
     /// ZooKeeper connect string [default: ZK_CONNECT, else an embedded server started here]
     #[arg(long)]
     connect: Option<String>,
+    /// Without a connect string: start an embedded ensemble of this many
+    /// members instead of one server
+    #[arg(long)]
+    ensemble: Option<usize>,
     /// Print one JSON document instead of tables
     #[arg(long)]
     json: bool,
@@ -72,6 +80,17 @@ struct Args {
     /// `min_items_before_refresh` of the priority case
     #[arg(long, default_value_t = 10)]
     priority_refresh: usize,
+    /// Open-loop latency runs: items/s, or a percentage of the ceiling
+    /// (`10%`); each runs a plain and a lock-safe consumer (none to skip)
+    #[arg(long, value_delimiter = ',', default_values_t = [
+        latency::Rate::PerSecond(500.0),
+        latency::Rate::OfCeiling(10.0),
+        latency::Rate::OfCeiling(50.0),
+    ])]
+    latency_rates: Vec<latency::Rate>,
+    /// Seconds of each open-loop latency run
+    #[arg(long, default_value_t = 5.0)]
+    latency_secs: f64,
     /// Internal: drain the queue at PATH, which holds N items, and report as JSON
     #[arg(long, hide = true, num_args = 2, value_names = ["PATH", "N"])]
     drain_child: Option<Vec<String>>,
@@ -115,11 +134,13 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
     ensure!(cli.threads > 0, "--threads must be positive");
     ensure!(cli.drain_sizes.iter().all(|&q| q > 0), "--drain-sizes must be positive");
     ensure!(cli.deadline_factor >= 1.0, "--deadline-factor must be at least 1");
+    ensure!(cli.latency_secs > 0.0, "--latency-secs must be positive");
+    ensure!(cli.ensemble.is_none_or(|n| n > 0), "--ensemble must be positive");
     let started = Instant::now();
     util::now_nanos(); // fixes the time base of put times
     let show_progress = util::progress_enabled();
 
-    let server = env::Server::connect_or_start(cli.connect.clone())?;
+    let server = env::Server::connect_or_start(cli.connect.clone(), cli.ensemble)?;
     let machine = env::Machine::probe(&server);
     let admin = ZkClient::connect(&server.connect).with_context(|| format!("connecting to {}", server.connect))?;
     let millis = SystemTime::now()
@@ -143,12 +164,17 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
     let out = Out::new(cli.json);
     out.header(&settings, &machine);
 
-    let ceiling =
-        ceiling::measure(&admin, &root, cli.items, cli.size, show_progress).context("measuring the server ceiling")?;
-    out.ceiling(&ceiling);
+    let before = ceiling::measure(
+        &admin,
+        &root,
+        (cli.items, cli.size),
+        ("before", ceiling::WARMUP),
+        show_progress,
+    )
+    .context("measuring the server ceiling")?;
     let budget = Budget {
         factor: cli.deadline_factor,
-        op_secs: ceiling.serial_request_secs(),
+        op_secs: before.serial_request_secs(),
     };
 
     let ctx = cases::Ctx {
@@ -161,33 +187,52 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
         budget,
         show_progress,
         priority_refresh: cli.priority_refresh,
-        ceiling: ceiling.items_per_s,
-        create_ceiling: ceiling.creates_per_s,
+        ceiling: before.items_per_s,
+        create_ceiling: before.creates_per_s,
     };
-    out.case_header();
     let mut case_reports = Vec::new();
     for case in cases {
         let e2e_rate = case_reports
             .iter()
             .find(|r: &&report::CaseReport| r.case == CaseName::E2e.name())
             .and_then(|r| r.items_per_s);
-        let report = cases::run(&ctx, case, e2e_rate);
-        out.case(&report);
-        case_reports.push(report);
+        case_reports.push(cases::run(&ctx, case, e2e_rate));
     }
+    let mut drains: Vec<_> = cli.drain_sizes.iter().map(|&q| drain::run(&ctx, q)).collect();
+    let latencies = latency::run(&ctx, &cli.latency_rates, cli.latency_secs);
+    // A create and then a delete, one at a time: the least an item's trip
+    // from put to consumer can take.
+    let floor_ms = before.serial_create_ms + before.serial_delete_ms;
 
-    let mut drains = Vec::new();
-    if !cli.drain_sizes.is_empty() {
+    // Measured again, warm: the better of the two is the ceiling.
+    let after = ceiling::measure(&admin, &root, (cli.items, cli.size), ("after", 0), show_progress)
+        .map_err(|e| eprintln!("bench: warning: measuring the ceiling after the cases: {e:#}"))
+        .ok();
+    let ceiling = ceiling::best(&before, after.as_ref());
+    for report in &mut case_reports {
+        report.rescale(&ceiling);
+    }
+    for report in &mut drains {
+        report.rescale(&ceiling);
+    }
+    let ceilings: Vec<_> = std::iter::once(before).chain(after).collect();
+    for c in &ceilings {
+        out.ceiling(c, c.when == ceiling.when);
+    }
+    out.case_header();
+    for report in &case_reports {
+        out.case(report);
+    }
+    if !drains.is_empty() {
         out.drain_header();
     }
-    for &q in &cli.drain_sizes {
-        let report = drain::run(&ctx, q);
-        out.drain(&report);
-        drains.push(report);
+    for report in &drains {
+        out.drain(report);
     }
     let scaling = report::DrainScaling::of(&drains);
     let memory = report::Memory::of(&drains);
     out.footer(scaling.as_ref(), memory.as_ref());
+    out.latency(&latencies, floor_ms);
 
     if let Err(e) = util::remove_tree(&admin, &root) {
         eprintln!("bench: warning: could not remove {root}: {e:#}");
@@ -195,17 +240,22 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
     // The shared parent goes too unless another run still uses it.
     let _ = admin.delete(util::BENCH_ROOT, None);
 
-    let ok = case_reports.iter().all(|c| c.error.is_none()) && drains.iter().all(|d| d.error.is_none());
+    let ok = case_reports.iter().all(|c| c.error.is_none())
+        && drains.iter().all(|d| d.error.is_none())
+        && latencies.iter().all(|l| l.error.is_none());
     if cli.json {
         let document = Document {
             command: std::env::args().collect::<Vec<_>>().join(" "),
             machine,
             settings,
             ceiling,
+            ceilings,
             cases: case_reports,
             drain: drains,
             drain_scaling: scaling,
             memory,
+            latency: latencies,
+            latency_floor_ms: floor_ms,
             total_secs: started.elapsed().as_secs_f64(),
             ok,
         };

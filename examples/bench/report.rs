@@ -6,6 +6,7 @@ use super::cases::{Ctx, Measured, Spec};
 use super::ceiling::Ceiling;
 use super::drain::ChildReport;
 use super::env::Machine;
+use super::latency::LatencyReport;
 use super::util::{percentile_ms, Requests};
 
 /// The `--json` document.
@@ -14,11 +15,20 @@ pub struct Document {
     pub command: String,
     pub machine: Machine,
     pub settings: Settings,
+    /// The best of the ceilings measured before and after the cases: every
+    /// ratio is to it.
     pub ceiling: Ceiling,
+    /// Each measurement of the ceiling, before and after the cases.
+    pub ceilings: Vec<Ceiling>,
     pub cases: Vec<CaseReport>,
     pub drain: Vec<DrainReport>,
     pub drain_scaling: Option<DrainScaling>,
     pub memory: Option<Memory>,
+    /// Open-loop runs: latency at fixed rates below saturation.
+    pub latency: Vec<LatencyReport>,
+    /// A create and then a delete, one at a time (ms): the least an item's
+    /// trip from put to consumer takes.
+    pub latency_floor_ms: f64,
     pub total_secs: f64,
     /// Every case and drain finished within its deadline.
     pub ok: bool,
@@ -121,6 +131,16 @@ impl CaseReport {
         }
         report
     }
+
+    /// Takes the ratios to the ceiling `best` instead.
+    pub fn rescale(&mut self, best: &Ceiling) {
+        if let Some(rate) = self.items_per_s {
+            self.ratio_to_ceiling = Some(rate / best.items_per_s);
+            if self.ratio_to_creates.is_some() {
+                self.ratio_to_creates = Some(rate / best.creates_per_s);
+            }
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -171,6 +191,13 @@ impl DrainReport {
                 error: Some(format!("{e:#}")),
             },
         }
+    }
+}
+
+impl DrainReport {
+    /// Takes the ratio to the ceiling `best` instead.
+    pub fn rescale(&mut self, best: &Ceiling) {
+        self.ratio_to_ceiling = self.items_per_s.map(|rate| rate / best.items_per_s);
     }
 }
 
@@ -272,18 +299,20 @@ impl Out {
         println!("command: {}", std::env::args().collect::<Vec<_>>().join(" "));
     }
 
-    pub fn ceiling(&self, c: &Ceiling) {
+    pub fn ceiling(&self, c: &Ceiling, best: bool) {
         if self.json {
             return;
         }
         println!(
-            "\nserver ceiling ({} znodes of {} bytes, pipelined, after a warm-up of {}): {} creates/s, {} deletes/s -> {} items/s (create+delete)",
+            "\nserver ceiling {} the cases ({} znodes of {} bytes, pipelined, after a warm-up of {}): {} creates/s, {} deletes/s -> {} items/s (create+delete){}",
+            c.when,
             int(c.items as f64),
             c.size,
             int(c.warmup_items as f64),
             int(c.creates_per_s),
             int(c.deletes_per_s),
-            int(c.items_per_s)
+            int(c.items_per_s),
+            if best { "; the best: every ratio below is to it" } else { "" }
         );
         println!(
             "one request at a time: create {:.2} ms, delete {:.2} ms",
@@ -291,12 +320,41 @@ impl Out {
         );
     }
 
+    pub fn latency(&self, reports: &[LatencyReport], floor_ms: f64) {
+        if self.json || reports.is_empty() {
+            return;
+        }
+        println!(
+            "\nopen-loop latency (put paced by the clock; floor: a create then a delete, one at a time, {floor_ms:.2} ms)"
+        );
+        println!(
+            "{:<10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "consumer", "asked", "items/s", "achieved", "p50 ms", "p90 ms", "p99 ms", "max ms"
+        );
+        for r in reports {
+            match &r.error {
+                Some(e) => println!("{:<10} {:>8} failed: {e}", r.kind, r.asked),
+                None => println!(
+                    "{:<10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                    r.kind,
+                    r.asked,
+                    int(r.rate),
+                    opt(r.achieved_rate, int),
+                    opt(r.p50_ms, |v| format!("{v:.2}")),
+                    opt(r.p90_ms, |v| format!("{v:.2}")),
+                    opt(r.p99_ms, |v| format!("{v:.2}")),
+                    opt(r.max_ms, |v| format!("{v:.2}")),
+                ),
+            }
+        }
+    }
+
     pub fn case_header(&self) {
         if self.json {
             return;
         }
         println!(
-            "\n{:<10} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "\n{:<12} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
             "case", "items", "prod/cons", "items/s", "x ceiling", "p50 ms", "p99 ms", "puts/s", "reqs/item"
         );
     }
@@ -306,12 +364,12 @@ impl Out {
             return;
         }
         if let Some(error) = &r.error {
-            println!("{:<10} FAILED: {error}", r.case);
+            println!("{:<12} FAILED: {error}", r.case);
             return;
         }
         let requests = r.consumer_requests_per_item.or(r.producer_requests_per_item);
         println!(
-            "{:<10} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "{:<12} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
             r.case,
             r.items,
             format!("{}/{}", r.producers, r.consumers),
@@ -323,13 +381,13 @@ impl Out {
             opt(requests.map(|q| q.total), |v| format!("{v:.2}")),
         );
         if let Some(ratio) = r.ratio_to_creates {
-            println!("{:<10} ({ratio:.2} x the pipelined create rate of the ceiling)", "");
+            println!("{:<12} ({ratio:.2} x the pipelined create rate of the ceiling)", "");
         }
         if let Some(ratio) = r.ratio_to_e2e {
-            println!("{:<10} ({ratio:.2} x the single-item e2e rate)", "");
+            println!("{:<12} ({ratio:.2} x the single-item e2e rate)", "");
         }
         if r.duplicates > 0 {
-            println!("{:<10} ({} items consumed twice)", "", r.duplicates);
+            println!("{:<12} ({} items consumed twice)", "", r.duplicates);
         }
     }
 

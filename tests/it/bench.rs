@@ -32,6 +32,10 @@ fn bench_runs_small_and_reports_json() {
         "200",
         "--cases",
         "e2e,lock-safe",
+        "--latency-rates",
+        "200,1%",
+        "--latency-secs",
+        "0.5",
     ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -42,7 +46,55 @@ fn bench_runs_small_and_reports_json() {
     let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("bench printed {stdout:?}: {e}"));
     assert_eq!(report["ok"], true, "{report:#}");
     assert_eq!(report["machine"]["server_connect"], shared_connect_string().as_str());
-    assert!(report["ceiling"]["items_per_s"].as_f64().unwrap() > 0.0, "{report:#}");
+    // Measured before and after the cases; the ratios are to the better.
+    let ceilings = report["ceilings"].as_array().unwrap();
+    let whens: Vec<&str> = ceilings.iter().map(|c| c["when"].as_str().unwrap()).collect();
+    assert_eq!(whens, ["before", "after"], "{report:#}");
+    let best = ceilings
+        .iter()
+        .map(|c| c["items_per_s"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert_eq!(report["ceiling"]["items_per_s"].as_f64().unwrap(), best, "{report:#}");
+    assert!(best > 0.0, "{report:#}");
+    let e2e = &report["cases"][0];
+    let ratio = e2e["items_per_s"].as_f64().unwrap() / best;
+    assert!(
+        (e2e["ratio_to_ceiling"].as_f64().unwrap() - ratio).abs() < 1e-9,
+        "{e2e:#}"
+    );
+    // Open-loop latency: each rate with a plain and a lock-safe consumer.
+    let latency = report["latency"].as_array().unwrap();
+    let runs: Vec<(&str, &str)> = latency
+        .iter()
+        .map(|l| (l["asked"].as_str().unwrap(), l["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            ("200", "plain"),
+            ("200", "lock-safe"),
+            ("1%", "plain"),
+            ("1%", "lock-safe")
+        ]
+    );
+    for run in latency {
+        assert_eq!(run["error"], Value::Null, "{run:#}");
+        let (p50, p99, max) = (
+            run["p50_ms"].as_f64().unwrap(),
+            run["p99_ms"].as_f64().unwrap(),
+            run["max_ms"].as_f64().unwrap(),
+        );
+        assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{run:#}");
+        assert!(run["achieved_rate"].as_f64().unwrap() > 0.0, "{run:#}");
+    }
+    assert_eq!(latency[0]["rate"], 200.0);
+    let one_percent = latency[2]["rate"].as_f64().unwrap();
+    let before = ceilings[0]["items_per_s"].as_f64().unwrap();
+    assert!(
+        (one_percent - before / 100.0).abs() < 1e-6,
+        "1% of the ceiling before the cases: {report:#}"
+    );
+    assert!(report["latency_floor_ms"].as_f64().unwrap() > 0.0);
     let cases = report["cases"].as_array().unwrap();
     let names: Vec<&str> = cases.iter().map(|c| c["case"].as_str().unwrap()).collect();
     assert_eq!(names, ["e2e", "lock-safe"]);

@@ -1,0 +1,224 @@
+//! Latency below saturation: an open-loop producer puts items at a fixed
+//! rate, paced by the clock and not by consumption, and one consumer (plain,
+//! then lock-safe) takes them; the report gives the put-to-consume latency
+//! percentiles at each rate.
+//!
+//! Each item's put time is the moment its schedule says it is due, not when
+//! the producer got round to it, so a producer that falls behind shows as
+//! latency rather than as a slower schedule.
+
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use serde::Serialize;
+use zk_queue::{BytesSerializer, ConsumeError, QueueBuilder, ZkClient};
+
+use super::cases::Ctx;
+use super::util::{self, percentile_ms, Collector};
+
+/// A rate of `--latency-rates`: items per second, or a percentage of the
+/// ceiling measured before the cases.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Rate {
+    PerSecond(f64),
+    OfCeiling(f64),
+}
+
+impl FromStr for Rate {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Rate, String> {
+        let (number, percent) = match text.strip_suffix('%') {
+            Some(number) => (number, true),
+            None => (text, false),
+        };
+        let value: f64 = number
+            .trim()
+            .parse()
+            .map_err(|_| format!("{text:?} is not a rate (items/s, or a percentage like 10%)"))?;
+        if !(value > 0.0 && value.is_finite()) {
+            return Err(format!("{text:?}: a rate must be positive"));
+        }
+        Ok(if percent {
+            Rate::OfCeiling(value)
+        } else {
+            Rate::PerSecond(value)
+        })
+    }
+}
+
+impl std::fmt::Display for Rate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Rate::PerSecond(r) => write!(f, "{r}"),
+            Rate::OfCeiling(p) => write!(f, "{p}%"),
+        }
+    }
+}
+
+impl Rate {
+    fn per_second(self, ceiling: f64) -> f64 {
+        match self {
+            Rate::PerSecond(r) => r,
+            Rate::OfCeiling(p) => ceiling * p / 100.0,
+        }
+    }
+}
+
+/// One rate and consumer kind.
+#[derive(Debug, Serialize)]
+pub struct LatencyReport {
+    /// `plain` or `lock-safe`.
+    pub kind: &'static str,
+    /// The rate asked for, as given (`500`, `10%`).
+    pub asked: String,
+    /// The schedule's rate, items/s.
+    pub rate: f64,
+    /// Items put per second, from the first due time to the last put.
+    pub achieved_rate: Option<f64>,
+    pub items: usize,
+    pub p50_ms: Option<f64>,
+    pub p90_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub max_ms: Option<f64>,
+    pub error: Option<String>,
+}
+
+/// Runs every rate for `secs` seconds each, plain then lock-safe.
+pub fn run(ctx: &Ctx, rates: &[Rate], secs: f64) -> Vec<LatencyReport> {
+    let mut reports = Vec::new();
+    for &rate in rates {
+        for lock_safe in [false, true] {
+            let per_second = rate.per_second(ctx.ceiling);
+            let items = ((per_second * secs).round() as usize).max(1);
+            let kind = if lock_safe { "lock-safe" } else { "plain" };
+            let bar = util::bar(ctx.show_progress, items as u64, &format!("latency {kind} {rate}"));
+            let measured = measure(ctx, per_second, items, lock_safe, &bar);
+            bar.finish_and_clear();
+            let mut report = LatencyReport {
+                kind,
+                asked: rate.to_string(),
+                rate: per_second,
+                achieved_rate: None,
+                items,
+                p50_ms: None,
+                p90_ms: None,
+                p99_ms: None,
+                max_ms: None,
+                error: None,
+            };
+            match measured {
+                Ok((achieved, mut latencies)) => {
+                    latencies.sort_unstable();
+                    report.achieved_rate = Some(achieved);
+                    report.p50_ms = percentile_ms(&latencies, 50.0);
+                    report.p90_ms = percentile_ms(&latencies, 90.0);
+                    report.p99_ms = percentile_ms(&latencies, 99.0);
+                    report.max_ms = percentile_ms(&latencies, 100.0);
+                }
+                Err(e) => report.error = Some(format!("{e:#}")),
+            }
+            reports.push(report);
+        }
+    }
+    reports
+}
+
+/// Puts `items` on schedule at `rate` and consumes them; returns the rate
+/// achieved and every latency.
+fn measure(
+    ctx: &Ctx,
+    rate: f64,
+    items: usize,
+    lock_safe: bool,
+    bar: &indicatif::ProgressBar,
+) -> anyhow::Result<(f64, Vec<u64>)> {
+    let name = format!(
+        "latency-{}-{}",
+        if lock_safe { "locked" } else { "plain" },
+        rate.round()
+    );
+    let path = format!("{}/{name}", ctx.root);
+    let lock_path = format!("{path}-locks");
+    // The schedule takes items / rate seconds; ten times that to finish.
+    let schedule = Duration::from_secs_f64(items as f64 / rate);
+    let deadline = ctx.budget.deadline(&format!("latency {name}"), 0.0);
+    let deadline = util::Deadline {
+        at: deadline.at.max(Instant::now() + schedule * 10),
+        ..deadline
+    };
+    let collector = Arc::new(Collector::new(items));
+    let consumer_client = ZkClient::connect(ctx.connect).context("connecting the consumer")?;
+    let record = Arc::clone(&collector);
+    let mut builder = QueueBuilder::new(&consumer_client, &path, BytesSerializer).consumer(
+        move |item: Vec<u8>| -> Result<(), ConsumeError> {
+            record.record(&item);
+            Ok(())
+        },
+    );
+    if lock_safe {
+        builder = builder.lock_path(&lock_path);
+    }
+    let consumer = builder.build_queue().context("building the consumer")?;
+    let producer_client = ZkClient::connect(ctx.connect).context("connecting the producer")?;
+    let producer = QueueBuilder::new(&producer_client, &path, BytesSerializer)
+        .build_queue()
+        .context("building the producer")?;
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let result: anyhow::Result<(f64, Vec<u64>)> = std::thread::scope(|s| {
+        let producing = s.spawn(|| -> anyhow::Result<f64> {
+            let start = Instant::now();
+            let start_nanos = util::now_nanos();
+            for i in 0..items {
+                if stop.load(Ordering::Acquire) {
+                    bail!("stopped");
+                }
+                let due = Duration::from_secs_f64(i as f64 / rate);
+                if let Some(wait) = due.checked_sub(start.elapsed()) {
+                    std::thread::sleep(wait);
+                }
+                // The due time, not the time the put was made.
+                let put_at = start_nanos + u64::try_from(due.as_nanos()).unwrap_or(u64::MAX);
+                producer.put(util::payload(put_at, i as u64, ctx.size)).context("put")?;
+            }
+            let elapsed = start.elapsed().as_secs_f64();
+            Ok(if elapsed > 0.0 { items as f64 / elapsed } else { rate })
+        });
+        let collected = collector.wait(&deadline, bar);
+        stop.store(true, Ordering::Release);
+        let achieved = producing
+            .join()
+            .map_err(|_| anyhow::anyhow!("the producer thread died"))?;
+        let collected = collected?;
+        Ok((achieved?, collected.latencies_ns))
+    });
+    producer.close();
+    consumer.close();
+    producer_client.close();
+    consumer_client.close();
+    let cleanup = util::remove_tree(ctx.admin, &path).and_then(|()| match lock_safe {
+        true => util::remove_tree(ctx.admin, &lock_path),
+        false => Ok(()),
+    });
+    let measured = result?;
+    cleanup.with_context(|| format!("cleaning up {name}"))?;
+    Ok(measured)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Rate;
+
+    #[test]
+    fn rates_are_items_per_second_or_percentages_of_the_ceiling() {
+        assert_eq!("500".parse(), Ok(Rate::PerSecond(500.0)));
+        assert_eq!("10%".parse(), Ok(Rate::OfCeiling(10.0)));
+        assert!("0".parse::<Rate>().is_err());
+        assert!("fast".parse::<Rate>().is_err());
+        assert_eq!(Rate::OfCeiling(50.0).to_string(), "50%");
+    }
+}
