@@ -8,10 +8,11 @@ use anyhow::{bail, ensure, Context};
 use clap::ValueEnum;
 use zk_queue::{
     kinds, BytesSerializer, ClientStats, ConsumeError, DeliverAt, Error, Kind, PutListener, Queue, QueueBuilder,
-    SimpleQueue, ZkClient,
+    ZkClient,
 };
 
 use super::report::CaseReport;
+use super::simple;
 use super::util::{self, Budget, Collector, Deadline};
 
 /// Items per node of the `multi` case.
@@ -47,8 +48,11 @@ pub enum CaseName {
     Delay,
     /// put_multi with 100 items per node, 1 consumer
     Multi,
-    /// SimpleQueue: 1 thread offers, 1 thread takes
+    /// SimpleQueue: 1 thread offers, 1 thread takes, one item at a time
     Simple,
+    /// SimpleQueue: 1 thread offers with put_all (64 a call), 1 thread takes with prefetch 64
+    #[value(name = "simple-batched")]
+    SimpleBatched,
 }
 
 impl CaseName {
@@ -70,6 +74,7 @@ impl CaseName {
             CaseName::Delay => "delay",
             CaseName::Multi => "multi",
             CaseName::Simple => "simple",
+            CaseName::SimpleBatched => "simple-batched",
         }
     }
 }
@@ -137,14 +142,14 @@ pub fn run(ctx: &Ctx, case: CaseName, e2e_rate: Option<f64>) -> CaseReport {
         CaseName::Priority => spec(Kind::Priority, 1, 1, false, 1, 3.0),
         CaseName::Delay => spec(Kind::Delay, 1, 1, false, 1, 3.0),
         CaseName::Multi => spec(Kind::Plain, 1, 1, false, MULTI_ITEMS_PER_NODE, 0.05),
-        CaseName::Simple => spec(Kind::Plain, 1, 1, false, 1, 3.0),
+        CaseName::Simple | CaseName::SimpleBatched => spec(Kind::Plain, 1, 1, false, 1, 3.0),
     };
     let name = case.name();
     let bar = util::bar(ctx.show_progress, ctx.items as u64, name);
-    let measured = if case == CaseName::Simple {
-        simple_case(ctx, name, &bar)
-    } else {
-        queue_case(ctx, name, spec, &bar)
+    let measured = match case {
+        CaseName::Simple => simple::case(ctx, name, None, &bar),
+        CaseName::SimpleBatched => simple::case(ctx, name, Some(simple::BATCH), &bar),
+        _ => queue_case(ctx, name, spec, &bar),
     };
     bar.finish_and_clear();
     CaseReport::new(
@@ -395,101 +400,4 @@ fn produce<K: CaseKind>(
         bail!("{}: background puts still pending", deadline.missed());
     }
     Ok(Instant::now())
-}
-
-/// `SimpleQueue`: one thread offers, another takes, concurrently.
-fn simple_case(ctx: &Ctx, name: &str, bar: &indicatif::ProgressBar) -> anyhow::Result<Measured> {
-    let path = format!("{}/{name}", ctx.root);
-    let deadline = ctx.budget.deadline(&format!("case {name}"), 3.0 * ctx.items as f64);
-    let stop = Arc::new(AtomicBool::new(false));
-    let result = run_simple_case(ctx, &path, &deadline, &stop, bar);
-    stop.store(true, Ordering::Release);
-    let cleanup = util::remove_tree(ctx.admin, &path);
-    let measured = result?;
-    cleanup.with_context(|| format!("cleaning up case {name}"))?;
-    Ok(measured)
-}
-
-fn run_simple_case(
-    ctx: &Ctx,
-    path: &str,
-    deadline: &Deadline,
-    stop: &Arc<AtomicBool>,
-    bar: &indicatif::ProgressBar,
-) -> anyhow::Result<Measured> {
-    let collector = Arc::new(Collector::new(ctx.items));
-    let producer = ZkClient::connect(ctx.connect).context("connecting the producer")?;
-    let consumer = ZkClient::connect(ctx.connect).context("connecting the consumer")?;
-    let offers = SimpleQueue::new(&producer, path).context("opening the producer's queue")?;
-    let takes = SimpleQueue::new(&consumer, path).context("opening the consumer's queue")?;
-
-    let (done_tx, done_rx) = mpsc::channel();
-    let (taken_tx, taken_rx) = mpsc::channel();
-    let started = Instant::now();
-    {
-        let (collector, stop, deadline, items, size) = (
-            Arc::clone(&collector),
-            Arc::clone(stop),
-            deadline.clone(),
-            ctx.items,
-            ctx.size,
-        );
-        std::thread::Builder::new()
-            .name("bench-offer".into())
-            .spawn(move || {
-                let result = (|| -> anyhow::Result<Instant> {
-                    for i in 0..items as u64 {
-                        if stop.load(Ordering::Acquire) {
-                            bail!("stopped");
-                        }
-                        offers
-                            .offer(&util::payload(util::now_nanos(), i, size))
-                            .context("offer")?;
-                        if Instant::now() >= deadline.at {
-                            bail!("{}: still offering", deadline.missed());
-                        }
-                    }
-                    Ok(Instant::now())
-                })();
-                if let Err(e) = &result {
-                    collector.fail(format!("producer: {e:#}"));
-                }
-                let _ = done_tx.send(result);
-            })
-            .context("starting the offer thread")?;
-    }
-    {
-        let (collector, stop, deadline, items) =
-            (Arc::clone(&collector), Arc::clone(stop), deadline.clone(), ctx.items);
-        std::thread::Builder::new()
-            .name("bench-take".into())
-            .spawn(move || {
-                while collector.unique() < items && !stop.load(Ordering::Acquire) && Instant::now() < deadline.at {
-                    match takes.take_timeout(deadline.remaining().min(Duration::from_secs(1))) {
-                        Ok(Some(item)) => collector.record(&item),
-                        Ok(None) => {}
-                        Err(e) => {
-                            collector.fail(format!("consumer: take: {e}"));
-                            break;
-                        }
-                    }
-                }
-                let _ = taken_tx.send(());
-            })
-            .context("starting the take thread")?;
-    }
-    let collected = collector.wait(deadline, bar)?;
-    let put_done = done_rx
-        .recv_timeout(deadline.remaining())
-        .map_err(|_| anyhow::anyhow!("{}: producer still offering", deadline.missed()))??;
-    // The taker stops once every item was taken; wait for it to be sure.
-    let _ = taken_rx.recv_timeout(Duration::from_secs(5));
-    Ok(Measured {
-        secs: (collected.last - started).as_secs_f64(),
-        put_secs: (put_done - started).as_secs_f64(),
-        latencies_ns: collected.latencies_ns,
-        duplicates: collected.duplicates,
-        consumer_stats: vec![consumer.stats()],
-        producer_stats: vec![producer.stats()],
-    })
 }

@@ -31,6 +31,7 @@ mod drain;
 mod env;
 mod latency;
 mod report;
+mod simple;
 mod util;
 
 use std::process::ExitCode;

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use super::ahead::Ahead;
 use super::local::LocalList;
 use super::SimpleQueue;
 use crate::client::{Acl, CreateMode, ZkClient};
@@ -29,6 +30,7 @@ pub struct SimpleQueueBuilder {
     acl: Option<Vec<Acl>>,
     container: bool,
     rescan_interval: Duration,
+    prefetch: usize,
 }
 
 impl SimpleQueueBuilder {
@@ -39,6 +41,7 @@ impl SimpleQueueBuilder {
             acl: None,
             container: false,
             rescan_interval: Duration::from_secs(30),
+            prefetch: 0,
         }
     }
 
@@ -100,6 +103,33 @@ impl SimpleQueueBuilder {
         self
     }
 
+    /// How many items a take claims at once. With 0 (the default) a take
+    /// claims one item: a read, then the claiming delete. With `n` above 0, a
+    /// take that finds nothing claimed claims the next `n` items of its
+    /// listing together (their reads pipelined, then their deletes) and later
+    /// takes hand them out in order, so a window costs the round trips of one
+    /// item. The items claimed ahead are already deleted from ZooKeeper:
+    /// other consumers cannot take them, [`len`](SimpleQueue::len) still
+    /// counts them, and a process that crashes loses them (at most `n`
+    /// besides the item in hand, still at most once). Dropping the handle
+    /// puts them back at the queue's tail
+    /// ([`release_prefetched`](SimpleQueue::release_prefetched)). `peek`
+    /// shows the first item claimed ahead, if any. Threads sharing the
+    /// handle share its claimed items.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{SimpleQueue, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = SimpleQueue::builder(&client, "/jobs").prefetch(64).build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn prefetch(mut self, items: usize) -> Self {
+        self.prefetch = items;
+        self
+    }
+
     /// Checks the path and ACL and makes the queue. Sends nothing.
     ///
     /// # Errors
@@ -136,6 +166,8 @@ impl SimpleQueueBuilder {
             },
             local: LocalList::default(),
             rescan_interval: self.rescan_interval,
+            prefetch: self.prefetch,
+            ahead: Ahead::default(),
         })
     }
 }

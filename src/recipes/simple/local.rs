@@ -63,6 +63,13 @@ impl LocalList {
         }
     }
 
+    /// Takes up to `n` first items off the list, in order, for a thread of
+    /// this handle to claim together.
+    pub(super) fn take_first(&self, n: usize) -> Vec<(SequenceKey, String)> {
+        let mut inner = self.inner.lock();
+        std::iter::from_fn(|| inner.items.pop_first()).take(n).collect()
+    }
+
     /// Drops an item found gone.
     pub(super) fn forget(&self, key: SequenceKey) {
         self.inner.lock().items.remove(&key);

@@ -1,14 +1,17 @@
 //! [`SimpleQueue`]: the classic ZooKeeper queue recipe, done right.
 
+mod ahead;
 mod builder;
+mod claim;
 mod local;
 
 use std::time::{Duration, Instant};
 
 pub use builder::SimpleQueueBuilder;
 
+use self::ahead::Ahead;
 use self::local::LocalList;
-use crate::client::{Acl, CreateMode, Deleted, Opts, ZkClient};
+use crate::client::{Acl, BatchResults, CreateMode, Opts, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
 use crate::sync::{earliest, Backoff, Latch};
@@ -41,6 +44,12 @@ const MAX_WAIT_BACKOFF: Duration = Duration::from_secs(1);
 /// possible duplicate) rather than dropped, because the lost delete may have
 /// been ours. Use a lock-safe consumer for at-least-once delivery.
 ///
+/// With a [`prefetch`](SimpleQueueBuilder::prefetch), a take claims a
+/// window of up to that many items at once (deleting them all) and hands
+/// them out one by one: a process that crashes then loses the items it had
+/// claimed and not yet taken, up to the prefetch. Dropping the handle, or
+/// [`release_prefetched`](Self::release_prefetched), puts them back.
+///
 /// # Ordering
 /// Items come out in creation order (the server-assigned sequence, read as
 /// unsigned so order survives the counter's sign wrap after 2³¹ creations).
@@ -52,6 +61,11 @@ const MAX_WAIT_BACKOFF: Duration = Duration::from_secs(1);
 /// through it, listing the children again only when the list is used up.
 /// Draining N items therefore costs O(N) listing work instead of the
 /// anchors' O(N²). A blocking call leaves at most one child watch at a time.
+/// A take costs two round trips (a read, then the claiming delete); with a
+/// prefetch, a window of items costs the same two (pipelined reads, then
+/// pipelined deletes). Puts from several threads sharing a handle are in
+/// flight together, and [`put_all`](Self::put_all) sends a whole batch at
+/// once.
 ///
 /// # Threads and blocking
 /// `&self` methods may be called from many threads at once; threads sharing a
@@ -87,6 +101,9 @@ pub struct SimpleQueue {
     dir_mode: CreateMode,
     local: LocalList,
     rescan_interval: Duration,
+    /// Items claimed per window; 0: one at a time, nothing ahead.
+    prefetch: usize,
+    ahead: Ahead,
 }
 
 /// How long a call waits for an item.
@@ -186,6 +203,135 @@ impl SimpleQueue {
             }
         }
         Err(Error::NoNode { path: self.dir.clone() })
+    }
+
+    /// Appends several items with pipelined creates (all in flight at once,
+    /// so a batch takes a few round trips instead of one per item) and
+    /// returns each item's result, in order: the path of its node, or why it
+    /// was not stored. ZooKeeper applies one session's requests in order, so
+    /// the items get increasing sequence numbers in the slice's order.
+    /// Creates the queue node if missing, as [`put`](Self::put) does, and
+    /// then sends the items that found it missing again.
+    ///
+    /// Unlike `put`, an item is sent once: one that failed with a connection
+    /// error ([`Error::is_retryable`]) has an unknown outcome and may have
+    /// been stored. Sending it again (with `put`) may store it twice, as
+    /// `put`'s own retries may.
+    ///
+    /// # Errors
+    /// The outer `Err` only when nothing could be sent ([`Error::Closed`]);
+    /// [`Error::ItemTooLarge`] fails its own entry before sending.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = zk_queue::SimpleQueue::new(&client, "/jobs")?;
+    /// let results = queue.put_all(&[b"a".as_slice(), b"b".as_slice()])?;
+    /// for result in &results {
+    ///     if let Err(e) = result {
+    ///         eprintln!("not stored: {e}");
+    ///     }
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn put_all<I: AsRef<[u8]>>(&self, items: &[I]) -> Result<BatchResults<String>> {
+        let prefix = path::join(&self.dir, ITEM_PREFIX);
+        let mut results: BatchResults<String> = items
+            .iter()
+            .map(|_| Err(Error::NoNode { path: self.dir.clone() }))
+            .collect();
+        let mut pending: Vec<usize> = (0..items.len()).collect();
+        for attempt in 0..MAX_RECREATES {
+            if pending.is_empty() {
+                break;
+            }
+            if attempt > 0 {
+                self.ensure_dir(Opts::new())?;
+            }
+            let nodes: Vec<(String, Vec<u8>)> = pending
+                .iter()
+                .map(|&i| (prefix.clone(), items[i].as_ref().to_vec()))
+                .collect();
+            let opts = Opts::new().mode(CreateMode::PersistentSequential).acl(&self.acl);
+            let created = self.client.create_many_with(&nodes, opts)?;
+            let mut missing = Vec::new();
+            for (i, result) in pending.into_iter().zip(created) {
+                match result {
+                    Err(Error::NoNode { .. }) => missing.push(i),
+                    other => results[i] = other.map(|(path, _)| path),
+                }
+            }
+            pending = missing;
+        }
+        Ok(results)
+    }
+
+    /// Hands the items this handle claimed ahead (see
+    /// [`SimpleQueueBuilder::prefetch`]) and has not returned from a take
+    /// back to the queue, as new items at its tail, and returns how many.
+    /// Dropping the handle does the same and logs what it did. Items that
+    /// could not be put back stay with the handle and the error is returned.
+    ///
+    /// # Errors
+    /// The first error of the puts; connection errors leave the outcome of
+    /// their items unknown (they stay with the handle and may also have been
+    /// stored).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = zk_queue::SimpleQueue::builder(&client, "/jobs").prefetch(32).build()?;
+    /// let first = queue.take()?;
+    /// let returned = queue.release_prefetched()?;
+    /// println!("{returned} items handed back");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn release_prefetched(&self) -> Result<usize> {
+        let items = self.ahead.drain();
+        if items.is_empty() {
+            return Ok(0);
+        }
+        let results = match self.put_all(&items) {
+            Ok(results) => results,
+            Err(e) => {
+                self.ahead.restore_front(items);
+                return Err(e);
+            }
+        };
+        let mut kept = Vec::new();
+        let mut first_error = None;
+        let mut returned = 0;
+        for (item, result) in items.into_iter().zip(results) {
+            match result {
+                Ok(_) => returned += 1,
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                    kept.push(item);
+                }
+            }
+        }
+        self.ahead.restore_front(kept);
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(returned),
+        }
+    }
+
+    /// How many items this handle claimed ahead and holds for its next
+    /// takes (always 0 without a [`prefetch`](SimpleQueueBuilder::prefetch)).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = zk_queue::SimpleQueue::builder(&client, "/jobs").prefetch(32).build()?;
+    /// println!("{} items held", queue.prefetched());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn prefetched(&self) -> usize {
+        self.ahead.len()
     }
 
     /// The Java recipe's `element`: [`peek`](Self::peek), but an empty
@@ -342,7 +488,9 @@ impl SimpleQueue {
         self.try_take()
     }
 
-    /// The number of items (children named `qn-<number>`), listed afresh.
+    /// The number of items: the children named `qn-<number>`, listed
+    /// afresh, and the items this handle claimed ahead and still holds
+    /// ([`prefetched`](Self::prefetched)), which are no longer in ZooKeeper.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -354,8 +502,8 @@ impl SimpleQueue {
     /// ```
     pub fn len(&self) -> Result<usize> {
         match self.client.get_children(&self.dir) {
-            Ok((names, _)) => Ok(names.iter().filter(|n| local::item_key(n).is_some()).count()),
-            Err(Error::NoNode { .. }) => Ok(0),
+            Ok((names, _)) => Ok(names.iter().filter(|n| local::item_key(n).is_some()).count() + self.ahead.len()),
+            Err(Error::NoNode { .. }) => Ok(self.ahead.len()),
             Err(e) => Err(e),
         }
     }
@@ -414,12 +562,13 @@ impl SimpleQueue {
     /// for a change if asked to.
     fn next_once(&self, remove: bool, wait: Wait) -> Result<Option<Vec<u8>>> {
         // Each request gives up at the call's deadline, if it has one.
-        let opts = match wait {
-            Wait::Until(deadline) => Opts::new().until(deadline),
-            Wait::No => Opts::new(),
+        let deadline = match wait {
+            Wait::Until(deadline) => deadline,
+            Wait::No => None,
         };
+        let opts = Opts::new().until(deadline);
         loop {
-            if let Some(data) = self.first_from_local(remove, opts)? {
+            if let Some(data) = self.next_known(remove, opts, deadline)? {
                 return Ok(Some(data));
             }
             let (listing, watch) = match wait {
@@ -465,46 +614,23 @@ impl SimpleQueue {
             }
         }
     }
+}
 
-    /// Reads (and with `remove`, claims) the first item of the local list that
-    /// still exists. `None` when the local list is used up.
-    fn first_from_local(&self, remove: bool, opts: Opts<'_>) -> Result<Option<Vec<u8>>> {
-        while let Some((key, name)) = self.local.first(remove) {
-            let node = path::join(&self.dir, &name);
-            let data = match self.client.get_data_with(&node, opts) {
-                Ok((_, stat)) if stat.num_children > 0 => {
-                    self.local.skip(&self.dir, key, name);
-                    continue;
-                }
-                Ok((data, _)) => data,
-                Err(Error::NoNode { .. }) => {
-                    // Taken by another consumer since we listed it.
-                    self.local.forget(key);
-                    continue;
-                }
-                Err(e) => {
-                    self.local.restore(key, name);
-                    return Err(e);
-                }
-            };
-            if !remove {
-                return Ok(Some(data));
-            }
-            // The claim is finished within the request timeout whatever the
-            // call's deadline: given up on, it could delete the item unseen.
-            match self.client.delete_with(&node, None, Opts::new()) {
-                Ok(Deleted::Yes) => return Ok(Some(data)),
-                Ok(Deleted::Unknown) => {
-                    log::warn!("{node}: the claiming delete's reply was lost; returning the item, which another consumer may also have");
-                    return Ok(Some(data));
-                }
-                Err(Error::NoNode { .. }) => continue,
-                Err(e) => {
-                    self.local.restore(key, name);
-                    return Err(e);
-                }
-            }
+impl Drop for SimpleQueue {
+    /// Hands claimed-ahead items back to the queue (see
+    /// [`SimpleQueue::release_prefetched`]), logging what it did.
+    fn drop(&mut self) {
+        let held = self.ahead.len();
+        if held == 0 {
+            return;
         }
-        Ok(None)
+        match self.release_prefetched() {
+            Ok(n) => log::info!("{}: handed {n} prefetched items back to the queue", self.dir),
+            Err(e) => log::error!(
+                "{}: could not hand {} of {held} prefetched items back to the queue: {e}; unless that was a lost reply, they are lost",
+                self.dir,
+                self.ahead.len()
+            ),
+        }
     }
 }

@@ -64,12 +64,26 @@ fn every_call_returns_in_time(fault: impl FnOnce(&mut TestingServer)) {
         .pull_consumer();
     let pulled = builder.build_queue().unwrap();
     let simple_short = SimpleQueue::new(&short, &unique_path("deadline-simple-short")).unwrap();
+    let prefetching = SimpleQueue::builder(&client, &unique_path("deadline-simple-prefetch"))
+        .prefetch(16)
+        .build()
+        .unwrap();
+    // Its next take has to claim a window from its listing, not from memory.
+    let loaded = prefetching.put_all(&vec![b"x".to_vec(); 40]).unwrap();
+    assert!(loaded.iter().all(Result::is_ok), "{loaded:?}");
+    for _ in 0..16 {
+        prefetching.take().unwrap();
+    }
+    assert_eq!(prefetching.prefetched(), 0);
 
     fault(&mut server);
 
     // An error where the client knows the server is gone, `None` (nothing
     // in time) where it still looks connected: either way, in time.
     let _ = within("SimpleQueue::take_timeout", DEADLINE, || simple.take_timeout(DEADLINE));
+    let _ = within("SimpleQueue::take_timeout with a prefetch", DEADLINE, || {
+        prefetching.take_timeout(DEADLINE)
+    });
     let _ = within("RawQueue::take_timeout", DEADLINE, || raw.take_timeout(10, DEADLINE));
     let put = within("put_timeout on a bounded queue", DEADLINE, || {
         bounded.put_timeout("more".into(), DEADLINE)

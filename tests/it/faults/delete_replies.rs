@@ -52,7 +52,7 @@ fn a_plain_consumer_delivers_once_an_item_whose_claiming_delete_reply_was_lost()
 
 /// Polls a `SimpleQueue` through a proxy that loses the first claiming
 /// delete as `lose` says, and checks every item is returned once.
-fn simple_poll_returns_each_item_once(name: &str, lose: fn(&FaultProxy)) {
+fn simple_poll_returns_each_item_once(name: &str, prefetch: usize, lose: fn(&FaultProxy)) {
     let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
     let client = support::proxied_client(&proxy);
     let direct = support::client();
@@ -61,7 +61,7 @@ fn simple_poll_returns_each_item_once(name: &str, lose: fn(&FaultProxy)) {
     for i in 0..3 {
         offering.offer(format!("job-{i}").as_bytes()).unwrap();
     }
-    let polling = SimpleQueue::new(&client, &path).unwrap();
+    let polling = SimpleQueue::builder(&client, &path).prefetch(prefetch).build().unwrap();
     lose(&proxy);
     let mut got = Vec::new();
     while let Some(item) = polling.poll().unwrap() {
@@ -74,12 +74,28 @@ fn simple_poll_returns_each_item_once(name: &str, lose: fn(&FaultProxy)) {
 
 #[test]
 fn simple_queue_poll_returns_once_an_item_whose_delete_never_reached_the_server() {
-    simple_poll_returns_each_item_once("simple-delete-request-lost", |proxy| {
+    simple_poll_returns_each_item_once("simple-delete-request-lost", 0, |proxy| {
+        proxy.drop_request_to(Request::Delete)
+    });
+}
+
+#[test]
+fn a_prefetching_simple_queue_returns_once_each_item_of_a_window_whose_first_delete_never_reached_the_server() {
+    simple_poll_returns_each_item_once("simple-prefetch-delete-request-lost", 8, |proxy| {
         proxy.drop_request_to(Request::Delete)
     });
 }
 
 #[test]
 fn simple_queue_poll_returns_once_an_item_whose_delete_reply_was_lost() {
-    simple_poll_returns_each_item_once("simple-delete-reply-lost", |proxy| proxy.drop_reply_to(Request::Delete));
+    simple_poll_returns_each_item_once("simple-delete-reply-lost", 0, |proxy| {
+        proxy.drop_reply_to(Request::Delete)
+    });
+}
+
+#[test]
+fn a_prefetching_simple_queue_returns_once_each_item_of_a_window_whose_first_delete_reply_was_lost() {
+    simple_poll_returns_each_item_once("simple-prefetch-delete-reply-lost", 8, |proxy| {
+        proxy.drop_reply_to(Request::Delete)
+    });
 }

@@ -73,7 +73,19 @@ fn four_producers_and_four_consumers_consume_every_item_exactly_once() {
 
 #[test]
 fn threads_sharing_one_handle_claim_distinct_items() {
-    let queue = SimpleQueue::new(&client(), &unique_path("shared-handle")).unwrap();
+    threads_sharing_one_handle_take_each_item_once(0);
+}
+
+#[test]
+fn threads_sharing_one_prefetching_handle_take_each_item_once() {
+    threads_sharing_one_handle_take_each_item_once(16);
+}
+
+fn threads_sharing_one_handle_take_each_item_once(prefetch: usize) {
+    let queue = SimpleQueue::builder(&client(), &unique_path("shared-handle"))
+        .prefetch(prefetch)
+        .build()
+        .unwrap();
     for i in 0..400 {
         queue.offer(format!("{i}").as_bytes()).unwrap();
     }

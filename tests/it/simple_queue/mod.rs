@@ -5,7 +5,10 @@
 //! - `concurrency`: many producers and consumers on one queue.
 //! - `interop`: queues shared with Java, the classic recipe and Curator's
 //!   `SimpleDistributedQueue`.
+//! - `speed`: requests in flight together (prefetching takes, concurrent
+//!   offers, `put_all`), and what a prefetch costs.
 
 mod concurrency;
 mod interop;
 mod recipe;
+mod speed;
