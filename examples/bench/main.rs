@@ -30,6 +30,7 @@ mod ceiling;
 mod drain;
 mod env;
 mod latency;
+mod priority;
 mod report;
 mod simple;
 mod util;
@@ -89,6 +90,10 @@ struct Args {
         latency::Rate::OfCeiling(50.0),
     ])]
     latency_rates: Vec<latency::Rate>,
+    /// Backlogs of the priority-backlog runs (a preloaded priority queue
+    /// drained while one urgent item is put)
+    #[arg(long, value_delimiter = ',', default_values_t = [1_000, 10_000])]
+    priority_backlogs: Vec<usize>,
     /// Seconds of each open-loop latency run
     #[arg(long, default_value_t = 5.0)]
     latency_secs: f64,
@@ -200,6 +205,7 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
         case_reports.push(cases::run(&ctx, case, e2e_rate));
     }
     let mut drains: Vec<_> = cli.drain_sizes.iter().map(|&q| drain::run(&ctx, q)).collect();
+    let mut backlogs = priority::run(&ctx, &cli.priority_backlogs);
     let latencies = latency::run(&ctx, &cli.latency_rates, cli.latency_secs);
     // A create and then a delete, one at a time: the least an item's trip
     // from put to consumer can take.
@@ -214,6 +220,9 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
         report.rescale(&ceiling);
     }
     for report in &mut drains {
+        report.rescale(&ceiling);
+    }
+    for report in &mut backlogs {
         report.rescale(&ceiling);
     }
     let ceilings: Vec<_> = std::iter::once(before).chain(after).collect();
@@ -233,6 +242,7 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
     let scaling = report::DrainScaling::of(&drains);
     let memory = report::Memory::of(&drains);
     out.footer(scaling.as_ref(), memory.as_ref());
+    priority::print(cli.json, &backlogs);
     out.latency(&latencies, floor_ms);
 
     if let Err(e) = util::remove_tree(&admin, &root) {
@@ -243,7 +253,8 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
 
     let ok = case_reports.iter().all(|c| c.error.is_none())
         && drains.iter().all(|d| d.error.is_none())
-        && latencies.iter().all(|l| l.error.is_none());
+        && latencies.iter().all(|l| l.error.is_none())
+        && backlogs.iter().all(|b| b.error.is_none());
     if cli.json {
         let document = Document {
             command: std::env::args().collect::<Vec<_>>().join(" "),
@@ -256,6 +267,7 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
             drain_scaling: scaling,
             memory,
             latency: latencies,
+            priority_backlogs: backlogs,
             latency_floor_ms: floor_ms,
             total_secs: started.elapsed().as_secs_f64(),
             ok,

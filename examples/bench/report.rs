@@ -7,6 +7,7 @@ use super::ceiling::Ceiling;
 use super::drain::ChildReport;
 use super::env::Machine;
 use super::latency::LatencyReport;
+use super::priority::PriorityReport;
 use super::util::{percentile_ms, Requests};
 
 /// The `--json` document.
@@ -29,6 +30,8 @@ pub struct Document {
     /// A create and then a delete, one at a time (ms): the least an item's
     /// trip from put to consumer takes.
     pub latency_floor_ms: f64,
+    /// Priority backlogs drained while an urgent item is put.
+    pub priority_backlogs: Vec<PriorityReport>,
     pub total_secs: f64,
     /// Every case and drain finished within its deadline.
     pub ok: bool,
@@ -247,7 +250,7 @@ pub struct Out {
 }
 
 /// `12,345` for 12345.4.
-fn int(value: f64) -> String {
+pub fn int(value: f64) -> String {
     let digits = format!("{:.0}", value.max(0.0));
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {

@@ -36,6 +36,8 @@ fn bench_runs_small_and_reports_json() {
         "200,1%",
         "--latency-secs",
         "0.5",
+        "--priority-backlogs",
+        "300",
     ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -104,6 +106,16 @@ fn bench_runs_small_and_reports_json() {
         assert_eq!(case["duplicates"], 0, "{case:#}");
         assert!(case["items_per_s"].as_f64().unwrap() > 0.0, "{case:#}");
     }
+    // The urgent item overtook the rest of the backlog (200 items): only
+    // windows of the refresh count claimed before it was heard of came first.
+    let backlogs = report["priority_backlogs"].as_array().unwrap();
+    assert_eq!(backlogs.len(), 1);
+    let backlog = &backlogs[0];
+    assert_eq!(backlog["error"], Value::Null, "{backlog:#}");
+    assert_eq!(backlog["backlog"], 300);
+    assert!(backlog["urgent_ms"].as_f64().unwrap() > 0.0, "{backlog:#}");
+    let refresh = backlog["refresh"].as_u64().unwrap();
+    assert!(backlog["urgent_after"].as_u64().unwrap() <= 3 * refresh, "{backlog:#}");
     // The drain ran in a child `bench --drain-child` and lost nothing.
     let drains = report["drain"].as_array().unwrap();
     assert_eq!(drains.len(), 1);
