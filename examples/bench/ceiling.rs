@@ -8,6 +8,7 @@ use anyhow::{bail, Context};
 use serde::Serialize;
 use zk_queue::{CreateMode, ZkClient};
 
+use super::java::JavaCeiling;
 use super::util;
 
 /// Requests per `create_many` / `delete_many` call.
@@ -37,6 +38,9 @@ pub struct Ceiling {
     pub serial_create_ms: f64,
     /// One delete at a time, mean milliseconds.
     pub serial_delete_ms: f64,
+    /// A plain Java client's rates on the same server, measured right after
+    /// (`None` with `--no-java`).
+    pub java: Option<JavaCeiling>,
 }
 
 impl Ceiling {
@@ -126,6 +130,7 @@ pub fn measure(
         items_per_s: 1.0 / (1.0 / creates_per_s + 1.0 / deletes_per_s),
         serial_create_ms: create_serial / SERIAL_PROBES as f64 * 1e3,
         serial_delete_ms: delete_serial / SERIAL_PROBES as f64 * 1e3,
+        java: None,
     })
 }
 

@@ -14,12 +14,21 @@
 //!   before the cases, and again after them; every ratio is to the better of
 //!   the two (a server's JVM keeps getting faster as it warms up). A short
 //!   serial probe (one create or delete at a time) sets the deadlines of the
-//!   cases.
+//!   cases. Beside each measurement, a plain Java ZooKeeper client
+//!   (`interop/java/CeilingPeer.java`, compiled here with `javac`) measures
+//!   the same rates on the same server after its own warm-up, so the report
+//!   says whether our client is slower than Java's (`--no-java` skips it;
+//!   without a JDK the report says it is unavailable).
 //! - Cases: each item carries its put time (nanoseconds since one `Instant`
 //!   of this process, big-endian, first 8 bytes) and its index (next 8
 //!   bytes); the consumer records `now - put time` (latency) and the index
 //!   (loss and duplicate check). A case runs from the first put to the last
 //!   consume; producers run concurrently with consumers.
+//! - Priority backlogs: a preloaded priority queue of random priorities is
+//!   drained by one consumer while one urgent item is put; the report gives
+//!   the drain rate and the urgent item's latency.
+//! - Open-loop latency: a producer paced by the clock at fixed rates, plain
+//!   and lock-safe consumers, put-to-consume percentiles.
 //! - Drain scaling and memory: a queue preloaded with Curator frames by
 //!   `create_many` is drained by a plain consumer in a child process (the
 //!   current executable again, with `--connect C --drain-child PATH N`),
@@ -29,6 +38,7 @@ mod cases;
 mod ceiling;
 mod drain;
 mod env;
+mod java;
 mod latency;
 mod priority;
 mod report;
@@ -57,6 +67,9 @@ struct Args {
     /// members instead of one server
     #[arg(long)]
     ensemble: Option<usize>,
+    /// Skip the plain Java client's rates beside each ceiling measurement
+    #[arg(long)]
+    no_java: bool,
     /// Print one JSON document instead of tables
     #[arg(long)]
     json: bool,
@@ -170,7 +183,7 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
     let out = Out::new(cli.json);
     out.header(&settings, &machine);
 
-    let before = ceiling::measure(
+    let mut before = ceiling::measure(
         &admin,
         &root,
         (cli.items, cli.size),
@@ -178,6 +191,22 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
         show_progress,
     )
     .context("measuring the server ceiling")?;
+    let java_peer = (!cli.no_java).then(java::Peer::compile);
+    let java_beside = |c: &mut ceiling::Ceiling| {
+        c.java = java_peer.as_ref().map(|peer| match peer {
+            Ok(peer) => peer.measure(
+                &admin,
+                &server.connect,
+                &root,
+                // The peer's JVM is new each time: it warms up its own JIT
+                // (and the server) as our first measurement did.
+                (c.items, c.size, ceiling::WARMUP),
+                (c.creates_per_s, c.deletes_per_s, c.items_per_s),
+            ),
+            Err(e) => java::JavaCeiling::failed(format!("{e:#}")),
+        });
+    };
+    java_beside(&mut before);
     let budget = Budget {
         factor: cli.deadline_factor,
         op_secs: before.serial_request_secs(),
@@ -212,9 +241,12 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
     let floor_ms = before.serial_create_ms + before.serial_delete_ms;
 
     // Measured again, warm: the better of the two is the ceiling.
-    let after = ceiling::measure(&admin, &root, (cli.items, cli.size), ("after", 0), show_progress)
+    let mut after = ceiling::measure(&admin, &root, (cli.items, cli.size), ("after", 0), show_progress)
         .map_err(|e| eprintln!("bench: warning: measuring the ceiling after the cases: {e:#}"))
         .ok();
+    if let Some(after) = &mut after {
+        java_beside(after);
+    }
     let ceiling = ceiling::best(&before, after.as_ref());
     for report in &mut case_reports {
         report.rescale(&ceiling);

@@ -6,6 +6,7 @@ use super::cases::{Ctx, Measured, Spec};
 use super::ceiling::Ceiling;
 use super::drain::ChildReport;
 use super::env::Machine;
+use super::java::JavaCeiling;
 use super::latency::LatencyReport;
 use super::priority::PriorityReport;
 use super::util::{percentile_ms, Requests};
@@ -321,6 +322,19 @@ impl Out {
             "one request at a time: create {:.2} ms, delete {:.2} ms",
             c.serial_create_ms, c.serial_delete_ms
         );
+        match &c.java {
+            None => {}
+            Some(JavaCeiling { error: Some(e), .. }) => println!("plain Java client, same server: {e}"),
+            Some(j) => println!(
+                "plain Java client, same server: {} creates/s, {} deletes/s -> {} items/s; ours / Java: creates {}, deletes {}, items {}",
+                opt(j.creates_per_s, int),
+                opt(j.deletes_per_s, int),
+                opt(j.items_per_s, int),
+                opt(j.ours_to_java_creates, |v| format!("{v:.2}")),
+                opt(j.ours_to_java_deletes, |v| format!("{v:.2}")),
+                opt(j.ours_to_java_items, |v| format!("{v:.2}")),
+            ),
+        }
     }
 
     pub fn latency(&self, reports: &[LatencyReport], floor_ms: f64) {
@@ -357,7 +371,7 @@ impl Out {
             return;
         }
         println!(
-            "\n{:<12} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "\n{:<14} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
             "case", "items", "prod/cons", "items/s", "x ceiling", "p50 ms", "p99 ms", "puts/s", "reqs/item"
         );
     }
@@ -367,12 +381,12 @@ impl Out {
             return;
         }
         if let Some(error) = &r.error {
-            println!("{:<12} FAILED: {error}", r.case);
+            println!("{:<14} FAILED: {error}", r.case);
             return;
         }
         let requests = r.consumer_requests_per_item.or(r.producer_requests_per_item);
         println!(
-            "{:<12} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "{:<14} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
             r.case,
             r.items,
             format!("{}/{}", r.producers, r.consumers),
@@ -384,13 +398,13 @@ impl Out {
             opt(requests.map(|q| q.total), |v| format!("{v:.2}")),
         );
         if let Some(ratio) = r.ratio_to_creates {
-            println!("{:<12} ({ratio:.2} x the pipelined create rate of the ceiling)", "");
+            println!("{:<14} ({ratio:.2} x the pipelined create rate of the ceiling)", "");
         }
         if let Some(ratio) = r.ratio_to_e2e {
-            println!("{:<12} ({ratio:.2} x the single-item e2e rate)", "");
+            println!("{:<14} ({ratio:.2} x the single-item e2e rate)", "");
         }
         if r.duplicates > 0 {
-            println!("{:<12} ({} items consumed twice)", "", r.duplicates);
+            println!("{:<14} ({} items consumed twice)", "", r.duplicates);
         }
     }
 

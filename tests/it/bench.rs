@@ -58,6 +58,22 @@ fn bench_runs_small_and_reports_json() {
         .fold(0.0, f64::max);
     assert_eq!(report["ceiling"]["items_per_s"].as_f64().unwrap(), best, "{report:#}");
     assert!(best > 0.0, "{report:#}");
+    // A plain Java client's rates beside each measurement (this machine has
+    // the JDK the interop tests need), and ours divided by them.
+    for c in ceilings {
+        let java = &c["java"];
+        assert_eq!(java["error"], Value::Null, "{c:#}");
+        let (ours, theirs) = (
+            c["creates_per_s"].as_f64().unwrap(),
+            java["creates_per_s"].as_f64().unwrap(),
+        );
+        assert!(theirs > 0.0, "{c:#}");
+        assert!(
+            (java["ours_to_java_creates"].as_f64().unwrap() - ours / theirs).abs() < 1e-9,
+            "{c:#}"
+        );
+        assert!(java["items_per_s"].as_f64().unwrap() > 0.0, "{c:#}");
+    }
     let e2e = &report["cases"][0];
     let ratio = e2e["items_per_s"].as_f64().unwrap() / best;
     assert!(

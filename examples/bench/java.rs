@@ -1,0 +1,166 @@
+//! A plain Java client's pipelined create and delete rates on the same
+//! server, beside our client's: `interop/java/CeilingPeer.java`, compiled
+//! with `javac` against Debian's ZooKeeper jars once per run and started
+//! beside each ceiling measurement with the same sizes and warm-up. Without
+//! a JDK or the jars the comparison says why it is missing; the benchmark
+//! goes on.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use serde::{Deserialize, Serialize};
+use zk_queue::ZkClient;
+
+use super::util;
+
+/// The peer's source, written out to be compiled.
+const SOURCE: &str = include_str!("../../interop/java/CeilingPeer.java");
+
+/// Where Debian installs the jars, and those the peer needs.
+const JAR_DIR: &str = "/usr/share/java";
+const JARS: &[&str] = &["zookeeper.jar", "zookeeper-jute.jar", "slf4j-api.jar", "slf4j-nop.jar"];
+
+/// How long one peer run may take before it is killed.
+const TIMEOUT: Duration = Duration::from_secs(180);
+
+/// The Java client's rates, and ours divided by them.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct JavaCeiling {
+    pub creates_per_s: Option<f64>,
+    pub deletes_per_s: Option<f64>,
+    pub items_per_s: Option<f64>,
+    /// Our client's rate ÷ the Java client's, for creates, deletes and items.
+    pub ours_to_java_creates: Option<f64>,
+    pub ours_to_java_deletes: Option<f64>,
+    pub ours_to_java_items: Option<f64>,
+    /// Why there are no rates (no JDK, the peer failed).
+    pub error: Option<String>,
+}
+
+impl JavaCeiling {
+    pub fn failed(error: String) -> JavaCeiling {
+        JavaCeiling {
+            error: Some(error),
+            ..JavaCeiling::default()
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct PeerOutput {
+    creates_per_s: f64,
+    deletes_per_s: f64,
+    items_per_s: f64,
+}
+
+/// The compiled peer.
+pub struct Peer {
+    dir: PathBuf,
+    classpath: String,
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Peer {
+    /// Compiles the peer into a private temporary directory.
+    pub fn compile() -> anyhow::Result<Peer> {
+        let jars: Vec<String> = JARS.iter().map(|jar| format!("{JAR_DIR}/{jar}")).collect();
+        if let Some(missing) = jars.iter().find(|jar| !Path::new(jar).exists()) {
+            bail!("unavailable: {missing} is missing (install the Debian package zookeeper)");
+        }
+        let dir = std::env::temp_dir().join(format!("zkq-bench-java-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let peer = Peer {
+            classpath: format!("{}:{}", dir.display(), jars.join(":")),
+            dir,
+        };
+        let source = peer.dir.join("CeilingPeer.java");
+        std::fs::write(&source, SOURCE).with_context(|| format!("writing {}", source.display()))?;
+        let out = Command::new("javac")
+            .args(["-encoding", "UTF-8", "-implicit:none", "-cp", &peer.classpath, "-d"])
+            .arg(&peer.dir)
+            .arg(&source)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| {
+                anyhow::anyhow!("unavailable: cannot run javac ({e}); install a JDK (default-jdk-headless)")
+            })?;
+        if !out.status.success() {
+            bail!("javac failed: {}", String::from_utf8_lossy(&out.stderr).trim());
+        }
+        Ok(peer)
+    }
+
+    /// Runs the peer against `connect` under `{root}/java-ceiling`, and sets
+    /// our rates beside its own.
+    pub fn measure(
+        &self,
+        admin: &ZkClient,
+        connect: &str,
+        root: &str,
+        (items, size, warmup): (usize, usize, usize),
+        ours: (f64, f64, f64),
+    ) -> JavaCeiling {
+        let parent = format!("{root}/java-ceiling");
+        let result = admin
+            .ensure_path(&parent)
+            .with_context(|| format!("creating {parent}"))
+            .and_then(|()| self.run(connect, &parent, items, size, warmup));
+        let _ = util::remove_tree(admin, &parent);
+        match result {
+            Ok(rates) => JavaCeiling {
+                creates_per_s: Some(rates.creates_per_s),
+                deletes_per_s: Some(rates.deletes_per_s),
+                items_per_s: Some(rates.items_per_s),
+                ours_to_java_creates: Some(ours.0 / rates.creates_per_s),
+                ours_to_java_deletes: Some(ours.1 / rates.deletes_per_s),
+                ours_to_java_items: Some(ours.2 / rates.items_per_s),
+                error: None,
+            },
+            Err(e) => JavaCeiling::failed(format!("{e:#}")),
+        }
+    }
+
+    fn run(&self, connect: &str, parent: &str, items: usize, size: usize, warmup: usize) -> anyhow::Result<PeerOutput> {
+        let mut child = Command::new("java")
+            .arg(format!("-Dpeer.timeout.ms={}", TIMEOUT.as_millis()))
+            .args(["-cp", &self.classpath, "CeilingPeer", connect, parent])
+            .args([items.to_string(), size.to_string(), warmup.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| anyhow::anyhow!("unavailable: cannot run java ({e})"))?;
+        let deadline = Instant::now() + TIMEOUT + Duration::from_secs(30);
+        let status = loop {
+            if let Some(status) = child.try_wait()? {
+                break status;
+            }
+            if Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                bail!("the Java peer did not finish within {TIMEOUT:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let (mut stdout, mut stderr) = (String::new(), String::new());
+        if let Some(mut out) = child.stdout.take() {
+            out.read_to_string(&mut stdout)?;
+        }
+        if let Some(mut err) = child.stderr.take() {
+            err.read_to_string(&mut stderr)?;
+        }
+        if !status.success() {
+            bail!("the Java peer failed ({status}): {}", stderr.trim());
+        }
+        let line = stdout.lines().last().unwrap_or_default();
+        serde_json::from_str(line).with_context(|| format!("the Java peer printed {stdout:?}"))
+    }
+}
