@@ -17,6 +17,7 @@ use zookeeper_client::{AddWatchMode, EventType, SessionState};
 use super::{Opts, ZkClient};
 use crate::error::Result;
 use crate::path;
+use crate::sync::Latch;
 
 /// Children created under one node since [`Arrivals::restart`].
 pub(crate) struct Arrivals {
@@ -27,10 +28,21 @@ pub(crate) struct Arrivals {
 #[derive(Default)]
 struct Shared {
     names: Mutex<Vec<String>>,
-    /// An event may have been missed since the last restart.
+    /// An event may have been missed since the last restart, or the node
+    /// itself was deleted.
     broken: AtomicBool,
     /// The watch is gone with its session or client.
     ended: AtomicBool,
+    /// Opened when a name arrives or the view breaks.
+    wake: Mutex<Option<Latch>>,
+}
+
+impl Shared {
+    fn wake(&self) {
+        if let Some(latch) = &*self.wake.lock() {
+            latch.open();
+        }
+    }
 }
 
 impl Arrivals {
@@ -50,6 +62,15 @@ impl Arrivals {
     /// Whether an event may have been missed since the last restart.
     pub(crate) fn is_broken(&self) -> bool {
         self.shared.broken.load(Ordering::SeqCst) || self.has_ended()
+    }
+
+    /// Opens `latch` when the next name arrives, or when the view breaks or
+    /// ends (in place of the latch given before).
+    pub(crate) fn wake_on_arrival(&self, latch: &Latch) {
+        *self.shared.wake.lock() = Some(latch.clone());
+        if !self.shared.names.lock().is_empty() || self.is_broken() {
+            latch.open();
+        }
     }
 
     /// Whether the watch ended with its session: register a new one.
@@ -79,15 +100,24 @@ impl ZkClient {
                     EventType::NodeCreated => {
                         if let Some(name) = child_of(&parent, &event.path) {
                             recorder.names.lock().push(name.to_owned());
+                            recorder.wake();
                         }
+                    }
+                    // The node itself deleted (by an operator, or reaped as
+                    // a container): listing finds out and creates it again.
+                    EventType::NodeDeleted if event.path == parent => {
+                        recorder.broken.store(true, Ordering::SeqCst);
+                        recorder.wake();
                     }
                     EventType::Session => {
                         if event.session_state != SessionState::SyncConnected {
                             recorder.broken.store(true, Ordering::SeqCst);
+                            recorder.wake();
                         }
                         if event.session_state.is_terminated() {
                             // No event follows a terminal state.
                             recorder.ended.store(true, Ordering::SeqCst);
+                            recorder.wake();
                             return;
                         }
                     }

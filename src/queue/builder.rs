@@ -457,6 +457,16 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// has one) and its put thread (for background puts) run until it is
     /// closed or dropped.
     ///
+    /// A consumer without a lock path also learns the names of the items
+    /// created under the queue from a persistent recursive watch (ZooKeeper
+    /// 3.6 or later): after a pass that left nothing behind, it takes the
+    /// items created since instead of listing the queue again, which saves
+    /// a round trip per wake. It lists again after a disconnection (whose
+    /// events ZooKeeper drops), when the queue node was deleted, after a
+    /// pass that left items behind, and every
+    /// [`rescan_interval`](Self::rescan_interval). The watch reports deletes
+    /// too, so each item costs the consumer's connection two small events.
+    ///
     /// # Errors
     /// [`Error::InvalidPath`] or [`Error::InvalidArgument`] for inconsistent
     /// options (see the setters), before any request; ZooKeeper errors

@@ -20,7 +20,7 @@ use super::spread::{self, Next, Spread};
 use super::{Control, Work, MAX_BACKOFF, POLL};
 use crate::client::{Arrivals, ChildWatch, Opts};
 use crate::error::{Error, Result};
-use crate::naming::{delay_epoch, is_item, Kind};
+use crate::naming::{delay_epoch, is_item, item_sequence, Kind, SequenceKey};
 use crate::path;
 use crate::queue::core::Core;
 use crate::queue::DeliverAt;
@@ -37,6 +37,9 @@ pub(super) fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx
         spread: Spread::new(),
         arrivals: None,
         arrivals_refused: false,
+        whole: false,
+        newest: None,
+        listed_at: Instant::now(),
     };
     while !control.stopping() {
         let latch = Latch::new();
@@ -76,18 +79,65 @@ pub(super) fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx
 /// What the scanner keeps from one pass to the next.
 struct Kept {
     spread: Spread,
-    /// A priority queue's arrivals: the items created since its listing.
+    /// The items created since the latest listing (a priority queue, or a
+    /// plain queue without a lock path).
     arrivals: Option<Arrivals>,
     /// The server refused the arrivals' watch (older than 3.6): listing again
     /// instead.
     arrivals_refused: bool,
+    /// The latest pass went through every item it knew of and held none
+    /// back: the queue holds nothing for this consumer but what arrived
+    /// since.
+    whole: bool,
+    /// The newest item (by sequence) listed or arrived since the latest
+    /// listing; arrivals up to it are known already.
+    newest: Option<SequenceKey>,
+    /// When the queue was last listed.
+    listed_at: Instant,
+}
+
+/// Whether a consumer of `core` keeps arrivals: a priority queue looks
+/// for urgent items between its windows; a plain one without a lock path
+/// takes the items that arrived after a pass that left nothing behind
+/// instead of listing the queue again.
+fn keeps_arrivals<T: Send + 'static>(core: &Core<T>) -> bool {
+    core.kind == Kind::Priority || (core.kind == Kind::Plain && core.options.lock_path.is_none())
 }
 
 impl Kept {
-    /// Restarts a priority queue's arrivals before a listing (registering
-    /// them again after their session ended, unless the server refuses them).
+    /// The items that arrived since the latest pass, in place of a listing,
+    /// if that pass left nothing behind, the arrivals are whole, no lock
+    /// directory needs listing and no rescan is due; `None`: list the queue.
+    fn arrived_instead_of_listing<T: Send + 'static>(&mut self, core: &Core<T>) -> Option<Vec<String>> {
+        if !std::mem::take(&mut self.whole) || core.options.lock_path.is_some() {
+            return None;
+        }
+        if self.listed_at.elapsed() >= core.options.rescan_interval {
+            return None;
+        }
+        let arrived = self.arrivals.as_ref()?.take()?;
+        let known = self.newest;
+        let fresh: Vec<String> = arrived
+            .into_iter()
+            .filter(|name| match (sequence_key(name), known) {
+                (Some(key), Some(known)) => key > known,
+                _ => true,
+            })
+            .collect();
+        self.note_newest(&fresh);
+        Some(fresh)
+    }
+
+    /// Remembers the newest of `names`.
+    fn note_newest(&mut self, names: &[String]) {
+        let newest = names.iter().filter_map(|name| sequence_key(name)).max();
+        self.newest = self.newest.max(newest);
+    }
+
+    /// Restarts a queue's arrivals before a listing (registering them again
+    /// after their session ended, unless the server refuses them).
     fn restart_arrivals<T: Send + 'static>(&mut self, core: &Core<T>) {
-        if core.kind != Kind::Priority || self.arrivals_refused {
+        if !keeps_arrivals(core) || self.arrivals_refused {
             return;
         }
         if self.arrivals.as_ref().is_none_or(Arrivals::has_ended) {
@@ -134,14 +184,27 @@ fn scan<T: Send + 'static>(
     };
     // Items this consumer settles from now on may still be named.
     control.leases.listing();
-    // Items created from now on arrive by name (a priority queue).
-    kept.restart_arrivals(core);
-    let (arrivals, spread) = (kept.arrivals.as_ref(), &mut kept.spread);
-    let (names, _, queue_watch) = match core.client.watch_children(&core.path, latch, Opts::new()) {
-        Err(Error::NoNode { .. }) => return recreated(),
-        other => other?,
+    let (names, mut watches, listed) = match kept.arrived_instead_of_listing(core) {
+        Some(arrived) => (arrived, Vec::new(), false),
+        None => {
+            // Items created from now on arrive by name.
+            kept.restart_arrivals(core);
+            let (names, _, queue_watch) = match core.client.watch_children(&core.path, latch, Opts::new()) {
+                Err(Error::NoNode { .. }) => return recreated(),
+                other => other?,
+            };
+            kept.listed_at = Instant::now();
+            kept.newest = None;
+            kept.note_newest(&names);
+            (names, vec![queue_watch], true)
+        }
     };
-    let mut watches = vec![queue_watch];
+    if let Some(arrivals) = &kept.arrivals {
+        arrivals.wake_on_arrival(latch);
+    }
+    let (arrivals, spread) = (kept.arrivals.as_ref(), &mut kept.spread);
+    // Whether this pass goes through every item it knows of.
+    let mut whole = true;
     // Orphans left are tried again soon; deleting one fires the lock watch.
     let mut wake_at = control.leases.settle_orphans(core);
     let mut locks = match &core.options.lock_path {
@@ -154,7 +217,9 @@ fn scan<T: Send + 'static>(
     };
     let mut items: Vec<String> = names.into_iter().filter(|n| is_item(n)).collect();
     core.kind.sort(&mut items);
-    control.deferred.keep_only(&items.iter().map(String::as_str).collect());
+    if listed {
+        control.deferred.keep_only(&items.iter().map(String::as_str).collect());
+    }
 
     // At least one item per listing, so a steady stream of puts cannot
     // starve the consumer (Curator's livelock with 0).
@@ -197,12 +262,14 @@ fn scan<T: Send + 'static>(
                 // Left to the next listing, which comes at once.
                 pending.drain(..skip);
                 wake_at = now();
+                whole = false;
             }
         }
         let Some(name) = pending.pop_front() else {
             break;
         };
         if control.stopping() {
+            whole = false;
             break;
         }
         if core.kind == Kind::Delay {
@@ -211,6 +278,7 @@ fn scan<T: Send + 'static>(
                 // Sorted by due time: nothing after this is due either.
                 let due_at = Instant::now() + Duration::from_millis((due - now_ms).unsigned_abs());
                 wake_at = earliest(wake_at, Some(due_at));
+                whole = false;
                 break;
             }
         }
@@ -227,6 +295,7 @@ fn scan<T: Send + 'static>(
                 }
                 None if latch.is_open() => {
                     wake_at = now();
+                    whole = false;
                     break;
                 }
                 None => {}
@@ -262,6 +331,7 @@ fn scan<T: Send + 'static>(
                 Next::Jump => jump = true,
                 Next::Relist => {
                     wake_at = now();
+                    whole = false;
                     break;
                 }
             }
@@ -274,7 +344,11 @@ fn scan<T: Send + 'static>(
         spread.after(tried, claimed.lost, window);
     }
     // Wake for the first item backing off, once it is due.
-    wake_at = earliest(wake_at, control.deferred.next_due());
+    let next_due = control.deferred.next_due();
+    wake_at = earliest(wake_at, next_due);
+    // Nothing left behind: the next pass may take the arrivals instead of
+    // listing the queue again.
+    kept.whole = whole && next_due.is_none() && !control.stopping();
     watches.extend(locks.map(|view| view.watch));
     Ok(Pass {
         _watches: watches,
@@ -390,4 +464,9 @@ fn claim_window<T: Send + 'static>(
         Some(lock_dir) => claim::locked_window(core, control, tx, lock_dir, names),
         None => claim::window(core, control, tx, names),
     }
+}
+
+/// The creation-order key of an item name's sequence.
+fn sequence_key(name: &str) -> Option<SequenceKey> {
+    item_sequence(name).and_then(SequenceKey::new)
 }

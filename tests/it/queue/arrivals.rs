@@ -1,6 +1,9 @@
 //! A priority consumer keeps its ordered view current from the names of the
 //! items created since its listing, instead of listing a deep backlog again
 //! every `min_items_before_refresh` items; an urgent item still overtakes.
+//! A plain consumer without a lock path takes the items created after a pass
+//! that left nothing behind without listing the queue again. Both list again
+//! after a disconnection, whose events ZooKeeper drops.
 
 use std::time::{Duration, Instant};
 
@@ -113,6 +116,67 @@ fn an_urgent_item_created_while_the_consumer_was_disconnected_still_overtakes_th
 }
 
 #[test]
+fn a_plain_consumer_takes_items_put_one_at_a_time_without_listing_the_queue_again() {
+    const ITEMS: usize = 30;
+    let path = unique_path("arrivals-plain");
+    let producer_client = client();
+    let producer = QueueBuilder::new(&producer_client, &path, zk_queue::StringSerializer)
+        .put_in_background(false)
+        .build_queue()
+        .unwrap();
+    let consumer_client = client();
+    let recorder = Recorder::new();
+    let queue = consumer(&consumer_client, &path, &recorder).build_queue().unwrap();
+    producer.put("first".into()).unwrap();
+    recorder.wait_for(1, WAIT);
+    let listings_before = consumer_client.stats().get_children;
+    for i in 0..ITEMS {
+        producer.put(format!("item-{i}")).unwrap();
+        recorder.wait_for(i + 2, WAIT);
+    }
+    let listings = consumer_client.stats().get_children - listings_before;
+    queue.close();
+    println!("{listings} listings for {ITEMS} items put one at a time");
+    // Listing at each wake would be at least one listing per item.
+    assert!(listings <= 2, "{listings} listings for {ITEMS} items");
+    let expected: Vec<String> = std::iter::once("first".to_string())
+        .chain((0..ITEMS).map(|i| format!("item-{i}")))
+        .collect();
+    assert_eq!(recorder.items(), expected);
+}
+
+#[test]
+fn a_plain_consumer_takes_an_item_put_while_it_was_disconnected() {
+    let path = unique_path("arrivals-plain-cut");
+    let producer_client = client();
+    let producer = QueueBuilder::new(&producer_client, &path, zk_queue::StringSerializer)
+        .put_in_background(false)
+        .build_queue()
+        .unwrap();
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let consumer_client = proxied_client(&proxy);
+    let states = consumer_client.state_listener();
+    let recorder = Recorder::new();
+    // No rescan within the test: only listing after the reconnection finds
+    // the item.
+    let queue = consumer(&consumer_client, &path, &recorder)
+        .rescan_interval(Duration::from_secs(600))
+        .build_queue()
+        .unwrap();
+    producer.put("before".into()).unwrap();
+    recorder.wait_for(1, WAIT);
+    // The item's creation event goes into the blackhole, then the connection
+    // is cut.
+    proxy.blackhole();
+    producer.put("while away".into()).unwrap();
+    proxy.cut();
+    proxy.heal();
+    wait_for_state(&states, ConnectionState::Reconnected, WAIT);
+    assert_eq!(recorder.wait_for(2, WAIT), ["before", "while away"]);
+    queue.close();
+}
+
+#[test]
 fn a_closed_priority_consumer_leaves_no_watch_behind_on_a_client_that_stays_open() {
     // A server of its own: only this consumer watches on it.
     let server = TestingServer::start().unwrap();
@@ -130,6 +194,27 @@ fn a_closed_priority_consumer_leaves_no_watch_behind_on_a_client_that_stays_open
     recorder.wait_for(1, WAIT);
     // The queue's child watch and its arrivals watch.
     crate::support::eventually(WAIT, "the consumer's watches", || watch_count(&server) >= 2);
+    queue.close();
+    producer.close();
+    wait_for_watches(&server, 0);
+    client.close();
+}
+
+#[test]
+fn a_closed_plain_consumer_leaves_no_watch_behind_on_a_client_that_stays_open() {
+    let server = TestingServer::start().unwrap();
+    let client = client_of(&server.connect_string());
+    let path = unique_path("arrivals-plain-close");
+    let recorder = Recorder::new();
+    let queue = consumer(&client, &path, &recorder).build_queue().unwrap();
+    let producer = QueueBuilder::new(&client, &path, zk_queue::StringSerializer)
+        .put_in_background(false)
+        .build_queue()
+        .unwrap();
+    producer.put("one".into()).unwrap();
+    recorder.wait_for(1, WAIT);
+    // Its arrivals watch at least (the queue's child watch comes and goes).
+    crate::support::eventually(WAIT, "the consumer's watches", || watch_count(&server) >= 1);
     queue.close();
     producer.close();
     wait_for_watches(&server, 0);
