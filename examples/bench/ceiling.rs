@@ -8,6 +8,7 @@ use anyhow::{bail, Context};
 use serde::Serialize;
 use zk_queue::{CreateMode, ZkClient};
 
+use super::cpu::CpuUse;
 use super::java::JavaCeiling;
 use super::util;
 
@@ -41,6 +42,9 @@ pub struct Ceiling {
     /// A plain Java client's rates on the same server, measured right after
     /// (`None` with `--no-java`).
     pub java: Option<JavaCeiling>,
+    /// Where the machine's CPU went while it was measured (warm-up and
+    /// serial probes included).
+    pub cpu: Option<CpuUse>,
 }
 
 impl Ceiling {
@@ -131,6 +135,7 @@ pub fn measure(
         serial_create_ms: create_serial / SERIAL_PROBES as f64 * 1e3,
         serial_delete_ms: delete_serial / SERIAL_PROBES as f64 * 1e3,
         java: None,
+        cpu: None,
     })
 }
 

@@ -54,6 +54,14 @@ impl Server {
     }
 }
 
+impl Server {
+    /// The embedded server's process (none for an ensemble or a server not
+    /// started here).
+    pub fn pids(&self) -> Vec<u32> {
+        self.embedded.iter().filter_map(TestingServer::pid).collect()
+    }
+}
+
 /// What the figures were measured on.
 #[derive(Debug, Serialize)]
 pub struct Machine {

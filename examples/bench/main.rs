@@ -36,6 +36,7 @@
 
 mod cases;
 mod ceiling;
+mod cpu;
 mod drain;
 mod env;
 mod java;
@@ -183,6 +184,8 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
     let out = Out::new(cli.json);
     out.header(&settings, &machine);
 
+    let pids = server.pids();
+    let meter = cpu::Meter::start(&pids);
     let mut before = ceiling::measure(
         &admin,
         &root,
@@ -191,6 +194,7 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
         show_progress,
     )
     .context("measuring the server ceiling")?;
+    before.cpu = meter.stop();
     let java_peer = (!cli.no_java).then(java::Peer::compile);
     let java_beside = |c: &mut ceiling::Ceiling| {
         c.java = java_peer.as_ref().map(|peer| match peer {
@@ -231,7 +235,10 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
             .iter()
             .find(|r: &&report::CaseReport| r.case == CaseName::E2e.name())
             .and_then(|r| r.items_per_s);
-        case_reports.push(cases::run(&ctx, case, e2e_rate));
+        let meter = cpu::Meter::start(&pids);
+        let mut report = cases::run(&ctx, case, e2e_rate);
+        report.cpu = meter.stop();
+        case_reports.push(report);
     }
     let mut drains: Vec<_> = cli.drain_sizes.iter().map(|&q| drain::run(&ctx, q)).collect();
     let mut backlogs = priority::run(&ctx, &cli.priority_backlogs);
@@ -241,10 +248,13 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
     let floor_ms = before.serial_create_ms + before.serial_delete_ms;
 
     // Measured again, warm: the better of the two is the ceiling.
+    let meter = cpu::Meter::start(&pids);
     let mut after = ceiling::measure(&admin, &root, (cli.items, cli.size), ("after", 0), show_progress)
         .map_err(|e| eprintln!("bench: warning: measuring the ceiling after the cases: {e:#}"))
         .ok();
+    let used = meter.stop();
     if let Some(after) = &mut after {
+        after.cpu = used;
         java_beside(after);
     }
     let ceiling = ceiling::best(&before, after.as_ref());
@@ -274,6 +284,7 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
     let scaling = report::DrainScaling::of(&drains);
     let memory = report::Memory::of(&drains);
     out.footer(scaling.as_ref(), memory.as_ref());
+    out.cpu(&ceilings, &case_reports);
     priority::print(cli.json, &backlogs);
     out.latency(&latencies, floor_ms);
 

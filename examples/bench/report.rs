@@ -4,6 +4,7 @@ use serde::Serialize;
 
 use super::cases::{Ctx, Measured, Spec};
 use super::ceiling::Ceiling;
+use super::cpu::CpuUse;
 use super::drain::ChildReport;
 use super::env::Machine;
 use super::java::JavaCeiling;
@@ -77,6 +78,8 @@ pub struct CaseReport {
     pub duplicates: usize,
     pub consumer_requests_per_item: Option<Requests>,
     pub producer_requests_per_item: Option<Requests>,
+    /// Where the machine's CPU went during the case.
+    pub cpu: Option<CpuUse>,
     pub error: Option<String>,
 }
 
@@ -107,6 +110,7 @@ impl CaseReport {
             duplicates: 0,
             consumer_requests_per_item: None,
             producer_requests_per_item: None,
+            cpu: None,
             error: None,
         };
         match measured {
@@ -334,6 +338,35 @@ impl Out {
                 opt(j.ours_to_java_deletes, |v| format!("{v:.2}")),
                 opt(j.ours_to_java_items, |v| format!("{v:.2}")),
             ),
+        }
+    }
+
+    /// Where the CPU went: the ceiling measurements and every case.
+    pub fn cpu(&self, ceilings: &[Ceiling], cases: &[CaseReport]) {
+        if self.json {
+            return;
+        }
+        let parts = ceilings
+            .iter()
+            .map(|c| (format!("ceiling {}", c.when), c.cpu.as_ref()))
+            .chain(cases.iter().map(|r| (r.case.clone(), r.cpu.as_ref())));
+        println!(
+            "\nCPU ({} CPUs shared by the server and the benchmark)\n{:<16} {:>13} {:>13} {:>12}",
+            std::thread::available_parallelism().map_or(0, usize::from),
+            "part",
+            "machine busy",
+            "server cores",
+            "bench cores"
+        );
+        for (part, cpu) in parts {
+            if let Some(cpu) = cpu {
+                println!(
+                    "{part:<16} {:>12.0}% {:>13} {:>12.2}",
+                    cpu.machine_busy * 100.0,
+                    opt(cpu.server_cores, |v| format!("{v:.2}")),
+                    cpu.bench_cores
+                );
+            }
         }
     }
 

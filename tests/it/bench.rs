@@ -117,6 +117,12 @@ fn bench_runs_small_and_reports_json() {
     let names: Vec<&str> = cases.iter().map(|c| c["case"].as_str().unwrap()).collect();
     assert_eq!(names, ["e2e", "lock-safe"]);
     for case in cases {
+        // Where the CPU went: the machine's busy share (a server not started
+        // by the benchmark has no figure of its own).
+        let busy = case["cpu"]["machine_busy"].as_f64().unwrap();
+        assert!(0.0 < busy && busy <= 1.0, "{case:#}");
+        assert_eq!(case["cpu"]["server_cores"], Value::Null, "{case:#}");
+        assert!(case["cpu"]["bench_cores"].as_f64().unwrap() > 0.0, "{case:#}");
         assert_eq!(case["error"], Value::Null, "{case:#}");
         assert_eq!(case["items"], 200, "{case:#}");
         assert_eq!(case["duplicates"], 0, "{case:#}");

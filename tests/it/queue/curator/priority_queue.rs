@@ -53,7 +53,7 @@ fn a_late_urgent_item_overtakes_after_min_items_before_refresh() {
 }
 
 #[test]
-fn an_urgent_item_put_while_taking_comes_right_after_the_item_in_hand() {
+fn an_urgent_item_put_while_taking_comes_within_one_item_of_the_item_in_hand() {
     // testSortingWhileTaking: min 0 and a hand-off consumer (the pull form).
     let path = unique_path("sc-sorting");
     let client = client();
@@ -65,7 +65,15 @@ fn an_urgent_item_put_while_taking_comes_right_after_the_item_in_hand() {
     let _queue = builder.build_priority_queue(0).unwrap();
     assert_eq!(receiver.take_timeout(WAIT).unwrap().unwrap().ack(), "0");
     source.put("1000".into(), 1).unwrap();
-    // "1" was already claimed for the next taker; then the urgent item.
+    // "1" was already claimed for the next taker; then the urgent item,
+    // unless the consumer claimed "2" before the news of its creation
+    // reached it (a watch event, delivered apart from the put's reply).
     assert_eq!(receiver.take_timeout(WAIT).unwrap().unwrap().ack(), "1");
-    assert_eq!(receiver.take_timeout(WAIT).unwrap().unwrap().ack(), "1000");
+    let next: Vec<String> = (0..2)
+        .map(|_| receiver.take_timeout(WAIT).unwrap().unwrap().ack())
+        .collect();
+    assert!(
+        next == ["1000", "2"] || next == ["2", "1000"],
+        "the urgent item did not come within one item: {next:?}"
+    );
 }
