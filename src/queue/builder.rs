@@ -457,16 +457,6 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// has one) and its put thread (for background puts) run until it is
     /// closed or dropped.
     ///
-    /// A consumer without a lock path also learns the names of the items
-    /// created under the queue from a persistent recursive watch (ZooKeeper
-    /// 3.6 or later): after a pass that left nothing behind, it takes the
-    /// items created since instead of listing the queue again, which saves
-    /// a round trip per wake. It lists again after a disconnection (whose
-    /// events ZooKeeper drops), when the queue node was deleted, after a
-    /// pass that left items behind, and every
-    /// [`rescan_interval`](Self::rescan_interval). The watch reports deletes
-    /// too, so each item costs the consumer's connection two small events.
-    ///
     /// # Errors
     /// [`Error::InvalidPath`] or [`Error::InvalidArgument`] for inconsistent
     /// options (see the setters), before any request; ZooKeeper errors
@@ -499,9 +489,14 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// A consumer learns the names of the items created since its listing
     /// from a persistent recursive watch on the queue (ZooKeeper 3.6 or
     /// later) and puts them into their places, so looking again does not
-    /// list a deep backlog again. After a disconnection (ZooKeeper drops the
-    /// watch's events meanwhile), and on servers without such watches, it
-    /// lists the queue again instead, as Curator does.
+    /// list a deep backlog again; after a pass that left nothing behind
+    /// (without a lock path), it takes the items created since instead of
+    /// listing the queue at all. After a disconnection (ZooKeeper drops the
+    /// watch's events meanwhile), when the queue node was deleted, at the
+    /// [`rescan_interval`](Self::rescan_interval), and on servers without
+    /// such watches, it lists the queue again instead, as Curator does. The
+    /// watch reports every create and delete under the queue to each such
+    /// consumer.
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {

@@ -79,8 +79,7 @@ pub(super) fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx
 /// What the scanner keeps from one pass to the next.
 struct Kept {
     spread: Spread,
-    /// The items created since the latest listing (a priority queue, or a
-    /// plain queue without a lock path).
+    /// A priority queue's arrivals: the items created since its listing.
     arrivals: Option<Arrivals>,
     /// The server refused the arrivals' watch (older than 3.6): listing again
     /// instead.
@@ -96,12 +95,12 @@ struct Kept {
     listed_at: Instant,
 }
 
-/// Whether a consumer of `core` keeps arrivals: a priority queue looks
-/// for urgent items between its windows; a plain one without a lock path
-/// takes the items that arrived after a pass that left nothing behind
-/// instead of listing the queue again.
+/// Whether a consumer of `core` keeps arrivals: a priority queue, which
+/// looks for urgent items between its windows. (The watch reports every
+/// create and delete under the queue to every consumer that keeps one,
+/// which costs competing plain consumers more than the listings it saves.)
 fn keeps_arrivals<T: Send + 'static>(core: &Core<T>) -> bool {
-    core.kind == Kind::Priority || (core.kind == Kind::Plain && core.options.lock_path.is_none())
+    core.kind == Kind::Priority
 }
 
 impl Kept {

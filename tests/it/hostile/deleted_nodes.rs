@@ -78,6 +78,45 @@ fn a_plain_consumer_keeps_delivering_after_its_queue_node_is_deleted() {
 }
 
 #[test]
+fn a_priority_consumer_keeps_delivering_after_its_queue_node_is_deleted() {
+    // Between listings it follows the queue from its arrivals watch, which
+    // must also tell it that the node itself went.
+    let client = client();
+    let other = crate::support::client();
+    let path = unique_path("hostile-deleted-priority");
+    let recorder = Recorder::new();
+    // No rescan within the test: only the watch can tell it.
+    let queue = consumer(&client, &path, &recorder)
+        .rescan_interval(std::time::Duration::from_secs(600))
+        .build_priority_queue(10)
+        .unwrap();
+    let producer = crate::support::queues::producer(&other, &path)
+        .build_priority_queue(10)
+        .unwrap();
+    for round in 0..3 {
+        producer.put(format!("before-{round}"), 1).unwrap();
+        recorder.wait_for(2 * round + 1, WAIT);
+        eventually(WAIT, "the item claimed", || {
+            other.get_children(&path).map_or(true, |c| c.0.is_empty())
+        });
+        match other.delete(&path, None) {
+            Ok(()) | Err(Error::NoNode { .. }) => {}
+            Err(e) => panic!("{e}"),
+        }
+        eventually(WAIT, "the consumer created its queue node again", || {
+            other.exists(&path).unwrap().is_some()
+        });
+        producer.put(format!("after-{round}"), 1).unwrap();
+        recorder.wait_for(2 * round + 2, WAIT);
+    }
+    let expected: Vec<String> = (0..3)
+        .flat_map(|round| [format!("before-{round}"), format!("after-{round}")])
+        .collect();
+    assert_eq!(recorder.items(), expected);
+    queue.close();
+}
+
+#[test]
 fn a_lock_safe_consumer_keeps_delivering_after_its_queue_and_lock_nodes_are_deleted() {
     deleted_queue_node_is_recreated("hostile-deleted-locked", true, false, true);
 }

@@ -1,9 +1,9 @@
 //! A priority consumer keeps its ordered view current from the names of the
 //! items created since its listing, instead of listing a deep backlog again
 //! every `min_items_before_refresh` items; an urgent item still overtakes.
-//! A plain consumer without a lock path takes the items created after a pass
-//! that left nothing behind without listing the queue again. Both list again
-//! after a disconnection, whose events ZooKeeper drops.
+//! Without a lock path, it takes the items created after a pass that left
+//! nothing behind without listing the queue again. It lists again after a
+//! disconnection, whose events ZooKeeper drops.
 
 use std::time::{Duration, Instant};
 
@@ -116,22 +116,24 @@ fn an_urgent_item_created_while_the_consumer_was_disconnected_still_overtakes_th
 }
 
 #[test]
-fn a_plain_consumer_takes_items_put_one_at_a_time_without_listing_the_queue_again() {
+fn a_priority_consumer_takes_items_put_one_at_a_time_without_listing_the_queue_again() {
     const ITEMS: usize = 30;
-    let path = unique_path("arrivals-plain");
+    let path = unique_path("arrivals-whole");
     let producer_client = client();
     let producer = QueueBuilder::new(&producer_client, &path, zk_queue::StringSerializer)
         .put_in_background(false)
-        .build_queue()
+        .build_priority_queue(REFRESH)
         .unwrap();
     let consumer_client = client();
     let recorder = Recorder::new();
-    let queue = consumer(&consumer_client, &path, &recorder).build_queue().unwrap();
-    producer.put("first".into()).unwrap();
+    let queue = consumer(&consumer_client, &path, &recorder)
+        .build_priority_queue(REFRESH)
+        .unwrap();
+    producer.put("first".into(), 1).unwrap();
     recorder.wait_for(1, WAIT);
     let listings_before = consumer_client.stats().get_children;
     for i in 0..ITEMS {
-        producer.put(format!("item-{i}")).unwrap();
+        producer.put(format!("item-{i}"), 1).unwrap();
         recorder.wait_for(i + 2, WAIT);
     }
     let listings = consumer_client.stats().get_children - listings_before;
@@ -146,12 +148,12 @@ fn a_plain_consumer_takes_items_put_one_at_a_time_without_listing_the_queue_agai
 }
 
 #[test]
-fn a_plain_consumer_takes_an_item_put_while_it_was_disconnected() {
-    let path = unique_path("arrivals-plain-cut");
+fn a_priority_consumer_takes_an_item_put_while_it_was_disconnected() {
+    let path = unique_path("arrivals-whole-cut");
     let producer_client = client();
     let producer = QueueBuilder::new(&producer_client, &path, zk_queue::StringSerializer)
         .put_in_background(false)
-        .build_queue()
+        .build_priority_queue(REFRESH)
         .unwrap();
     let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
     let consumer_client = proxied_client(&proxy);
@@ -161,14 +163,14 @@ fn a_plain_consumer_takes_an_item_put_while_it_was_disconnected() {
     // the item.
     let queue = consumer(&consumer_client, &path, &recorder)
         .rescan_interval(Duration::from_secs(600))
-        .build_queue()
+        .build_priority_queue(REFRESH)
         .unwrap();
-    producer.put("before".into()).unwrap();
+    producer.put("before".into(), 1).unwrap();
     recorder.wait_for(1, WAIT);
     // The item's creation event goes into the blackhole, then the connection
     // is cut.
     proxy.blackhole();
-    producer.put("while away".into()).unwrap();
+    producer.put("while away".into(), 1).unwrap();
     proxy.cut();
     proxy.heal();
     wait_for_state(&states, ConnectionState::Reconnected, WAIT);
@@ -194,27 +196,6 @@ fn a_closed_priority_consumer_leaves_no_watch_behind_on_a_client_that_stays_open
     recorder.wait_for(1, WAIT);
     // The queue's child watch and its arrivals watch.
     crate::support::eventually(WAIT, "the consumer's watches", || watch_count(&server) >= 2);
-    queue.close();
-    producer.close();
-    wait_for_watches(&server, 0);
-    client.close();
-}
-
-#[test]
-fn a_closed_plain_consumer_leaves_no_watch_behind_on_a_client_that_stays_open() {
-    let server = TestingServer::start().unwrap();
-    let client = client_of(&server.connect_string());
-    let path = unique_path("arrivals-plain-close");
-    let recorder = Recorder::new();
-    let queue = consumer(&client, &path, &recorder).build_queue().unwrap();
-    let producer = QueueBuilder::new(&client, &path, zk_queue::StringSerializer)
-        .put_in_background(false)
-        .build_queue()
-        .unwrap();
-    producer.put("one".into()).unwrap();
-    recorder.wait_for(1, WAIT);
-    // Its arrivals watch at least (the queue's child watch comes and goes).
-    crate::support::eventually(WAIT, "the consumer's watches", || watch_count(&server) >= 1);
     queue.close();
     producer.close();
     wait_for_watches(&server, 0);
