@@ -102,7 +102,7 @@ pub struct Spec {
     kind: Kind,
     pub producers: usize,
     pub consumers: usize,
-    lock: bool,
+    pub lock: bool,
     pub items_per_node: usize,
     /// Serial requests an item is expected to cost (for the deadline).
     serial_requests_per_item: f64,

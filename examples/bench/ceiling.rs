@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 use serde::Serialize;
-use zk_queue::{CreateMode, ZkClient};
+use zk_queue::{CreateMode, Op, ZkClient};
 
 use super::cpu::CpuUse;
 use super::java::JavaCeiling;
@@ -35,6 +35,21 @@ pub struct Ceiling {
     /// Items per second for a create and a delete each:
     /// `1 / (1/creates_per_s + 1/deletes_per_s)`.
     pub items_per_s: f64,
+    /// Pipelined reads (`get_data`) and existence checks of the same znodes.
+    pub reads_per_s: f64,
+    pub exists_per_s: f64,
+    /// Pipelined multis as a lock-safe acknowledge sends them: a lock's
+    /// check, then the item's and the lock's deletes.
+    pub multis_per_s: f64,
+    /// Items per second if the requests a plain item costs (a create, a
+    /// read, a delete) ran one kind after another, each at its pipelined
+    /// rate. Producers and consumers on their own connections overlap
+    /// them, so a case may pass it; it says what the item's extra read
+    /// costs against the ceiling.
+    pub plain_mix_per_s: f64,
+    /// The same for a lock-safe item: two creates (item and lock), a read,
+    /// an existence check and a multi.
+    pub lock_safe_mix_per_s: f64,
     /// One create at a time, mean milliseconds.
     pub serial_create_ms: f64,
     /// One delete at a time, mean milliseconds.
@@ -97,17 +112,26 @@ pub fn measure(
     let create_secs = started.elapsed().as_secs_f64();
     bar.finish_and_clear();
 
-    let bar = util::bar(progress, items as u64, "ceiling delete");
-    let started = Instant::now();
-    for chunk in created.chunks(CHUNK) {
+    let read_secs = timed(progress, "ceiling read", &created, |chunk| {
+        for result in client.get_data_many(chunk)? {
+            result.context("a pipelined read failed")?;
+        }
+        Ok(())
+    })?;
+    let exists_secs = timed(progress, "ceiling exists", &created, |chunk| {
+        for result in client.exists_many(chunk)? {
+            result.context("a pipelined exists failed")?;
+        }
+        Ok(())
+    })?;
+    let delete_secs = timed(progress, "ceiling delete", &created, |chunk| {
         let nodes: Vec<(String, Option<i32>)> = chunk.iter().map(|p| (p.clone(), None)).collect();
         for result in client.delete_many(&nodes)? {
             result.context("a pipelined delete failed")?;
         }
-        bar.inc(chunk.len() as u64);
-    }
-    let delete_secs = started.elapsed().as_secs_f64();
-    bar.finish_and_clear();
+        Ok(())
+    })?;
+    let multi_secs = lock_safe_multis(client, &path, items, &data, progress)?;
 
     let (mut create_serial, mut delete_serial) = (0.0, 0.0);
     for _ in 0..SERIAL_PROBES {
@@ -119,11 +143,18 @@ pub fn measure(
         delete_serial += t.elapsed().as_secs_f64();
     }
     util::remove_tree(client, &path)?;
-    if create_secs <= 0.0 || delete_secs <= 0.0 {
+    let secs = [create_secs, read_secs, exists_secs, delete_secs, multi_secs];
+    if secs.iter().any(|&s| s <= 0.0) {
         bail!("the ceiling measurement took no time");
     }
-    let creates_per_s = items as f64 / create_secs;
-    let deletes_per_s = items as f64 / delete_secs;
+    let per_s = |secs: f64| items as f64 / secs;
+    let (creates_per_s, reads_per_s, exists_per_s, deletes_per_s, multis_per_s) = (
+        per_s(create_secs),
+        per_s(read_secs),
+        per_s(exists_secs),
+        per_s(delete_secs),
+        per_s(multi_secs),
+    );
     Ok(Ceiling {
         when,
         items,
@@ -132,6 +163,11 @@ pub fn measure(
         creates_per_s,
         deletes_per_s,
         items_per_s: 1.0 / (1.0 / creates_per_s + 1.0 / deletes_per_s),
+        reads_per_s,
+        exists_per_s,
+        multis_per_s,
+        plain_mix_per_s: 1.0 / (1.0 / creates_per_s + 1.0 / reads_per_s + 1.0 / deletes_per_s),
+        lock_safe_mix_per_s: 1.0 / (2.0 / creates_per_s + 1.0 / reads_per_s + 1.0 / exists_per_s + 1.0 / multis_per_s),
         serial_create_ms: create_serial / SERIAL_PROBES as f64 * 1e3,
         serial_delete_ms: delete_serial / SERIAL_PROBES as f64 * 1e3,
         java: None,
@@ -145,4 +181,58 @@ pub fn best(a: &Ceiling, b: Option<&Ceiling>) -> Ceiling {
         Some(b) if b.items_per_s > a.items_per_s => b.clone(),
         _ => a.clone(),
     }
+}
+
+/// Runs `op` over `paths` a chunk at a time; returns the seconds it took.
+fn timed(
+    progress: bool,
+    label: &str,
+    paths: &[String],
+    mut op: impl FnMut(&[String]) -> anyhow::Result<()>,
+) -> anyhow::Result<f64> {
+    let bar = util::bar(progress, paths.len() as u64, label);
+    let started = Instant::now();
+    for chunk in paths.chunks(CHUNK) {
+        op(chunk)?;
+        bar.inc(chunk.len() as u64);
+    }
+    bar.finish_and_clear();
+    Ok(started.elapsed().as_secs_f64())
+}
+
+/// Creates `items` item znodes and as many lock znodes (not timed), then
+/// times the multis that settle them as a lock-safe acknowledge does.
+fn lock_safe_multis(client: &ZkClient, path: &str, items: usize, data: &[u8], progress: bool) -> anyhow::Result<f64> {
+    let mut pairs = Vec::with_capacity(items);
+    for start in (0..items).step_by(CHUNK) {
+        let n = CHUNK.min(items - start);
+        let nodes: Vec<(String, Vec<u8>)> = (0..n)
+            .flat_map(|_| {
+                [
+                    (format!("{path}/i-"), data.to_vec()),
+                    (format!("{path}/l-"), b"lock".to_vec()),
+                ]
+            })
+            .collect();
+        let created: Vec<String> = client
+            .create_many(&nodes, CreateMode::PersistentSequential)?
+            .into_iter()
+            .collect::<Result<_, _>>()
+            .context("a pipelined create of items and locks failed")?;
+        pairs.extend(created.chunks(2).map(|pair| (pair[0].clone(), pair[1].clone())));
+    }
+    let multis: Vec<Vec<Op>> = pairs
+        .iter()
+        .map(|(item, lock)| vec![Op::check(lock, 0), Op::delete(item, None), Op::delete(lock, None)])
+        .collect();
+    let bar = util::bar(progress, items as u64, "ceiling multi");
+    let started = Instant::now();
+    for chunk in multis.chunks(CHUNK) {
+        for result in client.multi_many(chunk)? {
+            result.context("a pipelined multi failed")?;
+        }
+        bar.inc(chunk.len() as u64);
+    }
+    bar.finish_and_clear();
+    Ok(started.elapsed().as_secs_f64())
 }

@@ -97,8 +97,23 @@ impl ZkClient {
         })
     }
 
-    /// Stats of many nodes (`None` where a node does not exist), pipelined.
-    pub(crate) fn exists_many(&self, paths: &[String]) -> Result<BatchResults<Option<Stat>>> {
+    /// Stats of many nodes (`None` where a node does not exist), pipelined;
+    /// per-request results, in order.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let paths = vec!["/a".to_string(), "/b".to_string()];
+    /// for (path, stat) in paths.iter().zip(client.exists_many(&paths)?) {
+    ///     println!("{path}: {}", if matches!(stat, Ok(Some(_))) { "exists" } else { "missing or failed" });
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// The outer `Err` only when no request could be sent: [`Error::Closed`].
+    pub fn exists_many(&self, paths: &[String]) -> Result<BatchResults<Option<Stat>>> {
         self.batch(
             "exists",
             Opts::new(),
@@ -109,6 +124,34 @@ impl ZkClient {
                 Ok(stat.map(Stat::from))
             },
         )
+    }
+
+    /// Many [`multi`](Self::multi) transactions, pipelined: each is applied
+    /// whole or not at all, and is not retried; per-transaction results, in
+    /// order (a failed transaction's error names its first failing op, as
+    /// `multi`'s does).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// use zk_queue::{Op, ZkClient};
+    /// let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// let multis = vec![
+    ///     vec![Op::check("/jobs", 0), Op::delete("/jobs/a", None)],
+    ///     vec![Op::check("/jobs", 0), Op::delete("/jobs/b", None)],
+    /// ];
+    /// for result in client.multi_many(&multis)? {
+    ///     if let Err(e) = result {
+    ///         eprintln!("not applied: {e}");
+    ///     }
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// The outer `Err` only when no request could be sent: [`Error::Closed`].
+    pub fn multi_many(&self, multis: &[Vec<Op>]) -> Result<BatchResults<()>> {
+        self.multi_many_with(multis, Opts::new())
     }
 
     /// Many multis, pipelined, each sent as `opts` say (fenced to a session,
