@@ -291,6 +291,17 @@ impl Error {
         )
     }
 
+    /// Whether the server does not implement the request (an older server).
+    pub(crate) fn is_unimplemented(&self) -> bool {
+        matches!(
+            self,
+            Error::ZooKeeper {
+                source: ClientError(zookeeper_client::Error::Unimplemented),
+                ..
+            }
+        )
+    }
+
     /// Whether this is [`Error::NoNode`].
     ///
     /// ```

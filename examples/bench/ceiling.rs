@@ -35,21 +35,15 @@ pub struct Ceiling {
     /// Items per second for a create and a delete each:
     /// `1 / (1/creates_per_s + 1/deletes_per_s)`.
     pub items_per_s: f64,
-    /// Pipelined reads (`get_data`) and existence checks of the same znodes.
+    /// Pipelined reads (`get_data`, one request per znode) and existence
+    /// checks of the same znodes: a request costs the server about as much
+    /// as a create, which is why consumers read a window with one
+    /// multi-read.
     pub reads_per_s: f64,
     pub exists_per_s: f64,
     /// Pipelined multis as a lock-safe acknowledge sends them: a lock's
     /// check, then the item's and the lock's deletes.
     pub multis_per_s: f64,
-    /// Items per second if the requests a plain item costs (a create, a
-    /// read, a delete) ran one kind after another, each at its pipelined
-    /// rate. Producers and consumers on their own connections overlap
-    /// them, so a case may pass it; it says what the item's extra read
-    /// costs against the ceiling.
-    pub plain_mix_per_s: f64,
-    /// The same for a lock-safe item: two creates (item and lock), a read,
-    /// an existence check and a multi.
-    pub lock_safe_mix_per_s: f64,
     /// One create at a time, mean milliseconds.
     pub serial_create_ms: f64,
     /// One delete at a time, mean milliseconds.
@@ -166,8 +160,6 @@ pub fn measure(
         reads_per_s,
         exists_per_s,
         multis_per_s,
-        plain_mix_per_s: 1.0 / (1.0 / creates_per_s + 1.0 / reads_per_s + 1.0 / deletes_per_s),
-        lock_safe_mix_per_s: 1.0 / (2.0 / creates_per_s + 1.0 / reads_per_s + 1.0 / exists_per_s + 1.0 / multis_per_s),
         serial_create_ms: create_serial / SERIAL_PROBES as f64 * 1e3,
         serial_delete_ms: delete_serial / SERIAL_PROBES as f64 * 1e3,
         java: None,

@@ -71,11 +71,6 @@ pub struct CaseReport {
     pub p99_ms: Option<f64>,
     pub max_ms: Option<f64>,
     pub ratio_to_ceiling: Option<f64>,
-    /// Over the rate of the requests an item of this case costs, run one
-    /// kind after another at their pipelined rates (the ceiling's
-    /// `plain_mix_per_s` or `lock_safe_mix_per_s`); above 1 where producer
-    /// and consumer overlap them.
-    pub ratio_to_mix: Option<f64>,
     /// `put` only: its rate over the server's pipelined create rate (a put
     /// is one create, no delete).
     pub ratio_to_creates: Option<f64>,
@@ -113,7 +108,6 @@ impl CaseReport {
             p99_ms: None,
             max_ms: None,
             ratio_to_ceiling: None,
-            ratio_to_mix: None,
             ratio_to_creates: None,
             ratio_to_e2e: None,
             duplicates: 0,
@@ -155,16 +149,6 @@ impl CaseReport {
             self.ratio_to_ceiling = Some(rate / best.items_per_s);
             if self.ratio_to_creates.is_some() {
                 self.ratio_to_creates = Some(rate / best.creates_per_s);
-            }
-            // One node per item, consumed: the rate of its requests one
-            // kind after another.
-            if self.items_per_node == 1 && self.consumers > 0 {
-                let mix = if self.lock_safe {
-                    best.lock_safe_mix_per_s
-                } else {
-                    best.plain_mix_per_s
-                };
-                self.ratio_to_mix = Some(rate / mix);
             }
         }
     }
@@ -342,12 +326,10 @@ impl Out {
             if best { "; the best: every ratio below is to it" } else { "" }
         );
         println!(
-            "pipelined reads {}/s, exists {}/s, lock-safe multis {}/s -> one kind after another: plain item (create, read, delete) {}/s, lock-safe item (2 creates, read, exists, multi) {}/s",
+            "other requests, pipelined one per znode: reads {}/s, exists {}/s, lock-safe acknowledge multis {}/s",
             int(c.reads_per_s),
             int(c.exists_per_s),
-            int(c.multis_per_s),
-            int(c.plain_mix_per_s),
-            int(c.lock_safe_mix_per_s)
+            int(c.multis_per_s)
         );
         println!(
             "one request at a time: create {:.2} ms, delete {:.2} ms",
@@ -431,8 +413,8 @@ impl Out {
             return;
         }
         println!(
-            "\n{:<14} {:>7} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>9} {:>9}",
-            "case", "items", "prod/cons", "items/s", "x ceiling", "x mix", "p50 ms", "p99 ms", "puts/s", "reqs/item"
+            "\n{:<14} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "case", "items", "prod/cons", "items/s", "x ceiling", "p50 ms", "p99 ms", "puts/s", "reqs/item"
         );
     }
 
@@ -446,13 +428,12 @@ impl Out {
         }
         let requests = r.consumer_requests_per_item.or(r.producer_requests_per_item);
         println!(
-            "{:<14} {:>7} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>9} {:>9}",
+            "{:<14} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
             r.case,
             r.items,
             format!("{}/{}", r.producers, r.consumers),
             opt(r.items_per_s, int),
             opt(r.ratio_to_ceiling, |v| format!("{v:.3}")),
-            opt(r.ratio_to_mix, |v| format!("{v:.3}")),
             opt(r.p50_ms, |v| format!("{v:.1}")),
             opt(r.p99_ms, |v| format!("{v:.1}")),
             opt(r.puts_per_s, int),

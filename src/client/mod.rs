@@ -121,6 +121,9 @@ pub(crate) struct Shared {
     close_tx: Mutex<Option<futures::channel::oneshot::Sender<()>>>,
     supervisor: Mutex<Option<JoinHandle<()>>>,
     pub(crate) counters: stats::Counters,
+    /// The server refused a multi-read (older than 3.6): nodes are read one
+    /// request each.
+    pub(crate) no_multi_read: AtomicBool,
 }
 
 impl ZkClient {
@@ -173,6 +176,7 @@ impl ZkClient {
             close_tx: Mutex::new(Some(close_tx)),
             supervisor: Mutex::new(None),
             counters: stats::Counters::default(),
+            no_multi_read: AtomicBool::new(false),
         });
         let weak = Arc::downgrade(&shared);
         let handle = std::thread::Builder::new()

@@ -265,8 +265,10 @@ impl<T: Send + 'static> QueueBuilder<T> {
         self
     }
 
-    /// How many items a consumer claims at once, with pipelined requests,
-    /// before handing them to its threads in order. Without a lock path,
+    /// How many items a consumer claims at once, with pipelined requests
+    /// (their data read with one multi-read request per 64 items on
+    /// ZooKeeper 3.6 and later), before handing them to its threads in
+    /// order. Without a lock path,
     /// claimed items are already deleted, so a consumer that crashes loses up
     /// to this many, besides the items its threads were processing (at most
     /// once either way). With a lock path, these are

@@ -58,21 +58,12 @@ fn bench_runs_small_and_reports_json() {
         .fold(0.0, f64::max);
     assert_eq!(report["ceiling"]["items_per_s"].as_f64().unwrap(), best, "{report:#}");
     assert!(best > 0.0, "{report:#}");
-    // The other request kinds' pipelined rates, and the item rates they
-    // allow one kind after another.
+    // The other request kinds' pipelined rates.
     for c in ceilings {
-        let rate = |key: &str| c[key].as_f64().unwrap();
-        let plain = 1.0 / (1.0 / rate("creates_per_s") + 1.0 / rate("reads_per_s") + 1.0 / rate("deletes_per_s"));
-        assert!((rate("plain_mix_per_s") - plain).abs() < 1e-6 * plain, "{c:#}");
-        assert!(rate("exists_per_s") > 0.0 && rate("multis_per_s") > 0.0, "{c:#}");
-        assert!(rate("lock_safe_mix_per_s") < plain, "{c:#}");
+        for key in ["reads_per_s", "exists_per_s", "multis_per_s"] {
+            assert!(c[key].as_f64().unwrap() > 0.0, "{key}: {c:#}");
+        }
     }
-    let mix = report["cases"][1]["ratio_to_mix"].as_f64().unwrap();
-    let lock_safe_rate = report["cases"][1]["items_per_s"].as_f64().unwrap();
-    assert!(
-        (mix - lock_safe_rate / report["ceiling"]["lock_safe_mix_per_s"].as_f64().unwrap()).abs() < 1e-9,
-        "{report:#}"
-    );
     // A plain Java client's rates beside each measurement (this machine has
     // the JDK the interop tests need), and ours divided by them.
     for c in ceilings {

@@ -115,15 +115,15 @@ fn finish<'a, T: Send + 'static>(core: &Core<T>, control: &Control, names: impl 
     QueueCounters::add(&core.counters.settled, count);
 }
 
-/// Acknowledges a batch: the locks are checked to still be ours (pipelined
-/// reads), then every item's fenced multi is sent at once. Returns the names
+/// Acknowledges a batch: the locks are checked to still be ours (multi-reads
+/// of their stats), then every item's fenced multi is sent at once. Returns the names
 /// of the items settled (acknowledged, or lost to another holder) and the
 /// acknowledgements whose outcome is still unknown.
 fn settle<T: Send + 'static>(core: &Core<T>, control: &Control, batch: Vec<Ack>) -> (Vec<String>, Vec<Ack>) {
     let mut done = Vec::with_capacity(batch.len());
     let mut unknown = Vec::new();
     let lock_paths: Vec<String> = batch.iter().map(|a| a.lease.path().to_owned()).collect();
-    let stats = match core.client.exists_many(&lock_paths) {
+    let stats = match core.client.stats_many(&lock_paths) {
         Ok(stats) => stats,
         Err(e) => {
             // The client is closed: the locks go with its session.

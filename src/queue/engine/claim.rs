@@ -36,7 +36,7 @@ pub(super) fn window<T: Send + 'static>(
     names: Vec<String>,
 ) -> Result<Claimed> {
     let paths: Vec<String> = names.iter().map(|n| path::join(&core.path, n)).collect();
-    let reads = core.client.get_data_many(&paths)?;
+    let reads = core.client.read_many_with(&paths, Opts::new())?;
     let mut claimed = Claimed::default();
     let mut claimable = Vec::with_capacity(names.len());
     for ((name, item_path), read) in names.into_iter().zip(paths).zip(reads) {
@@ -136,7 +136,7 @@ pub(super) fn locked_window<T: Send + 'static>(
         failure,
     } = control.leases.take(core, lock_dir, names)?;
     let paths: Vec<String> = locked.iter().map(|(n, _)| path::join(&core.path, n)).collect();
-    let reads = match core.client.get_data_many(&paths) {
+    let reads = match core.client.read_many_with(&paths, Opts::new()) {
         Ok(reads) => reads,
         Err(e) => {
             for (name, lease) in locked {

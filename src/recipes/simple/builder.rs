@@ -106,7 +106,8 @@ impl SimpleQueueBuilder {
     /// How many items a take claims at once. With 0 (the default) a take
     /// claims one item: a read, then the claiming delete. With `n` above 0, a
     /// take that finds nothing claimed claims the next `n` items of its
-    /// listing together (their reads pipelined, then their deletes) and later
+    /// listing together (their data in multi-reads of up to 64 items on
+    /// ZooKeeper 3.6 and later, then their deletes pipelined) and later
     /// takes hand them out in order, so a window costs the round trips of one
     /// item. The items claimed ahead are already deleted from ZooKeeper:
     /// other consumers cannot take them, [`len`](SimpleQueue::len) still

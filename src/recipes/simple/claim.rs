@@ -1,6 +1,6 @@
 //! How a [`SimpleQueue`] handle claims items from its local list: one at a
 //! time (a read, then the claiming delete), or, with a prefetch, a window at
-//! a time (the window's reads pipelined, then its deletes pipelined).
+//! a time (the window's data in multi-reads, then its deletes pipelined).
 
 use std::time::Instant;
 
@@ -88,7 +88,7 @@ impl SimpleQueue {
     }
 
     /// Claims a window of items taken off the local list: reads them all
-    /// (pipelined, within the call's deadline), then deletes those read
+    /// (multi-reads, within the call's deadline), then deletes those read
     /// (pipelined, within the request timeout whatever the deadline, as a
     /// single claim is), and keeps the claimed items in order. Items another
     /// consumer took are passed over. On an error the window's unread items
@@ -96,7 +96,7 @@ impl SimpleQueue {
     /// was claimed.
     fn claim_window(&self, window: Vec<(SequenceKey, String)>, opts: Opts<'_>) -> Result<()> {
         let nodes: Vec<String> = window.iter().map(|(_, name)| path::join(&self.dir, name)).collect();
-        let reads = match self.client.get_data_many_with(&nodes, opts) {
+        let reads = match self.client.read_many_with(&nodes, opts) {
             Ok(reads) => reads,
             Err(e) => {
                 window.into_iter().for_each(|(key, name)| self.local.restore(key, name));

@@ -62,7 +62,7 @@ const MAX_WAIT_BACKOFF: Duration = Duration::from_secs(1);
 /// Draining N items therefore costs O(N) listing work instead of the
 /// anchors' O(N²). A blocking call leaves at most one child watch at a time.
 /// A take costs two round trips (a read, then the claiming delete); with a
-/// prefetch, a window of items costs the same two (pipelined reads, then
+/// prefetch, a window of items costs the same two (multi-reads, then
 /// pipelined deletes). Puts from several threads sharing a handle are in
 /// flight together, and [`put_all`](Self::put_all) sends a whole batch at
 /// once.
