@@ -8,6 +8,9 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use super::ceiling::Ceiling;
+use super::report::{opt, CaseReport};
+
 /// `/proc` counts CPU time in these ticks per second (`USER_HZ`, 100 on
 /// every Linux architecture this runs on).
 const TICKS_PER_S: f64 = 100.0;
@@ -103,4 +106,33 @@ fn process_ticks(pid: &str) -> Option<u64> {
     let utime: u64 = fields.get(11)?.parse().ok()?;
     let stime: u64 = fields.get(12)?.parse().ok()?;
     Some(utime + stime)
+}
+
+/// Where the CPU went: the ceiling measurements and every case.
+pub fn print(json: bool, ceilings: &[Ceiling], cases: &[CaseReport]) {
+    if json {
+        return;
+    }
+    let parts = ceilings
+        .iter()
+        .map(|c| (format!("ceiling {}", c.when), c.cpu.as_ref()))
+        .chain(cases.iter().map(|r| (r.case.clone(), r.cpu.as_ref())));
+    println!(
+        "\nCPU ({} CPUs shared by the server and the benchmark)\n{:<16} {:>13} {:>13} {:>12}",
+        std::thread::available_parallelism().map_or(0, usize::from),
+        "part",
+        "machine busy",
+        "server cores",
+        "bench cores"
+    );
+    for (part, cpu) in parts {
+        if let Some(cpu) = cpu {
+            println!(
+                "{part:<16} {:>12.0}% {:>13} {:>12.2}",
+                cpu.machine_busy * 100.0,
+                opt(cpu.server_cores, |v| format!("{v:.2}")),
+                cpu.bench_cores
+            );
+        }
+    }
 }

@@ -284,7 +284,7 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
     let scaling = report::DrainScaling::of(&drains);
     let memory = report::Memory::of(&drains);
     out.footer(scaling.as_ref(), memory.as_ref());
-    out.cpu(&ceilings, &case_reports);
+    cpu::print(cli.json, &ceilings, &case_reports);
     priority::print(cli.json, &backlogs);
     out.latency(&latencies, floor_ms);
 

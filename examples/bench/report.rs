@@ -270,7 +270,7 @@ pub fn int(value: f64) -> String {
     out
 }
 
-fn opt(value: Option<f64>, f: impl Fn(f64) -> String) -> String {
+pub fn opt(value: Option<f64>, f: impl Fn(f64) -> String) -> String {
     value.map_or_else(|| "-".to_owned(), f)
 }
 
@@ -347,35 +347,6 @@ impl Out {
                 opt(j.ours_to_java_deletes, |v| format!("{v:.2}")),
                 opt(j.ours_to_java_items, |v| format!("{v:.2}")),
             ),
-        }
-    }
-
-    /// Where the CPU went: the ceiling measurements and every case.
-    pub fn cpu(&self, ceilings: &[Ceiling], cases: &[CaseReport]) {
-        if self.json {
-            return;
-        }
-        let parts = ceilings
-            .iter()
-            .map(|c| (format!("ceiling {}", c.when), c.cpu.as_ref()))
-            .chain(cases.iter().map(|r| (r.case.clone(), r.cpu.as_ref())));
-        println!(
-            "\nCPU ({} CPUs shared by the server and the benchmark)\n{:<16} {:>13} {:>13} {:>12}",
-            std::thread::available_parallelism().map_or(0, usize::from),
-            "part",
-            "machine busy",
-            "server cores",
-            "bench cores"
-        );
-        for (part, cpu) in parts {
-            if let Some(cpu) = cpu {
-                println!(
-                    "{part:<16} {:>12.0}% {:>13} {:>12.2}",
-                    cpu.machine_busy * 100.0,
-                    opt(cpu.server_cores, |v| format!("{v:.2}")),
-                    cpu.bench_cores
-                );
-            }
         }
     }
 

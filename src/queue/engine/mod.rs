@@ -26,6 +26,7 @@ mod ack;
 mod claim;
 mod deferred;
 mod dispatch;
+mod kept;
 mod lease;
 mod outcome;
 mod process;

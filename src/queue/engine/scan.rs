@@ -16,11 +16,12 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Sender;
 
 use super::claim::{self, Claimed};
+use super::kept::Kept;
 use super::spread::{self, Next, Spread};
 use super::{Control, Work, MAX_BACKOFF, POLL};
 use crate::client::{Arrivals, ChildWatch, Opts};
 use crate::error::{Error, Result};
-use crate::naming::{delay_epoch, is_item, item_sequence, Kind, SequenceKey};
+use crate::naming::{delay_epoch, is_item, Kind};
 use crate::path;
 use crate::queue::core::Core;
 use crate::queue::DeliverAt;
@@ -72,87 +73,6 @@ pub(super) fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx
                 core.tell_error(&e);
                 latch.wait_until(Some(Instant::now() + pause));
             }
-        }
-    }
-}
-
-/// What the scanner keeps from one pass to the next.
-struct Kept {
-    spread: Spread,
-    /// A priority queue's arrivals: the items created since its listing.
-    arrivals: Option<Arrivals>,
-    /// The server refused the arrivals' watch (older than 3.6): listing again
-    /// instead.
-    arrivals_refused: bool,
-    /// The latest pass went through every item it knew of and held none
-    /// back: the queue holds nothing for this consumer but what arrived
-    /// since.
-    whole: bool,
-    /// The newest item (by sequence) listed or arrived since the latest
-    /// listing; arrivals up to it are known already.
-    newest: Option<SequenceKey>,
-    /// When the queue was last listed.
-    listed_at: Instant,
-}
-
-/// Whether a consumer of `core` keeps arrivals: a priority queue, which
-/// looks for urgent items between its windows. (The watch reports every
-/// create and delete under the queue to every consumer that keeps one,
-/// which costs competing plain consumers more than the listings it saves.)
-fn keeps_arrivals<T: Send + 'static>(core: &Core<T>) -> bool {
-    core.kind == Kind::Priority
-}
-
-impl Kept {
-    /// The items that arrived since the latest pass, in place of a listing,
-    /// if that pass left nothing behind, the arrivals are whole, no lock
-    /// directory needs listing and no rescan is due; `None`: list the queue.
-    fn arrived_instead_of_listing<T: Send + 'static>(&mut self, core: &Core<T>) -> Option<Vec<String>> {
-        if !std::mem::take(&mut self.whole) || core.options.lock_path.is_some() {
-            return None;
-        }
-        if self.listed_at.elapsed() >= core.options.rescan_interval {
-            return None;
-        }
-        let arrived = self.arrivals.as_ref()?.take()?;
-        let known = self.newest;
-        let fresh: Vec<String> = arrived
-            .into_iter()
-            .filter(|name| match (sequence_key(name), known) {
-                (Some(key), Some(known)) => key > known,
-                _ => true,
-            })
-            .collect();
-        self.note_newest(&fresh);
-        Some(fresh)
-    }
-
-    /// Remembers the newest of `names`.
-    fn note_newest(&mut self, names: &[String]) {
-        let newest = names.iter().filter_map(|name| sequence_key(name)).max();
-        self.newest = self.newest.max(newest);
-    }
-
-    /// Restarts a queue's arrivals before a listing (registering them again
-    /// after their session ended, unless the server refuses them).
-    fn restart_arrivals<T: Send + 'static>(&mut self, core: &Core<T>) {
-        if !keeps_arrivals(core) || self.arrivals_refused {
-            return;
-        }
-        if self.arrivals.as_ref().is_none_or(Arrivals::has_ended) {
-            self.arrivals = match core.client.watch_arrivals(&core.path) {
-                Ok(arrivals) => Some(arrivals),
-                Err(e) => {
-                    if !e.is_retryable() {
-                        log::info!("queue {}: no arrivals watch ({e}); listing again instead", core.path);
-                        self.arrivals_refused = true;
-                    }
-                    None
-                }
-            };
-        }
-        if let Some(arrivals) = &self.arrivals {
-            arrivals.restart();
         }
     }
 }
@@ -463,9 +383,4 @@ fn claim_window<T: Send + 'static>(
         Some(lock_dir) => claim::locked_window(core, control, tx, lock_dir, names),
         None => claim::window(core, control, tx, names),
     }
-}
-
-/// The creation-order key of an item name's sequence.
-fn sequence_key(name: &str) -> Option<SequenceKey> {
-    item_sequence(name).and_then(SequenceKey::new)
 }

@@ -4,6 +4,7 @@ mod ahead;
 mod builder;
 mod claim;
 mod local;
+mod put_all;
 
 use std::time::{Duration, Instant};
 
@@ -11,7 +12,7 @@ pub use builder::SimpleQueueBuilder;
 
 use self::ahead::Ahead;
 use self::local::LocalList;
-use crate::client::{Acl, BatchResults, CreateMode, Opts, ZkClient};
+use crate::client::{Acl, CreateMode, Opts, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
 use crate::sync::{earliest, Backoff, Latch};
@@ -203,135 +204,6 @@ impl SimpleQueue {
             }
         }
         Err(Error::NoNode { path: self.dir.clone() })
-    }
-
-    /// Appends several items with pipelined creates (all in flight at once,
-    /// so a batch takes a few round trips instead of one per item) and
-    /// returns each item's result, in order: the path of its node, or why it
-    /// was not stored. ZooKeeper applies one session's requests in order, so
-    /// the items get increasing sequence numbers in the slice's order.
-    /// Creates the queue node if missing, as [`put`](Self::put) does, and
-    /// then sends the items that found it missing again.
-    ///
-    /// Unlike `put`, an item is sent once: one that failed with a connection
-    /// error ([`Error::is_retryable`]) has an unknown outcome and may have
-    /// been stored. Sending it again (with `put`) may store it twice, as
-    /// `put`'s own retries may.
-    ///
-    /// # Errors
-    /// The outer `Err` only when nothing could be sent ([`Error::Closed`]);
-    /// [`Error::ItemTooLarge`] fails its own entry before sending.
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), zk_queue::Error> {
-    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// let queue = zk_queue::SimpleQueue::new(&client, "/jobs")?;
-    /// let results = queue.put_all(&[b"a".as_slice(), b"b".as_slice()])?;
-    /// for result in &results {
-    ///     if let Err(e) = result {
-    ///         eprintln!("not stored: {e}");
-    ///     }
-    /// }
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn put_all<I: AsRef<[u8]>>(&self, items: &[I]) -> Result<BatchResults<String>> {
-        let prefix = path::join(&self.dir, ITEM_PREFIX);
-        let mut results: BatchResults<String> = items
-            .iter()
-            .map(|_| Err(Error::NoNode { path: self.dir.clone() }))
-            .collect();
-        let mut pending: Vec<usize> = (0..items.len()).collect();
-        for attempt in 0..MAX_RECREATES {
-            if pending.is_empty() {
-                break;
-            }
-            if attempt > 0 {
-                self.ensure_dir(Opts::new())?;
-            }
-            let nodes: Vec<(String, Vec<u8>)> = pending
-                .iter()
-                .map(|&i| (prefix.clone(), items[i].as_ref().to_vec()))
-                .collect();
-            let opts = Opts::new().mode(CreateMode::PersistentSequential).acl(&self.acl);
-            let created = self.client.create_many_with(&nodes, opts)?;
-            let mut missing = Vec::new();
-            for (i, result) in pending.into_iter().zip(created) {
-                match result {
-                    Err(Error::NoNode { .. }) => missing.push(i),
-                    other => results[i] = other.map(|(path, _)| path),
-                }
-            }
-            pending = missing;
-        }
-        Ok(results)
-    }
-
-    /// Hands the items this handle claimed ahead (see
-    /// [`SimpleQueueBuilder::prefetch`]) and has not returned from a take
-    /// back to the queue, as new items at its tail, and returns how many.
-    /// Dropping the handle does the same and logs what it did. Items that
-    /// could not be put back stay with the handle and the error is returned.
-    ///
-    /// # Errors
-    /// The first error of the puts; connection errors leave the outcome of
-    /// their items unknown (they stay with the handle and may also have been
-    /// stored).
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), zk_queue::Error> {
-    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// let queue = zk_queue::SimpleQueue::builder(&client, "/jobs").prefetch(32).build()?;
-    /// let first = queue.take()?;
-    /// let returned = queue.release_prefetched()?;
-    /// println!("{returned} items handed back");
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn release_prefetched(&self) -> Result<usize> {
-        let items = self.ahead.drain();
-        if items.is_empty() {
-            return Ok(0);
-        }
-        let results = match self.put_all(&items) {
-            Ok(results) => results,
-            Err(e) => {
-                self.ahead.restore_front(items);
-                return Err(e);
-            }
-        };
-        let mut kept = Vec::new();
-        let mut first_error = None;
-        let mut returned = 0;
-        for (item, result) in items.into_iter().zip(results) {
-            match result {
-                Ok(_) => returned += 1,
-                Err(e) => {
-                    first_error.get_or_insert(e);
-                    kept.push(item);
-                }
-            }
-        }
-        self.ahead.restore_front(kept);
-        match first_error {
-            Some(e) => Err(e),
-            None => Ok(returned),
-        }
-    }
-
-    /// How many items this handle claimed ahead and holds for its next
-    /// takes (always 0 without a [`prefetch`](SimpleQueueBuilder::prefetch)).
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), zk_queue::Error> {
-    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// let queue = zk_queue::SimpleQueue::builder(&client, "/jobs").prefetch(32).build()?;
-    /// println!("{} items held", queue.prefetched());
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn prefetched(&self) -> usize {
-        self.ahead.len()
     }
 
     /// The Java recipe's `element`: [`peek`](Self::peek), but an empty
@@ -612,25 +484,6 @@ impl SimpleQueue {
             if self.client.is_closed() {
                 return Err(Error::Closed);
             }
-        }
-    }
-}
-
-impl Drop for SimpleQueue {
-    /// Hands claimed-ahead items back to the queue (see
-    /// [`SimpleQueue::release_prefetched`]), logging what it did.
-    fn drop(&mut self) {
-        let held = self.ahead.len();
-        if held == 0 {
-            return;
-        }
-        match self.release_prefetched() {
-            Ok(n) => log::info!("{}: handed {n} prefetched items back to the queue", self.dir),
-            Err(e) => log::error!(
-                "{}: could not hand {} of {held} prefetched items back to the queue: {e}; unless that was a lost reply, they are lost",
-                self.dir,
-                self.ahead.len()
-            ),
         }
     }
 }
