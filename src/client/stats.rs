@@ -22,7 +22,7 @@ pub struct ClientStats {
     pub delete: u64,
     /// Existence checks.
     pub exists: u64,
-    /// Data reads.
+    /// Data reads (a multi-read of many nodes is one).
     pub get_data: u64,
     /// Data writes.
     pub set_data: u64,
@@ -32,6 +32,29 @@ pub struct ClientStats {
     pub multi: u64,
     /// Anything else (authentication, ACL reads and writes).
     pub other: u64,
+}
+
+impl ClientStats {
+    /// Every request counted, of every kind.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// client.exists("/")?;
+    /// assert!(client.stats().total() >= 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn total(&self) -> u64 {
+        self.create
+            + self.delete
+            + self.exists
+            + self.get_data
+            + self.set_data
+            + self.get_children
+            + self.multi
+            + self.other
+    }
 }
 
 /// The live counters behind [`ClientStats`].

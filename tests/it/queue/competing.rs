@@ -4,7 +4,7 @@
 //! consumers spread their claims over it instead of all reading and
 //! deleting (or locking) its head, so they stay near what one spends.
 
-use zk_queue::{ClientStats, QueueBuilder, StringSerializer};
+use zk_queue::{QueueBuilder, StringSerializer};
 
 use super::{items, WAIT};
 use crate::support::client;
@@ -14,17 +14,6 @@ use crate::support::server::unique_path;
 
 const ITEMS: usize = 2_000;
 const CONSUMERS: usize = 4;
-
-fn total(stats: &ClientStats) -> u64 {
-    stats.create
-        + stats.delete
-        + stats.exists
-        + stats.get_data
-        + stats.set_data
-        + stats.get_children
-        + stats.multi
-        + stats.other
-}
 
 /// Fills a queue with `ITEMS` single-item nodes, lets `consumers` consumers
 /// (each with its own client) drain it together, checks every item came
@@ -44,7 +33,7 @@ fn requests_per_item_draining_together(name: &str, consumers: usize, lock_safe: 
 
     let recorder = Recorder::new();
     let clients: Vec<_> = (0..consumers).map(|_| client()).collect();
-    let before: u64 = clients.iter().map(|c| total(&c.stats())).sum();
+    let before: u64 = clients.iter().map(|c| c.stats().total()).sum();
     let queues: Vec<_> = clients
         .iter()
         .map(|c| {
@@ -57,7 +46,7 @@ fn requests_per_item_draining_together(name: &str, consumers: usize, lock_safe: 
     for queue in queues {
         queue.close();
     }
-    let spent: u64 = clients.iter().map(|c| total(&c.stats())).sum::<u64>() - before;
+    let spent: u64 = clients.iter().map(|c| c.stats().total()).sum::<u64>() - before;
     delivered.sort();
     let mut wanted = expected;
     wanted.sort();

@@ -9,25 +9,13 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use zk_queue::testing::FaultProxy;
-use zk_queue::{ClientStats, SimpleQueue};
+use zk_queue::SimpleQueue;
 
 use crate::support::server::{shared_connect_string, unique_path};
 use crate::support::{self, client};
 
 /// The proxy's delay per forwarded chunk, each way.
 const DELAY: Duration = Duration::from_millis(50);
-
-/// The requests a client sent so far, of every kind.
-fn requests(stats: &ClientStats) -> u64 {
-    stats.create
-        + stats.delete
-        + stats.exists
-        + stats.get_data
-        + stats.set_data
-        + stats.get_children
-        + stats.multi
-        + stats.other
-}
 
 fn items(n: usize) -> Vec<Vec<u8>> {
     (0..n).map(|i| format!("item-{i:03}").into_bytes()).collect()
@@ -56,12 +44,12 @@ fn a_prefetching_take_claims_a_whole_window_in_the_round_trips_of_one_item() {
         "the first take claimed {WINDOW} items in {took:?}: not pipelined"
     );
     assert_eq!(queue.prefetched(), WINDOW - 1);
-    let sent = requests(&slow.stats());
+    let sent = slow.stats().total();
     let mut got = vec![first];
     for _ in 1..WINDOW {
         got.push(queue.take().unwrap());
     }
-    assert_eq!(requests(&slow.stats()), sent, "the rest came without a request");
+    assert_eq!(slow.stats().total(), sent, "the rest came without a request");
     assert_eq!(got, stored, "in order");
     // One multi-read for the window's data, then a delete each.
     let stats = slow.stats();
