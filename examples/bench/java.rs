@@ -1,9 +1,10 @@
-//! A plain Java client's pipelined create and delete rates on the same
-//! server, beside our client's: `interop/java/CeilingPeer.java`, compiled
-//! with `javac` against Debian's ZooKeeper jars once per run and started
-//! beside each ceiling measurement with the same sizes and warm-up. Without
-//! a JDK or the jars the comparison says why it is missing; the benchmark
-//! goes on.
+//! Java peers on the same server, compiled with `javac` against Debian's
+//! ZooKeeper and Curator jars once per run: a plain Java client's pipelined
+//! create and delete rates beside each ceiling measurement
+//! (`interop/java/CeilingPeer.java`, same sizes and warm-up), and Curator's
+//! plain queue at each open-loop latency rate
+//! (`interop/java/CuratorLatencyPeer.java`). Without a JDK or the jars the
+//! comparison says why it is missing; the benchmark goes on.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -11,17 +12,33 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use zk_queue::ZkClient;
 
 use super::util;
 
-/// The peer's source, written out to be compiled.
-const SOURCE: &str = include_str!("../../interop/java/CeilingPeer.java");
+/// The peers' sources, written out to be compiled.
+const SOURCES: &[(&str, &str)] = &[
+    ("CeilingPeer.java", include_str!("../../interop/java/CeilingPeer.java")),
+    (
+        "CuratorLatencyPeer.java",
+        include_str!("../../interop/java/CuratorLatencyPeer.java"),
+    ),
+];
 
-/// Where Debian installs the jars, and those the peer needs.
+/// Where Debian installs the jars, and those the peers need.
 const JAR_DIR: &str = "/usr/share/java";
-const JARS: &[&str] = &["zookeeper.jar", "zookeeper-jute.jar", "slf4j-api.jar", "slf4j-nop.jar"];
+const JARS: &[&str] = &[
+    "zookeeper.jar",
+    "zookeeper-jute.jar",
+    "curator-client.jar",
+    "curator-framework.jar",
+    "curator-recipes.jar",
+    "guava.jar",
+    "slf4j-api.jar",
+    "slf4j-nop.jar",
+];
 
 /// How long one peer run may take before it is killed.
 const TIMEOUT: Duration = Duration::from_secs(180);
@@ -49,6 +66,16 @@ impl JavaCeiling {
     }
 }
 
+/// What the Curator latency peer measured.
+#[derive(Deserialize)]
+pub struct CuratorLatency {
+    pub achieved_rate: f64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
 #[derive(Deserialize)]
 struct PeerOutput {
     creates_per_s: f64,
@@ -73,7 +100,9 @@ impl Peer {
     pub fn compile() -> anyhow::Result<Peer> {
         let jars: Vec<String> = JARS.iter().map(|jar| format!("{JAR_DIR}/{jar}")).collect();
         if let Some(missing) = jars.iter().find(|jar| !Path::new(jar).exists()) {
-            bail!("unavailable: {missing} is missing (install the Debian package zookeeper)");
+            bail!(
+                "unavailable: {missing} is missing (install the Debian packages zookeeper and libcurator-recipes-java)"
+            );
         }
         let dir = std::env::temp_dir().join(format!("zkq-bench-java-{}", std::process::id()));
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -81,12 +110,16 @@ impl Peer {
             classpath: format!("{}:{}", dir.display(), jars.join(":")),
             dir,
         };
-        let source = peer.dir.join("CeilingPeer.java");
-        std::fs::write(&source, SOURCE).with_context(|| format!("writing {}", source.display()))?;
+        let mut sources = Vec::new();
+        for (name, text) in SOURCES {
+            let source = peer.dir.join(name);
+            std::fs::write(&source, text).with_context(|| format!("writing {}", source.display()))?;
+            sources.push(source);
+        }
         let out = Command::new("javac")
             .args(["-encoding", "UTF-8", "-implicit:none", "-cp", &peer.classpath, "-d"])
             .arg(&peer.dir)
-            .arg(&source)
+            .args(&sources)
             .stdin(Stdio::null())
             .output()
             .map_err(|e| {
@@ -112,7 +145,16 @@ impl Peer {
         let result = admin
             .ensure_path(&parent)
             .with_context(|| format!("creating {parent}"))
-            .and_then(|()| self.run(connect, &parent, items, size, warmup));
+            .and_then(|()| {
+                let args = [
+                    connect.to_owned(),
+                    parent.clone(),
+                    items.to_string(),
+                    size.to_string(),
+                    warmup.to_string(),
+                ];
+                self.run::<PeerOutput>("CeilingPeer", &args)
+            });
         let _ = util::remove_tree(admin, &parent);
         match result {
             Ok(rates) => JavaCeiling {
@@ -128,11 +170,36 @@ impl Peer {
         }
     }
 
-    fn run(&self, connect: &str, parent: &str, items: usize, size: usize, warmup: usize) -> anyhow::Result<PeerOutput> {
+    /// Curator's plain queue at `rate` items/s for `items` items of `size`
+    /// bytes (open loop) under `path`, which is removed afterwards; the
+    /// peer's JVM first warms up on `warmup` items, consumed as fast as
+    /// they come.
+    pub fn curator_latency(
+        &self,
+        admin: &ZkClient,
+        connect: &str,
+        path: &str,
+        (rate, items, size, warmup): (f64, usize, usize, usize),
+    ) -> anyhow::Result<CuratorLatency> {
+        let args = [
+            connect.to_owned(),
+            path.to_owned(),
+            format!("{rate}"),
+            items.to_string(),
+            size.to_string(),
+            warmup.to_string(),
+        ];
+        let result = self.run::<CuratorLatency>("CuratorLatencyPeer", &args);
+        let _ = util::remove_tree(admin, path);
+        result
+    }
+
+    /// Runs the class `main` with `args` and reads its one JSON line.
+    fn run<T: DeserializeOwned>(&self, main: &str, args: &[String]) -> anyhow::Result<T> {
         let mut child = Command::new("java")
             .arg(format!("-Dpeer.timeout.ms={}", TIMEOUT.as_millis()))
-            .args(["-cp", &self.classpath, "CeilingPeer", connect, parent])
-            .args([items.to_string(), size.to_string(), warmup.to_string()])
+            .args(["-cp", &self.classpath, main])
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -146,7 +213,7 @@ impl Peer {
             if Instant::now() >= deadline {
                 let _ = child.kill();
                 let _ = child.wait();
-                bail!("the Java peer did not finish within {TIMEOUT:?}");
+                bail!("the Java peer {main} did not finish within {TIMEOUT:?}");
             }
             std::thread::sleep(Duration::from_millis(20));
         };
@@ -158,9 +225,9 @@ impl Peer {
             err.read_to_string(&mut stderr)?;
         }
         if !status.success() {
-            bail!("the Java peer failed ({status}): {}", stderr.trim());
+            bail!("the Java peer {main} failed ({status}): {}", stderr.trim());
         }
         let line = stdout.lines().last().unwrap_or_default();
-        serde_json::from_str(line).with_context(|| format!("the Java peer printed {stdout:?}"))
+        serde_json::from_str(line).with_context(|| format!("the Java peer {main} printed {stdout:?}"))
     }
 }

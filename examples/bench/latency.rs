@@ -17,6 +17,8 @@ use serde::Serialize;
 use zk_queue::{BytesSerializer, ConsumeError, QueueBuilder, ZkClient};
 
 use super::cases::Ctx;
+use super::ceiling;
+use super::java::Peer;
 use super::util::{self, percentile_ms, Collector};
 
 /// A rate of `--latency-rates`: items per second, or a percentage of the
@@ -71,7 +73,8 @@ impl Rate {
 /// One rate and consumer kind.
 #[derive(Debug, Serialize)]
 pub struct LatencyReport {
-    /// `plain` or `lock-safe`.
+    /// `plain` or `lock-safe` (ours), or `curator` (Curator's plain queue,
+    /// producer and consumer on one client of the Java peer).
     pub kind: &'static str,
     /// The rate asked for, as given (`500`, `10%`).
     pub asked: String,
@@ -87,10 +90,48 @@ pub struct LatencyReport {
     pub error: Option<String>,
 }
 
-/// Runs every rate for `secs` seconds each, plain then lock-safe.
-pub fn run(ctx: &Ctx, rates: &[Rate], secs: f64) -> Vec<LatencyReport> {
+impl LatencyReport {
+    fn new(kind: &'static str, asked: Rate, rate: f64, items: usize) -> LatencyReport {
+        LatencyReport {
+            kind,
+            asked: asked.to_string(),
+            rate,
+            achieved_rate: None,
+            items,
+            p50_ms: None,
+            p90_ms: None,
+            p99_ms: None,
+            max_ms: None,
+            error: None,
+        }
+    }
+}
+
+/// Runs every rate for `secs` seconds each, plain then lock-safe, then
+/// Curator's plain queue through `java` (when the Java peers compiled).
+pub fn run(ctx: &Ctx, rates: &[Rate], secs: f64, java: Option<&Peer>) -> Vec<LatencyReport> {
     let mut reports = Vec::new();
     for &rate in rates {
+        if let Some(peer) = java {
+            let per_second = rate.per_second(ctx.ceiling);
+            let items = ((per_second * secs).round() as usize).max(1);
+            let path = format!("{}/latency-curator-{}", ctx.root, per_second.round());
+            let mut report = LatencyReport::new("curator", rate, per_second, items);
+            // Its JVM warms up on as many items as a case has (at most the
+            // ceiling's warm-up), not measured.
+            let warmup = ctx.items.min(ceiling::WARMUP);
+            match peer.curator_latency(ctx.admin, ctx.connect, &path, (per_second, items, ctx.size, warmup)) {
+                Ok(m) => {
+                    report.achieved_rate = Some(m.achieved_rate);
+                    report.p50_ms = Some(m.p50_ms);
+                    report.p90_ms = Some(m.p90_ms);
+                    report.p99_ms = Some(m.p99_ms);
+                    report.max_ms = Some(m.max_ms);
+                }
+                Err(e) => report.error = Some(format!("{e:#}")),
+            }
+            reports.push(report);
+        }
         for lock_safe in [false, true] {
             let per_second = rate.per_second(ctx.ceiling);
             let items = ((per_second * secs).round() as usize).max(1);
@@ -98,18 +139,7 @@ pub fn run(ctx: &Ctx, rates: &[Rate], secs: f64) -> Vec<LatencyReport> {
             let bar = util::bar(ctx.show_progress, items as u64, &format!("latency {kind} {rate}"));
             let measured = measure(ctx, per_second, items, lock_safe, &bar);
             bar.finish_and_clear();
-            let mut report = LatencyReport {
-                kind,
-                asked: rate.to_string(),
-                rate: per_second,
-                achieved_rate: None,
-                items,
-                p50_ms: None,
-                p90_ms: None,
-                p99_ms: None,
-                max_ms: None,
-                error: None,
-            };
+            let mut report = LatencyReport::new(kind, rate, per_second, items);
             match measured {
                 Ok((achieved, mut latencies)) => {
                     latencies.sort_unstable();

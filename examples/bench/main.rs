@@ -68,7 +68,8 @@ struct Args {
     /// members instead of one server
     #[arg(long)]
     ensemble: Option<usize>,
-    /// Skip the plain Java client's rates beside each ceiling measurement
+    /// Skip the Java peers: a plain Java client's rates beside each ceiling
+    /// measurement, and Curator's queue at each latency rate
     #[arg(long)]
     no_java: bool,
     /// Print one JSON document instead of tables
@@ -97,7 +98,8 @@ struct Args {
     #[arg(long, default_value_t = 10)]
     priority_refresh: usize,
     /// Open-loop latency runs: items/s, or a percentage of the ceiling
-    /// (`10%`); each runs a plain and a lock-safe consumer (none to skip)
+    /// (`10%`); each runs Curator's plain queue (unless --no-java), then a
+    /// plain and a lock-safe consumer of ours
     #[arg(long, value_delimiter = ',', default_values_t = [
         latency::Rate::PerSecond(500.0),
         latency::Rate::OfCeiling(10.0),
@@ -242,7 +244,8 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
     }
     let mut drains: Vec<_> = cli.drain_sizes.iter().map(|&q| drain::run(&ctx, q)).collect();
     let mut backlogs = priority::run(&ctx, &cli.priority_backlogs);
-    let latencies = latency::run(&ctx, &cli.latency_rates, cli.latency_secs);
+    let java = java_peer.as_ref().and_then(|peer| peer.as_ref().ok());
+    let latencies = latency::run(&ctx, &cli.latency_rates, cli.latency_secs, java);
     // A create and then a delete, one at a time: the least an item's trip
     // from put to consumer can take.
     let floor_ms = before.serial_create_ms + before.serial_delete_ms;

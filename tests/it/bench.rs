@@ -86,7 +86,8 @@ fn bench_runs_small_and_reports_json() {
         (e2e["ratio_to_ceiling"].as_f64().unwrap() - ratio).abs() < 1e-9,
         "{e2e:#}"
     );
-    // Open-loop latency: each rate with a plain and a lock-safe consumer.
+    // Open-loop latency: each rate with Curator's plain queue (the JDK is
+    // here), then a plain and a lock-safe consumer of ours.
     let latency = report["latency"].as_array().unwrap();
     let runs: Vec<(&str, &str)> = latency
         .iter()
@@ -95,8 +96,10 @@ fn bench_runs_small_and_reports_json() {
     assert_eq!(
         runs,
         [
+            ("200", "curator"),
             ("200", "plain"),
             ("200", "lock-safe"),
+            ("1%", "curator"),
             ("1%", "plain"),
             ("1%", "lock-safe")
         ]
@@ -112,7 +115,7 @@ fn bench_runs_small_and_reports_json() {
         assert!(run["achieved_rate"].as_f64().unwrap() > 0.0, "{run:#}");
     }
     assert_eq!(latency[0]["rate"], 200.0);
-    let one_percent = latency[2]["rate"].as_f64().unwrap();
+    let one_percent = latency[3]["rate"].as_f64().unwrap();
     let before = ceilings[0]["items_per_s"].as_f64().unwrap();
     assert!(
         (one_percent - before / 100.0).abs() < 1e-6,
