@@ -20,6 +20,10 @@ use super::util;
 
 /// The peers' sources, written out to be compiled.
 const SOURCES: &[(&str, &str)] = &[
+    (
+        "PeerWatchdog.java",
+        include_str!("../../interop/java/PeerWatchdog.java"),
+    ),
     ("CeilingPeer.java", include_str!("../../interop/java/CeilingPeer.java")),
     (
         "CuratorLatencyPeer.java",

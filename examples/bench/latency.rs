@@ -91,67 +91,65 @@ pub struct LatencyReport {
 }
 
 impl LatencyReport {
-    fn new(kind: &'static str, asked: Rate, rate: f64, items: usize) -> LatencyReport {
+    /// The report of one run: `measured` is the rate achieved and the p50,
+    /// p90, p99 and maximum latencies, in milliseconds.
+    fn new(
+        kind: &'static str,
+        (asked, rate, items): (Rate, f64, usize),
+        measured: anyhow::Result<(f64, [Option<f64>; 4])>,
+    ) -> LatencyReport {
+        let (achieved_rate, [p50_ms, p90_ms, p99_ms, max_ms], error) = match measured {
+            Ok((achieved, percentiles)) => (Some(achieved), percentiles, None),
+            Err(e) => (None, [None; 4], Some(format!("{e:#}"))),
+        };
         LatencyReport {
             kind,
             asked: asked.to_string(),
             rate,
-            achieved_rate: None,
+            achieved_rate,
             items,
-            p50_ms: None,
-            p90_ms: None,
-            p99_ms: None,
-            max_ms: None,
-            error: None,
+            p50_ms,
+            p90_ms,
+            p99_ms,
+            max_ms,
+            error,
         }
     }
 }
 
-/// Runs every rate for `secs` seconds each, plain then lock-safe, then
-/// Curator's plain queue through `java` (when the Java peers compiled).
+/// Runs every rate for `secs` seconds each: Curator's plain queue through
+/// `java` (when the Java peers compiled), then a plain and a lock-safe
+/// consumer of ours.
 pub fn run(ctx: &Ctx, rates: &[Rate], secs: f64, java: Option<&Peer>) -> Vec<LatencyReport> {
     let mut reports = Vec::new();
     for &rate in rates {
+        let per_second = rate.per_second(ctx.ceiling);
+        let items = ((per_second * secs).round() as usize).max(1);
         if let Some(peer) = java {
-            let per_second = rate.per_second(ctx.ceiling);
-            let items = ((per_second * secs).round() as usize).max(1);
             let path = format!("{}/latency-curator-{}", ctx.root, per_second.round());
-            let mut report = LatencyReport::new("curator", rate, per_second, items);
             // Its JVM warms up on as many items as a case has (at most the
             // ceiling's warm-up), not measured.
             let warmup = ctx.items.min(ceiling::WARMUP);
-            match peer.curator_latency(ctx.admin, ctx.connect, &path, (per_second, items, ctx.size, warmup)) {
-                Ok(m) => {
-                    report.achieved_rate = Some(m.achieved_rate);
-                    report.p50_ms = Some(m.p50_ms);
-                    report.p90_ms = Some(m.p90_ms);
-                    report.p99_ms = Some(m.p99_ms);
-                    report.max_ms = Some(m.max_ms);
-                }
-                Err(e) => report.error = Some(format!("{e:#}")),
-            }
-            reports.push(report);
+            let measured = peer
+                .curator_latency(ctx.admin, ctx.connect, &path, (per_second, items, ctx.size, warmup))
+                .map(|m| {
+                    (
+                        m.achieved_rate,
+                        [Some(m.p50_ms), Some(m.p90_ms), Some(m.p99_ms), Some(m.max_ms)],
+                    )
+                });
+            reports.push(LatencyReport::new("curator", (rate, per_second, items), measured));
         }
         for lock_safe in [false, true] {
-            let per_second = rate.per_second(ctx.ceiling);
-            let items = ((per_second * secs).round() as usize).max(1);
             let kind = if lock_safe { "lock-safe" } else { "plain" };
             let bar = util::bar(ctx.show_progress, items as u64, &format!("latency {kind} {rate}"));
-            let measured = measure(ctx, per_second, items, lock_safe, &bar);
+            let measured = measure(ctx, per_second, items, lock_safe, &bar).map(|(achieved, mut latencies)| {
+                latencies.sort_unstable();
+                let at = |percent| percentile_ms(&latencies, percent);
+                (achieved, [at(50.0), at(90.0), at(99.0), at(100.0)])
+            });
             bar.finish_and_clear();
-            let mut report = LatencyReport::new(kind, rate, per_second, items);
-            match measured {
-                Ok((achieved, mut latencies)) => {
-                    latencies.sort_unstable();
-                    report.achieved_rate = Some(achieved);
-                    report.p50_ms = percentile_ms(&latencies, 50.0);
-                    report.p90_ms = percentile_ms(&latencies, 90.0);
-                    report.p99_ms = percentile_ms(&latencies, 99.0);
-                    report.max_ms = percentile_ms(&latencies, 100.0);
-                }
-                Err(e) => report.error = Some(format!("{e:#}")),
-            }
-            reports.push(report);
+            reports.push(LatencyReport::new(kind, (rate, per_second, items), measured));
         }
     }
     reports

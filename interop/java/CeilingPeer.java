@@ -54,17 +54,7 @@ public final class CeilingPeer {
             return;
         }
         long timeoutMs = Long.getLong("peer.timeout.ms", 120_000L);
-        Thread watchdog = new Thread(() -> {
-            try {
-                Thread.sleep(timeoutMs);
-                System.err.println("timed out after " + timeoutMs + " ms");
-                Runtime.getRuntime().halt(3);
-            } catch (InterruptedException e) {
-                // the run finished
-            }
-        });
-        watchdog.setDaemon(true);
-        watchdog.start();
+        PeerWatchdog.start("CeilingPeer", timeoutMs, () -> {});
 
         CountDownLatch connected = new CountDownLatch(1);
         ZooKeeper zk = new ZooKeeper(connect, 30_000, event -> {
@@ -98,7 +88,6 @@ public final class CeilingPeer {
         } finally {
             zk.close();
         }
-        watchdog.interrupt();
     }
 
     /** Creates n sequential znodes under prefix, pipelined; returns their paths. */

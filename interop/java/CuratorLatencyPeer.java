@@ -62,17 +62,7 @@ public final class CuratorLatencyPeer {
             System.exit(2);
         }
         long timeoutMs = Long.getLong("peer.timeout.ms", 120_000L);
-        Thread watchdog = new Thread(() -> {
-            try {
-                Thread.sleep(timeoutMs);
-                System.err.println("timed out after " + timeoutMs + " ms");
-                Runtime.getRuntime().halt(3);
-            } catch (InterruptedException e) {
-                // the run finished
-            }
-        });
-        watchdog.setDaemon(true);
-        watchdog.start();
+        PeerWatchdog.start("CuratorLatencyPeer", timeoutMs, () -> {});
 
         long[] latencies = new long[items];
         // Warm-up items come first and are counted down, not recorded.
@@ -145,7 +135,6 @@ public final class CuratorLatencyPeer {
             System.err.println(e);
             System.exit(1);
         }
-        watchdog.interrupt();
     }
 
     /** The nearest-rank percentile of sorted nanoseconds, in milliseconds. */

@@ -55,8 +55,6 @@ import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.recipes.queue.DistributedQueue;
 
 public final class QueuePeer {
-    /** Exit code for a run that exceeded peer.timeout.ms. */
-    static final int EXIT_TIMEOUT = 3;
     /** Exit code for a bad command line. */
     static final int EXIT_USAGE = 2;
     /** Exit code for any exception. */
@@ -91,7 +89,7 @@ public final class QueuePeer {
         // stderr carries item text too ("failed <item>"), so make it UTF-8 like stdout.
         System.setErr(new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8));
         long timeoutMs = Long.getLong("peer.timeout.ms", 60_000L);
-        startWatchdog(timeoutMs);
+        PeerWatchdog.start("QueuePeer", timeoutMs, OUT::flush);
 
         Args args;
         try {
@@ -168,23 +166,6 @@ public final class QueuePeer {
         }
         String prefix = argv.length == 5 ? argv[4] : "item-";
         return new Args(mode, argv[1], argv[2], count, prefix, CuratorModes.Options.fromSystemProperties());
-    }
-
-    /** Ends the process with EXIT_TIMEOUT once timeoutMs have passed. */
-    static void startWatchdog(long timeoutMs) {
-        Thread watchdog = new Thread(() -> {
-            try {
-                Thread.sleep(timeoutMs);
-            } catch (InterruptedException e) {
-                return;
-            }
-            OUT.flush();
-            System.err.println("QueuePeer: timed out after " + timeoutMs + " ms (peer.timeout.ms)");
-            System.err.flush();
-            Runtime.getRuntime().halt(EXIT_TIMEOUT);
-        }, "queue-peer-watchdog");
-        watchdog.setDaemon(true);
-        watchdog.start();
     }
 
     /** Prints one taken item as a UTF-8 line and flushes. */

@@ -247,24 +247,23 @@ impl ZkClient {
     }
 
     /// Stats of many nodes (`None` where a node does not exist), as
-    /// [`exists_many`](Self::exists_many) gives them, read with multi-reads
-    /// where the server has them and this client may read the nodes (an
-    /// existence check needs no permission; then it falls back to one).
+    /// [`exists_many`](Self::exists_many) gives them, read as
+    /// [`read_many_with`](Self::read_many_with) reads nodes, so with
+    /// multi-reads where the server has them; where this client may not
+    /// read a node, with existence checks, which need no permission.
     pub(crate) fn stats_many(&self, paths: &[String]) -> Result<BatchResults<Option<Stat>>> {
-        if !self.shared.no_multi_read.load(Ordering::Relaxed) {
-            let reads = self.read_many_with(paths, Opts::new())?;
-            if !reads.iter().any(|r| matches!(r, Err(Error::NotAuthorized { .. }))) {
-                return Ok(reads
-                    .into_iter()
-                    .map(|r| match r {
-                        Ok((_, stat)) => Ok(Some(stat)),
-                        Err(Error::NoNode { .. }) => Ok(None),
-                        Err(e) => Err(e),
-                    })
-                    .collect());
-            }
+        let reads = self.read_many_with(paths, Opts::new())?;
+        if reads.iter().any(|r| matches!(r, Err(Error::NotAuthorized { .. }))) {
+            return self.exists_many(paths);
         }
-        self.exists_many(paths)
+        Ok(reads
+            .into_iter()
+            .map(|r| match r {
+                Ok((_, stat)) => Ok(Some(stat)),
+                Err(Error::NoNode { .. }) => Ok(None),
+                Err(e) => Err(e),
+            })
+            .collect())
     }
 
     /// Reads many nodes' data and stats with multi-read requests (ZooKeeper

@@ -126,6 +126,24 @@ impl ZkClient {
         }
     }
 
+    /// Settles `sent`, the result of a delete of `path` sent in a pipelined
+    /// batch, which is never retried: a retryable failure may be a lost reply
+    /// to a delete the server applied, so the delete is sent again (with
+    /// retries), and a node then found gone is [`Deleted::Unknown`].
+    pub(crate) fn settle_batch_delete(&self, path: &str, version: Option<i32>, sent: Result<()>) -> Result<Deleted> {
+        match sent {
+            Ok(()) => Ok(Deleted::Yes),
+            Err(e) if e.is_retryable() => {
+                log::debug!("{path}: a pipelined delete's outcome is unknown ({e}); deleting again");
+                match self.delete_with(path, version, Opts::new()) {
+                    Err(Error::NoNode { .. }) => Ok(Deleted::Unknown),
+                    other => other,
+                }
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// Sends a delete of the ephemeral node `path` of the current session
     /// without waiting for it: it is applied once the session's connection
     /// allows (a node of an expired session is gone anyway). For letting go

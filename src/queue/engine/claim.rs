@@ -8,7 +8,7 @@ use crossbeam_channel::{SendTimeoutError, Sender};
 use super::lease::Taken;
 use super::process::decode;
 use super::{outcome, Control, Locked, Work, POLL};
-use crate::client::Opts;
+use crate::client::{Deleted, Opts};
 use crate::codec::trailer;
 use crate::error::{Error, Result};
 use crate::path;
@@ -71,27 +71,14 @@ pub(super) fn window<T: Send + 'static>(
     let deletes: Vec<(String, Option<i32>)> = claimable.iter().map(|(_, p, v, ..)| (p.clone(), Some(*v))).collect();
     let results = core.client.delete_many(&deletes)?;
     for ((name, item_path, version, values, meta), deleted) in claimable.into_iter().zip(results) {
-        let deleted = match deleted {
-            // The reply was lost: the delete may not have reached the
-            // server, so it is sent again (with retries) before anything is
-            // delivered.
-            Err(e) if e.is_retryable() => {
-                log::debug!("{item_path}: the claiming delete's outcome is unknown ({e}); deleting again");
-                match core.client.delete_with(&item_path, Some(version), Opts::new()) {
-                    Err(Error::NoNode { .. }) => {
-                        // Our lost delete, or another consumer's claim.
-                        log::info!(
-                            "{item_path}: a claiming delete's reply was lost and the item is gone; delivering it (if another consumer claimed it meanwhile, it is delivered twice)"
-                        );
-                        Ok(())
-                    }
-                    other => other.map(drop),
-                }
-            }
-            other => other,
-        };
-        match deleted {
-            Ok(()) => {}
+        // A delete whose reply was lost may not have reached the server: it
+        // is sent again (with retries) before anything is delivered.
+        match core.client.settle_batch_delete(&item_path, Some(version), deleted) {
+            Ok(Deleted::Yes) => {}
+            // Our lost delete, or another consumer's claim.
+            Ok(Deleted::Unknown) => log::info!(
+                "{item_path}: a claiming delete's reply was lost and the item is gone; delivering it (if another consumer claimed it meanwhile, it is delivered twice)"
+            ),
             // Another consumer claimed it first.
             Err(Error::NoNode { .. } | Error::BadVersion { .. }) => {
                 claimed.lost += 1;

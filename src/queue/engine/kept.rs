@@ -17,16 +17,16 @@ pub(super) struct Kept {
     pub(super) arrivals: Option<Arrivals>,
     /// The server refused the arrivals' watch (older than 3.6): listing again
     /// instead.
-    pub(super) arrivals_refused: bool,
+    arrivals_refused: bool,
     /// The latest pass went through every item it knew of and held none
     /// back: the queue holds nothing for this consumer but what arrived
     /// since.
     pub(super) whole: bool,
     /// The newest item (by sequence) listed or arrived since the latest
     /// listing; arrivals up to it are known already.
-    pub(super) newest: Option<SequenceKey>,
+    newest: Option<SequenceKey>,
     /// When the queue was last listed.
-    pub(super) listed_at: Instant,
+    listed_at: Instant,
 }
 
 /// Whether a consumer of `core` keeps arrivals: a priority queue, which
@@ -38,6 +38,24 @@ fn keeps_arrivals<T: Send + 'static>(core: &Core<T>) -> bool {
 }
 
 impl Kept {
+    pub(super) fn new() -> Kept {
+        Kept {
+            spread: Spread::new(),
+            arrivals: None,
+            arrivals_refused: false,
+            whole: false,
+            newest: None,
+            listed_at: Instant::now(),
+        }
+    }
+
+    /// Notes a listing of the queue, which named `names`.
+    pub(super) fn listed(&mut self, names: &[String]) {
+        self.listed_at = Instant::now();
+        self.newest = None;
+        self.note_newest(names);
+    }
+
     /// The items that arrived since the latest pass, in place of a listing,
     /// if that pass left nothing behind, the arrivals are whole, no lock
     /// directory needs listing and no rescan is due; `None`: list the queue.
@@ -62,7 +80,7 @@ impl Kept {
     }
 
     /// Remembers the newest of `names`.
-    pub(super) fn note_newest(&mut self, names: &[String]) {
+    fn note_newest(&mut self, names: &[String]) {
         let newest = names.iter().filter_map(|name| sequence_key(name)).max();
         self.newest = self.newest.max(newest);
     }

@@ -17,7 +17,7 @@ use crossbeam_channel::Sender;
 
 use super::claim::{self, Claimed};
 use super::kept::Kept;
-use super::spread::{self, Next, Spread};
+use super::spread::{self, Next};
 use super::{Control, Work, MAX_BACKOFF, POLL};
 use crate::client::{Arrivals, ChildWatch, Opts};
 use crate::error::{Error, Result};
@@ -34,14 +34,7 @@ pub(super) const ABANDONED_CHECK: Duration = Duration::from_secs(1);
 pub(super) fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx: Sender<Work<T>>) {
     let mut backoff = Backoff::new(POLL, MAX_BACKOFF);
     let mut failures = 0u32;
-    let mut kept = Kept {
-        spread: Spread::new(),
-        arrivals: None,
-        arrivals_refused: false,
-        whole: false,
-        newest: None,
-        listed_at: Instant::now(),
-    };
+    let mut kept = Kept::new();
     while !control.stopping() {
         let latch = Latch::new();
         *control.wake.lock() = latch.clone();
@@ -112,9 +105,7 @@ fn scan<T: Send + 'static>(
                 Err(Error::NoNode { .. }) => return recreated(),
                 other => other?,
             };
-            kept.listed_at = Instant::now();
-            kept.newest = None;
-            kept.note_newest(&names);
+            kept.listed(&names);
             (names, vec![queue_watch], true)
         }
     };

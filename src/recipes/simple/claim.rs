@@ -133,17 +133,8 @@ impl SimpleQueue {
         let mut claimed = Vec::with_capacity(read.len());
         for ((key, name, data), result) in read.into_iter().zip(deleted) {
             let node = path::join(&self.dir, &name);
-            let result = match result {
-                // Sent but unanswered: it may have been applied, so it is
-                // resolved one at a time before anything is concluded.
-                Err(e) if e.is_retryable() => match self.client.delete_with(&node, None, Opts::new()) {
-                    Err(Error::NoNode { .. }) => Ok(Deleted::Unknown),
-                    other => other,
-                },
-                Ok(()) => Ok(Deleted::Yes),
-                Err(e) => Err(e),
-            };
-            match result {
+            // Sent but unanswered, it is resolved before anything is concluded.
+            match self.client.settle_batch_delete(&node, None, result) {
                 Ok(Deleted::Yes) => claimed.push(data),
                 Ok(Deleted::Unknown) => {
                     warn_possible_duplicate(&node);
