@@ -31,18 +31,7 @@ const SOURCES: &[(&str, &str)] = &[
     ),
 ];
 
-/// Where Debian installs the jars, and those the peers need.
-const JAR_DIR: &str = "/usr/share/java";
-const JARS: &[&str] = &[
-    "zookeeper.jar",
-    "zookeeper-jute.jar",
-    "curator-client.jar",
-    "curator-framework.jar",
-    "curator-recipes.jar",
-    "guava.jar",
-    "slf4j-api.jar",
-    "slf4j-nop.jar",
-];
+include!("../../interop/java/jars.rs");
 
 /// How long one peer run may take before it is killed.
 const TIMEOUT: Duration = Duration::from_secs(180);

@@ -32,22 +32,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{anyhow, bail, Context};
 
-/// Where Debian installs the jars.
-const JAR_DIR: &str = "/usr/share/java";
-
-/// The jars the peer needs; together they are sufficient even without the
-/// `Class-Path` entries of the jars' manifests.
-const JARS: &[&str] = &[
-    "zookeeper.jar",
-    "zookeeper-jute.jar",
-    "zookeeper-recipes-queue.jar",
-    "curator-client.jar",
-    "curator-framework.jar",
-    "curator-recipes.jar",
-    "guava.jar",
-    "slf4j-api.jar",
-    "slf4j-nop.jar",
-];
+include!("../../../interop/java/jars.rs");
 
 /// Flags for `javac` besides paths. `-implicit:none` (with `-sourcepath` set to
 /// the peers' directory) matters: some Debian jars also ship `.java` sources,
