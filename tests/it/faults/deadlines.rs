@@ -102,6 +102,11 @@ fn every_call_returns_in_time(fault: impl FnOnce(&mut TestingServer)) {
     });
     // Without a deadline of their own: the request timeout.
     within("SimpleQueue::put", DEADLINE, || simple_short.put(b"x")).unwrap_err();
+    let batch = within("SimpleQueue::put_all", DEADLINE, || simple_short.put_all(&[b"x", b"y"]));
+    assert!(
+        batch.map_or(true, |results| results.iter().all(Result::is_err)),
+        "stored while the server is away"
+    );
     within("SimpleQueue::try_take", DEADLINE, || simple_short.try_take()).unwrap_err();
     within("ZkClient::exists", DEADLINE, || short.exists("/")).unwrap_err();
 }
