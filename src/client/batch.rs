@@ -290,27 +290,7 @@ impl ZkClient {
         )?;
         let mut results = Vec::with_capacity(paths.len());
         for (chunk, answer) in chunks.into_iter().zip(answers) {
-            match answer {
-                Ok(reads) if reads.len() == chunk.len() => {
-                    results.extend(chunk.iter().zip(reads).map(|(p, read)| match read {
-                        MultiReadResult::Data { data, stat } => Ok((data, stat.into())),
-                        MultiReadResult::Error { err } => Err(Error::from_zk(err, p)),
-                        other => Err(Error::from_zk(
-                            zookeeper_client::Error::UnexpectedError(format!("a multi-read answered {other:?}")),
-                            p,
-                        )),
-                    }))
-                }
-                Ok(reads) => {
-                    let e = zookeeper_client::Error::UnexpectedError(format!(
-                        "a multi-read of {} nodes answered {}",
-                        chunk.len(),
-                        reads.len()
-                    ));
-                    results.extend(chunk.iter().map(|p| Err(Error::from_zk(e.clone(), p))));
-                }
-                Err(e) => results.extend(chunk.iter().map(|_| Err(e.clone()))),
-            }
+            node_reads(chunk, answer, &mut results);
         }
         Ok(results)
     }
@@ -368,5 +348,35 @@ impl ZkClient {
             results.extend(async_io::block_on(join_all(pending)));
         }
         Ok(results)
+    }
+}
+
+/// Adds the per-node results of a multi-read of `paths` (its `answer`) to
+/// `results`, in order; a failed multi-read fails each node.
+pub(super) fn node_reads(
+    paths: &[String],
+    answer: Result<Vec<MultiReadResult>>,
+    results: &mut BatchResults<(Vec<u8>, Stat)>,
+) {
+    match answer {
+        Ok(reads) if reads.len() == paths.len() => {
+            results.extend(paths.iter().zip(reads).map(|(p, read)| match read {
+                MultiReadResult::Data { data, stat } => Ok((data, stat.into())),
+                MultiReadResult::Error { err } => Err(Error::from_zk(err, p)),
+                other => Err(Error::from_zk(
+                    zookeeper_client::Error::UnexpectedError(format!("a multi-read answered {other:?}")),
+                    p,
+                )),
+            }))
+        }
+        Ok(reads) => {
+            let e = zookeeper_client::Error::UnexpectedError(format!(
+                "a multi-read of {} nodes answered {}",
+                paths.len(),
+                reads.len()
+            ));
+            results.extend(paths.iter().map(|p| Err(Error::from_zk(e.clone(), p))));
+        }
+        Err(e) => results.extend(paths.iter().map(|_| Err(e.clone()))),
     }
 }

@@ -29,6 +29,7 @@ use crossbeam_channel::Receiver;
 use parking_lot::{Mutex, RwLock};
 
 pub use batch::BatchResults;
+pub(crate) use batch::MULTI_READ;
 pub use builder::ZkClientBuilder;
 pub use connect::{ConnectCause, ServerFailure};
 pub use retry::{ExponentialBackoffRetry, RetryForever, RetryNTimes, RetryOneTime, RetryPolicy, RetryUntilElapsed};

@@ -346,29 +346,6 @@ impl ZkClient {
         self.watch_children(path, &Latch::new(), Opts::new())
     }
 
-    /// Like [`get_children_watch`](Self::get_children_watch) as `opts` say,
-    /// with a watch that opens `latch`, so one thread can wait on several
-    /// watches at once.
-    pub(crate) fn watch_children(
-        &self,
-        path: &str,
-        latch: &Latch,
-        opts: Opts<'_>,
-    ) -> Result<(Vec<String>, Stat, ChildWatch)> {
-        path::validate(path)?;
-        let (children, stat, watcher) = self.send("get_children", path, opts, |c| async move {
-            c.get_and_watch_children(path).await
-        })?;
-        let latch = latch.clone();
-        let opener = latch.clone();
-        // The callback only signals.
-        let task = async_global_executor::spawn(async move {
-            watcher.changed().await;
-            opener.open();
-        });
-        Ok((children, stat.into(), ChildWatch::new(latch, task)))
-    }
-
     /// Creates `path` and any missing ancestors as persistent nodes with the
     /// default ACL. A node that already exists, or that another client creates
     /// at the same moment, counts as success.

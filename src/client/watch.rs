@@ -1,8 +1,14 @@
 //! [`ChildWatch`]: a one-shot watch on a node's children that a thread can
 //! wait on.
 
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use super::batch::{node_reads, BatchResults};
+use super::request::Opts;
+use super::{Stat, ZkClient};
+use crate::error::Result;
+use crate::path;
 use crate::sync::Latch;
 
 /// A one-shot watch left by [`ZkClient::get_children_watch`](crate::ZkClient::get_children_watch).
@@ -90,5 +96,91 @@ impl ChildWatch {
 impl std::fmt::Debug for ChildWatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ChildWatch").field("fired", &self.is_fired()).finish()
+    }
+}
+
+/// A listing with its watch, and the nodes read with it (see
+/// [`ZkClient::watch_children_reading`]).
+pub(crate) struct Listing {
+    pub(crate) children: Vec<String>,
+    pub(crate) stat: Stat,
+    pub(crate) watch: ChildWatch,
+    /// The reads of the nodes asked for, in order; empty if none were read.
+    pub(crate) read: BatchResults<(Vec<u8>, Stat)>,
+}
+
+impl ZkClient {
+    /// Like [`get_children_watch`](ZkClient::get_children_watch) as `opts`
+    /// say, with a watch that opens `latch`, so one thread can wait on several
+    /// watches at once.
+    pub(crate) fn watch_children(
+        &self,
+        path: &str,
+        latch: &Latch,
+        opts: Opts<'_>,
+    ) -> Result<(Vec<String>, Stat, ChildWatch)> {
+        let listing = self.watch_children_reading(path, latch, opts, &[])?;
+        Ok((listing.children, listing.stat, listing.watch))
+    }
+
+    /// Like [`watch_children`](ZkClient::watch_children), and reads the
+    /// nodes `ahead` (those a caller expects to find listed) in one
+    /// multi-read sent together with the listing, so their data comes in
+    /// the listing's round trip. A node not read (missing, or created after
+    /// its read) fails its own entry; a server without multi-reads, or paths
+    /// that are not valid, read nothing.
+    pub(crate) fn watch_children_reading(
+        &self,
+        path: &str,
+        latch: &Latch,
+        opts: Opts<'_>,
+        ahead: &[String],
+    ) -> Result<Listing> {
+        path::validate(path)?;
+        let read_ahead = !ahead.is_empty()
+            && ahead.len() <= super::batch::MULTI_READ
+            && !self.shared.no_multi_read.load(Ordering::Relaxed)
+            && ahead.iter().all(|p| path::validate(p).is_ok());
+        let counters = &self.shared.counters;
+        let (children, stat, watcher, answer) = self.send("get_children", path, opts, |c| async move {
+            let mut reader = read_ahead.then(|| c.new_multi_reader());
+            if let Some(r) = &mut reader {
+                if ahead.iter().any(|p| r.add_get_data(p).is_err()) {
+                    reader = None;
+                } else {
+                    counters.count("get_data");
+                }
+            }
+            // Both requests are sent before either answer is awaited.
+            let read = reader.as_mut().map(|r| r.commit());
+            let listed = c.get_and_watch_children(path);
+            let (listed, read) = futures::join!(listed, async move {
+                match read {
+                    Some(read) => Some(read.await),
+                    None => None,
+                }
+            });
+            listed.map(|(children, stat, watcher)| (children, stat, watcher, read))
+        })?;
+        let mut read = Vec::new();
+        if let Some(answer) = answer {
+            node_reads(
+                ahead,
+                answer.map_err(|e| crate::error::Error::from_zk(e, path)),
+                &mut read,
+            );
+        }
+        let opener = latch.clone();
+        // The callback only signals.
+        let task = async_global_executor::spawn(async move {
+            watcher.changed().await;
+            opener.open();
+        });
+        Ok(Listing {
+            children,
+            stat: stat.into(),
+            watch: ChildWatch::new(latch.clone(), task),
+            read,
+        })
     }
 }

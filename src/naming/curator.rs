@@ -144,6 +144,14 @@ pub(crate) fn item_sequence(name: &str) -> Option<i64> {
     split_item(name).map(|(_, sequence)| sequence)
 }
 
+/// The name the server gives the plain item created after the one with
+/// `sequence` (the parent's next sequence); `None` where the counter would
+/// pass its sign.
+pub(crate) fn plain_name_after(sequence: i64) -> Option<String> {
+    let next = i32::try_from(sequence).ok()?.checked_add(1).filter(|next| *next >= 0)?;
+    Some(format!("{QUEUE_PREFIX}{next:010}"))
+}
+
 /// Whether `text` looks like [`priority_to_string`]'s output.
 fn is_priority_text(text: &str) -> bool {
     let mut bytes = text.bytes();
@@ -153,6 +161,16 @@ fn is_priority_text(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_plain_name_after_a_sequence_is_the_servers_next_name() {
+        assert_eq!(plain_name_after(0).as_deref(), Some("queue-0000000001"));
+        assert_eq!(plain_name_after(41).as_deref(), Some("queue-0000000042"));
+        assert_eq!(plain_name_after(-1).as_deref(), Some("queue-0000000000"));
+        assert_eq!(plain_name_after(i64::from(i32::MAX)), None);
+        assert_eq!(plain_name_after(-5), None);
+        assert_eq!(item_sequence(&plain_name_after(99).unwrap()), Some(100));
+    }
     use crate::naming::Kind;
 
     #[test]

@@ -7,8 +7,9 @@ use crossbeam_channel::{SendTimeoutError, Sender};
 
 use super::lease::Taken;
 use super::process::decode;
+use super::scan::ReadAhead;
 use super::{outcome, Control, Locked, Work, POLL};
-use crate::client::{Deleted, Opts};
+use crate::client::{BatchResults, Deleted, Opts, Stat};
 use crate::codec::trailer;
 use crate::error::{Error, Result};
 use crate::path;
@@ -25,7 +26,8 @@ pub(super) struct Claimed {
 }
 
 /// Claims the items named (in order) and hands those this consumer won to
-/// the workers, in order.
+/// the workers, in order. Items of `read_ahead` (read with the listing) are
+/// not read again.
 ///
 /// Claimed items are already deleted, so they are handed over even while the
 /// queue is stopping: the workers run until the scanner is done.
@@ -34,9 +36,10 @@ pub(super) fn window<T: Send + 'static>(
     control: &Control,
     tx: &Sender<Work<T>>,
     names: Vec<String>,
+    read_ahead: &mut ReadAhead,
 ) -> Result<Claimed> {
     let paths: Vec<String> = names.iter().map(|n| path::join(&core.path, n)).collect();
-    let reads = core.client.read_many_with(&paths, Opts::new())?;
+    let reads = read_window(core, &names, &paths, read_ahead)?;
     let mut claimed = Claimed::default();
     let mut claimable = Vec::with_capacity(names.len());
     for ((name, item_path), read) in names.into_iter().zip(paths).zip(reads) {
@@ -103,6 +106,37 @@ pub(super) fn window<T: Send + 'static>(
         claimed.handed += 1;
     }
     Ok(claimed)
+}
+
+/// The data and stats of the items named (at `paths`), in order: those of
+/// `read_ahead` taken out of it, the rest read with as few requests as the
+/// server allows.
+fn read_window<T: Send + 'static>(
+    core: &Core<T>,
+    names: &[String],
+    paths: &[String],
+    read_ahead: &mut ReadAhead,
+) -> Result<BatchResults<(Vec<u8>, Stat)>> {
+    let known: Vec<Option<(Vec<u8>, Stat)>> = names.iter().map(|name| read_ahead.remove(name)).collect();
+    let unread: Vec<String> = paths
+        .iter()
+        .zip(&known)
+        .filter(|(_, read)| read.is_none())
+        .map(|(p, _)| p.clone())
+        .collect();
+    let mut fresh = match unread.is_empty() {
+        true => Vec::new(),
+        false => core.client.read_many_with(&unread, Opts::new())?,
+    }
+    .into_iter();
+    Ok(known
+        .into_iter()
+        .map(|read| match read {
+            Some(found) => Ok(found),
+            // One result per path read.
+            None => fresh.next().unwrap_or(Err(Error::Closed)),
+        })
+        .collect())
 }
 
 /// Takes leases on the items named (in order), reads the locked ones with

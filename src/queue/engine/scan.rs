@@ -10,7 +10,7 @@
 //! lists it again (at most once per [`ABANDONED_CHECK`]) before its next
 //! window, and claims such items first.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
@@ -19,7 +19,7 @@ use super::claim::{self, Claimed};
 use super::kept::Kept;
 use super::spread::{self, Next};
 use super::{Control, Work, MAX_BACKOFF, POLL};
-use crate::client::{Arrivals, ChildWatch, Opts};
+use crate::client::{Arrivals, ChildWatch, Opts, Stat};
 use crate::error::{Error, Result};
 use crate::naming::{delay_epoch, is_item, Kind};
 use crate::path;
@@ -96,17 +96,30 @@ fn scan<T: Send + 'static>(
     };
     // Items this consumer settles from now on may still be named.
     control.leases.listing();
+    // Items a plain consumer expects to list next are read with the listing.
+    let expected = kept.expected(core);
+    let mut read_ahead = ReadAhead::new();
     let (names, mut watches, listed) = match kept.arrived_instead_of_listing(core) {
         Some(arrived) => (arrived, Vec::new(), false),
         None => {
             // Items created from now on arrive by name.
             kept.restart_arrivals(core);
-            let (names, _, queue_watch) = match core.client.watch_children(&core.path, latch, Opts::new()) {
+            let paths: Vec<String> = expected.iter().map(|name| path::join(&core.path, name)).collect();
+            let listing = match core
+                .client
+                .watch_children_reading(&core.path, latch, Opts::new(), &paths)
+            {
                 Err(Error::NoNode { .. }) => return recreated(),
                 other => other?,
             };
-            kept.listed(&names);
-            (names, vec![queue_watch], true)
+            kept.listed(&listing.children);
+            read_ahead.extend(
+                expected
+                    .into_iter()
+                    .zip(listing.read)
+                    .filter_map(|(name, read)| Some((name, read.ok()?))),
+            );
+            (listing.children, vec![listing.watch], true)
         }
     };
     if let Some(arrivals) = &kept.arrivals {
@@ -234,7 +247,7 @@ fn scan<T: Send + 'static>(
         batch.push(name);
         if batch.len() >= limit {
             let tried = batch.len();
-            let claimed = claim_window(core, control, tx, std::mem::take(&mut batch))?;
+            let claimed = claim_window(core, control, tx, std::mem::take(&mut batch), &mut read_ahead)?;
             handed += claimed.handed;
             match spread.after(tried, claimed.lost, window) {
                 Next::Continue => {}
@@ -250,7 +263,7 @@ fn scan<T: Send + 'static>(
     }
     if !batch.is_empty() && !control.stopping() {
         let tried = batch.len();
-        let claimed = claim_window(core, control, tx, batch)?;
+        let claimed = claim_window(core, control, tx, batch, &mut read_ahead)?;
         spread.after(tried, claimed.lost, window);
     }
     // Wake for the first item backing off, once it is due.
@@ -363,15 +376,20 @@ fn merge(kind: Kind, pending: &mut VecDeque<String>, seen: &mut HashSet<String>,
     }
 }
 
-/// Claims a window of items in the queue's mode.
+/// Items read with the listing, by name: their data and stat.
+pub(super) type ReadAhead = HashMap<String, (Vec<u8>, Stat)>;
+
+/// Claims a window of items in the queue's mode; a plain window uses (and
+/// takes out) the items of `read_ahead` it claims instead of reading them.
 fn claim_window<T: Send + 'static>(
     core: &Core<T>,
     control: &Control,
     tx: &Sender<Work<T>>,
     names: Vec<String>,
+    read_ahead: &mut ReadAhead,
 ) -> Result<Claimed> {
     match &core.options.lock_path {
         Some(lock_dir) => claim::locked_window(core, control, tx, lock_dir, names),
-        None => claim::window(core, control, tx, names),
+        None => claim::window(core, control, tx, names, read_ahead),
     }
 }

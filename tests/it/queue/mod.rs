@@ -22,6 +22,7 @@ mod producing;
 mod pull;
 mod pull_window;
 mod raw;
+mod read_ahead;
 mod removing;
 mod stats;
 
