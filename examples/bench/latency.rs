@@ -22,7 +22,7 @@ use super::java::Peer;
 use super::util::{self, percentile_ms, Collector};
 
 /// A rate of `--latency-rates`: items per second, or a percentage of the
-/// ceiling measured before the cases.
+/// best ceiling of the run (measured before and after the cases).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Rate {
     PerSecond(f64),

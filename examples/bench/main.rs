@@ -28,7 +28,9 @@
 //!   drained by one consumer while one urgent item is put; the report gives
 //!   the drain rate and the urgent item's latency.
 //! - Open-loop latency: a producer paced by the clock at fixed rates, plain
-//!   and lock-safe consumers, put-to-consume percentiles.
+//!   and lock-safe consumers, put-to-consume percentiles. They run last, after
+//!   the ceiling's second measurement, so that a rate given as a share of the
+//!   ceiling is a share of the best one.
 //! - Drain scaling and memory: a queue preloaded with Curator frames by
 //!   `create_many` is drained by a plain consumer in a child process (the
 //!   current executable again, with `--connect C --drain-child PATH N`),
@@ -53,7 +55,7 @@ use anyhow::{bail, ensure, Context};
 use clap::Parser;
 use zk_queue::ZkClient;
 
-use cases::CaseName;
+use cases::{CaseName, Ctx};
 use report::{Document, Out, Settings};
 use util::Budget;
 
@@ -244,12 +246,6 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
     }
     let mut drains: Vec<_> = cli.drain_sizes.iter().map(|&q| drain::run(&ctx, q)).collect();
     let mut backlogs = priority::run(&ctx, &cli.priority_backlogs);
-    let java = java_peer.as_ref().and_then(|peer| peer.as_ref().ok());
-    let latencies = latency::run(&ctx, &cli.latency_rates, cli.latency_secs, java);
-    // A create and then a delete, one at a time: the least an item's trip
-    // from put to consumer can take.
-    let floor_ms = before.serial_create_ms + before.serial_delete_ms;
-
     // Measured again, warm: the better of the two is the ceiling.
     let meter = cpu::Meter::start(&pids);
     let mut after = ceiling::measure(&admin, &root, (cli.items, cli.size), ("after", 0), show_progress)
@@ -270,6 +266,20 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
     for report in &mut backlogs {
         report.rescale(&ceiling);
     }
+    // Open-loop rates given as a share of the ceiling are shares of the
+    // best one measured.
+    let ctx = Ctx {
+        ceiling: ceiling.items_per_s,
+        ..ctx
+    };
+    let java = java_peer.as_ref().and_then(|peer| peer.as_ref().ok());
+    let latencies = latency::run(&ctx, &cli.latency_rates, cli.latency_secs, java);
+    // A create and then a delete, one at a time: the least an item's trip
+    // from put to consumer can take (the faster of the two measurements).
+    let floor_ms = std::iter::once(&before)
+        .chain(after.as_ref())
+        .map(|c| c.serial_create_ms + c.serial_delete_ms)
+        .fold(f64::INFINITY, f64::min);
     let ceilings: Vec<_> = std::iter::once(before).chain(after).collect();
     for c in &ceilings {
         out.ceiling(c, c.when == ceiling.when);
