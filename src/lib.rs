@@ -185,4 +185,4 @@ pub use queue::{
     IdQueue, ItemMeta, ItemReceiver, PriorityQueue, Purged, PutListener, Queue, QueueBuilder, QueueConsumer,
     QueueStats, RawItem, RawQueue, RawTaken, Requeued, Undecodable,
 };
-pub use recipes::{SimpleQueue, SimpleQueueBuilder};
+pub use recipes::{LeaderLatch, LeaderLatchBuilder, Leadership, Participant, SimpleQueue, SimpleQueueBuilder};

@@ -139,6 +139,7 @@ public final class QueuePeer {
         MODES.put("simple-offer", QueuePeer::simpleOffer);
         MODES.put("simple-take", QueuePeer::simpleTake);
         CuratorModes.register(MODES);
+        LatchModes.register(MODES);
     }
 
     /** Dispatches to the mode's implementation. */

@@ -347,6 +347,11 @@ impl ZkClient {
             && self.shared.lost.load(Ordering::Acquire) != generation + 1
     }
 
+    /// How long one request may take, retries included.
+    pub(crate) fn request_timeout(&self) -> Duration {
+        self.shared.config.request_timeout
+    }
+
     /// The ACL of nodes created without one.
     pub(crate) fn default_acl(&self) -> &[Acl] {
         &self.shared.config.default_acl

@@ -5,7 +5,8 @@
 //! `queue` (the Curator-style queues, with Curator's own tests ported in
 //! `queue/curator`), `simple_queue` (the classic recipe), `hostile` (bad input
 //! and hostile data), `faults` (real faults and the delivery guarantees),
-//! `cli` (the `zkq` tool) and `harness` (the test harness itself); `client`,
+//! `leader_latch` (the leader latch, with Curator's), `cli` (the `zkq` tool)
+//! and `harness` (the test harness itself); `client`,
 //! `security` and `bench` are single files; `support` holds the shared helpers.
 
 mod bench;
@@ -14,6 +15,7 @@ mod client;
 mod faults;
 mod harness;
 mod hostile;
+mod leader_latch;
 mod queue;
 mod security;
 mod simple_queue;
