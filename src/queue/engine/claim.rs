@@ -39,7 +39,10 @@ pub(super) fn window<T: Send + 'static>(
     read_ahead: &mut ReadAhead,
 ) -> Result<Claimed> {
     let paths: Vec<String> = names.iter().map(|n| path::join(&core.path, n)).collect();
+    let started = std::time::Instant::now();
+    let ahead = read_ahead.len();
     let reads = read_window(core, &names, &paths, read_ahead)?;
+    let (read_in, window) = (started.elapsed(), paths.len());
     let mut claimed = Claimed::default();
     let mut claimable = Vec::with_capacity(names.len());
     for ((name, item_path), read) in names.into_iter().zip(paths).zip(reads) {
@@ -73,6 +76,14 @@ pub(super) fn window<T: Send + 'static>(
     }
     let deletes: Vec<(String, Option<i32>)> = claimable.iter().map(|(_, p, v, ..)| (p.clone(), Some(*v))).collect();
     let results = core.client.delete_many(&deletes)?;
+    log::trace!(
+        "queue {}: window of {}: read in {read_in:?} ({} read with the listing), {} deleted in {:?}",
+        core.path,
+        window,
+        ahead - read_ahead.len(),
+        deletes.len(),
+        started.elapsed() - read_in
+    );
     for ((name, item_path, version, values, meta), deleted) in claimable.into_iter().zip(results) {
         // A delete whose reply was lost may not have reached the server: it
         // is sent again (with retries) before anything is delivered.

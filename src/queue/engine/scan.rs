@@ -105,6 +105,7 @@ fn scan<T: Send + 'static>(
             // Items created from now on arrive by name.
             kept.restart_arrivals(core);
             let paths: Vec<String> = expected.iter().map(|name| path::join(&core.path, name)).collect();
+            let started = Instant::now();
             let listing = match core
                 .client
                 .watch_children_reading(&core.path, latch, Opts::new(), &paths)
@@ -113,6 +114,13 @@ fn scan<T: Send + 'static>(
                 other => other?,
             };
             kept.listed(&listing.children);
+            log::trace!(
+                "queue {}: listed {} children in {:?}, {} expected read with them",
+                core.path,
+                listing.children.len(),
+                started.elapsed(),
+                listing.read.iter().filter(|read| read.is_ok()).count()
+            );
             read_ahead.extend(
                 expected
                     .into_iter()
