@@ -16,7 +16,7 @@ use crate::support::server::{shared_connect_string, unique_path};
 use crate::support::{self, client};
 
 /// The proxy's delay per forwarded chunk, each way.
-const DELAY: Duration = Duration::from_millis(100);
+const DELAY: Duration = Duration::from_millis(250);
 
 #[test]
 fn an_idle_plain_consumer_reads_a_new_item_in_the_round_trip_of_its_listing() {
