@@ -183,6 +183,6 @@ pub use queue::kinds;
 pub use queue::{
     CloseReport, ConsumeError, DeadLetter, DeadLetters, DelayQueue, DeliverAt, Delivery, DistributedQueue, ErrorMode,
     IdQueue, ItemMeta, ItemReceiver, PriorityQueue, Purged, PutListener, Queue, QueueBuilder, QueueConsumer,
-    QueueStats, RawItem, RawQueue, RawTaken, Requeued, Undecodable,
+    QueueStats, RawItem, RawQueue, RawTaken, Requeued, ShardChoice, ShardPolicy, ShardedQueue, Undecodable,
 };
 pub use recipes::{LeaderLatch, LeaderLatchBuilder, Leadership, Participant, SimpleQueue, SimpleQueueBuilder};

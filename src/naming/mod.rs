@@ -1,9 +1,11 @@
 //! Node names: the sequence numbers ZooKeeper appends, each recipe's
-//! prefixes, and the one [`Kind`] of a Curator queue.
+//! prefixes, the one [`Kind`] of a Curator queue, and the random UUIDs of
+//! Curator's names.
 
 mod curator;
 mod kind;
 mod sequence;
+mod uuid;
 
 pub(crate) use curator::{
     delay_epoch, delay_prefix, fix_id, id_prefix, is_item, item_prefix, item_sequence, parse_id, parse_priority,
@@ -11,3 +13,4 @@ pub(crate) use curator::{
 };
 pub use kind::Kind;
 pub(crate) use sequence::{parse_sequence, SequenceKey};
+pub(crate) use uuid::random_uuid;

@@ -8,6 +8,7 @@ use super::core::{Consumer, Core, Options};
 use super::pull::{self, ItemReceiver};
 use super::{
     ConsumeError, DelayQueue, DistributedQueue, ErrorMode, IdQueue, ItemMeta, PriorityQueue, Queue, QueueConsumer,
+    ShardPolicy, ShardedQueue,
 };
 use crate::client::{Acl, ZkClient};
 use crate::codec::QueueSerializer;
@@ -553,6 +554,62 @@ impl<T: Send + 'static> QueueBuilder<T> {
             });
         }
         self.build(Kind::Id)
+    }
+
+    /// A sharded queue (Curator's `QueueSharder` layout): plain FIFO shards
+    /// `queue-<UUID>` under this builder's path, each a queue built with
+    /// this builder's settings, and a leader, elected at `leader_path` with
+    /// Curator's `LeaderLatch` names, that adds a shard as `policy` says.
+    /// Java `QueueSharder`s with the same paths share it. A lock path or a
+    /// dead-letter path set here is the parent of each shard's own (a child
+    /// named after the shard). See [`ShardedQueue`] for what puts and
+    /// consumers do.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// use zk_queue::{QueueBuilder, ShardPolicy, StringSerializer, ZkClient};
+    /// let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer)
+    ///     .build_sharded_queue("/jobs-leader", ShardPolicy::new().threshold(10_000))?;
+    /// queue.put("job".to_string())?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`build_queue`](Self::build_queue); also [`Error::InvalidArgument`]
+    /// for a policy without room or time, a pull consumer (one receiver per
+    /// shard is not offered), or a leader path that is the queue path, inside
+    /// it, or holds it.
+    pub fn build_sharded_queue(self, leader_path: &str, policy: ShardPolicy) -> Result<ShardedQueue<T>> {
+        ShardedQueue::start(self, leader_path, policy)
+    }
+
+    /// This builder for the shard `shard` (a child of its path) of a sharded
+    /// queue; a lock or dead-letter path becomes its child of that name.
+    pub(crate) fn for_shard(&self, shard: &str) -> QueueBuilder<T> {
+        let mut options = self.options.clone();
+        options.lock_path = options.lock_path.map(|p| path::join(&p, shard));
+        options.dead_letter_path = options.dead_letter_path.map(|p| path::join(&p, shard));
+        QueueBuilder {
+            client: self.client.clone(),
+            path: path::join(&self.path, shard),
+            serializer: Arc::clone(&self.serializer),
+            consumer: self.consumer.clone(),
+            options,
+            error_mode_set: self.error_mode_set,
+            put_in_background_set: self.put_in_background_set,
+        }
+    }
+
+    /// The client, the path and the ACL a sharded queue's own nodes take.
+    pub(crate) fn sharding_parts(&self) -> (&ZkClient, &str, &[Acl]) {
+        (&self.client, &self.path, &self.options.acl)
+    }
+
+    /// Whether the items go to a pull receiver.
+    pub(crate) fn pulls(&self) -> bool {
+        matches!(self.consumer, Some(Consumer::Pull(_)))
     }
 
     fn build<K>(mut self, kind: Kind) -> Result<Queue<T, K>> {

@@ -47,6 +47,15 @@ pub(crate) enum Consumer<T> {
     Pull(Arc<PullConsumer<T>>),
 }
 
+impl<T> Clone for Consumer<T> {
+    fn clone(&self) -> Self {
+        match self {
+            Consumer::Callback(callback) => Consumer::Callback(Arc::clone(callback)),
+            Consumer::Pull(pull) => Consumer::Pull(Arc::clone(pull)),
+        }
+    }
+}
+
 impl<T: Send + 'static> Consumer<T> {
     /// Tells the consumer of an error met outside `consume`.
     pub(crate) fn error(&self, error: &Error) {
@@ -300,6 +309,7 @@ impl<T: Send + 'static> Core<T> {
             Err(_) => &self.counters.put_failures,
         };
         QueueCounters::add(counter, items.len());
+        QueueCounters::bump(&self.counters.put_nodes_ended);
         for listener in self.listeners.read().iter() {
             let call = std::panic::AssertUnwindSafe(|| match result {
                 Ok(()) => listener.put_completed(items),

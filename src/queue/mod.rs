@@ -18,6 +18,7 @@ mod meta;
 mod pull;
 mod put;
 mod raw;
+mod sharded;
 mod stats;
 mod store;
 
@@ -29,6 +30,7 @@ pub use handle::Queue;
 pub use meta::ItemMeta;
 pub use pull::{Delivery, ItemReceiver};
 pub use raw::{Purged, RawItem, RawQueue, RawTaken, Undecodable};
+pub use sharded::{ShardChoice, ShardPolicy, ShardedQueue};
 pub use stats::{CloseReport, QueueStats};
 
 /// A FIFO queue of Curator's `DistributedQueue` format, made by

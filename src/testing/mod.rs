@@ -41,6 +41,7 @@
 mod boot;
 mod builder;
 mod cluster;
+mod delay_line;
 mod error;
 mod launch;
 mod probe;

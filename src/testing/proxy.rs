@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 
+use super::delay_line::DelayLine;
+
 /// How often an idle proxy thread checks for shutdown.
 const POLL: Duration = Duration::from_millis(50);
 
@@ -298,7 +300,9 @@ impl FaultProxy {
         )
     }
 
-    /// Delays every forwarded chunk by `delay` (zero for none).
+    /// Delays every forwarded chunk by `delay` (zero for none), as a link's
+    /// latency: chunks sent together arrive together, each `delay` after it
+    /// was sent, in order.
     ///
     /// ```
     /// use std::time::Duration;
@@ -399,6 +403,8 @@ fn connect(client: TcpStream, target: SocketAddr, shared: &Arc<Shared>) -> io::R
 fn pump(mut from: TcpStream, mut to: TcpStream, replies: bool, connection: u64, shared: &Shared) {
     let mut buf = vec![0u8; 64 * 1024];
     let mut frames = Frames::default();
+    // Chunks forwarded while a delay is set go through a delay line.
+    let mut line: Option<DelayLine> = None;
     loop {
         if shared.stopping.load(Ordering::Acquire) {
             break;
@@ -469,17 +475,31 @@ fn pump(mut from: TcpStream, mut to: TcpStream, replies: bool, connection: u64, 
         };
         if forward && !out.is_empty() {
             let delay = *shared.delay.lock();
-            if !delay.is_zero() {
-                std::thread::sleep(delay);
+            // Once delayed, every later chunk goes through the line too, so
+            // none overtakes another.
+            if line.is_none() && !delay.is_zero() {
+                match to.try_clone().and_then(DelayLine::new) {
+                    Ok(new) => line = Some(new),
+                    Err(_) => break,
+                }
             }
-            if to.write_all(&out).is_err() {
-                break;
+            match &line {
+                Some(line) => line.send(out, delay),
+                None => {
+                    if to.write_all(&out).is_err() {
+                        break;
+                    }
+                }
             }
         }
         if cut {
             // The reply is lost and the connection with it.
             break;
         }
+    }
+    // What was forwarded before the end still arrives.
+    if let Some(line) = line {
+        line.drain();
     }
     let _ = from.shutdown(Shutdown::Both);
     let _ = to.shutdown(Shutdown::Both);

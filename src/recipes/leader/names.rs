@@ -8,6 +8,8 @@
 //! text (Curator's `StandardLockInternalsDriver.fixForSorting`); the first
 //! is the leader.
 
+use crate::naming::random_uuid;
+
 /// What every participant's name has before its sequence.
 pub(crate) const LOCK_NAME: &str = "latch-";
 
@@ -17,7 +19,7 @@ const PROTECTED_MARK: &str = "_c_";
 /// The start of a new participant's node names, `_c_<random UUID>-`: no
 /// other participant's name starts with it.
 pub(crate) fn protected_prefix() -> String {
-    format!("{PROTECTED_MARK}{}-", uuid_v4(fastrand::u128(..)))
+    format!("{PROTECTED_MARK}{}-", random_uuid())
 }
 
 /// The name to create a participant's node with (the server appends the
@@ -42,31 +44,12 @@ pub(crate) fn sorted(mut children: Vec<String>) -> Vec<String> {
     children
 }
 
-/// A random (version 4) UUID from `bits`, as Java's `UUID.toString` writes
-/// it: lower-case hex in groups of 8, 4, 4, 4 and 12.
-fn uuid_v4(bits: u128) -> String {
-    let bits = (bits & !(0xF << 76) | (0x4 << 76)) & !(0x3 << 62) | (0x2 << 62);
-    let hex = format!("{bits:032x}");
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..]
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn a_uuid_has_java_s_layout_with_version_4_and_the_ietf_variant() {
-        let uuid = uuid_v4(0);
-        assert_eq!(uuid, "00000000-0000-4000-8000-000000000000");
-        let uuid = uuid_v4(u128::MAX);
-        assert_eq!(uuid, "ffffffff-ffff-4fff-bfff-ffffffffffff");
+    fn a_protected_prefix_is_curator_s_mark_and_a_new_uuid() {
         let prefix = protected_prefix();
         assert!(prefix.starts_with("_c_") && prefix.ends_with('-') && prefix.len() == 3 + 36 + 1);
         assert_ne!(protected_prefix(), prefix);

@@ -34,6 +34,9 @@ pub(super) fn run(shared: &Shared) {
     let mut ours: Option<Ours> = None;
     let mut backoff = Backoff::new(FIRST_PAUSE, MAX_PAUSE);
     let mut failures = 0u32;
+    // Every state the client goes through, so that a disconnection that is
+    // over before this thread looks still ends leadership (and is heard).
+    let states = shared.client.state_listener();
     while !shared.stopping() {
         let latch = Latch::new();
         *shared.wake.lock() = latch.clone();
@@ -41,6 +44,9 @@ pub(super) fn run(shared: &Shared) {
             break;
         }
         let _guard = shared.client.wake_on_state_change(&latch);
+        if states.try_iter().any(|state| !state.is_connected()) {
+            shared.set_leading(None);
+        }
         match round(shared, &protected, &mut ours, &latch) {
             Ok(_watch) => {
                 backoff.reset();

@@ -24,6 +24,7 @@ mod pull_window;
 mod raw;
 mod read_ahead;
 mod removing;
+mod sharded;
 mod stats;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

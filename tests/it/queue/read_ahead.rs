@@ -7,22 +7,25 @@
 
 use std::time::{Duration, Instant};
 
-use zk_queue::testing::FaultProxy;
+use zk_queue::testing::{FaultProxy, TestingServer};
 use zk_queue::{ConsumeError, QueueBuilder, StringSerializer};
 
 use super::WAIT;
 use crate::support::queues::producer;
-use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{self, client};
+use crate::support::server::unique_path;
+use crate::support::{self, client_of};
 
 /// The proxy's delay per forwarded chunk, each way.
-const DELAY: Duration = Duration::from_millis(250);
+const DELAY: Duration = Duration::from_millis(400);
 
 #[test]
 fn an_idle_plain_consumer_reads_a_new_item_in_the_round_trip_of_its_listing() {
-    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    // A server of its own: the shared one's load would add its queueing to
+    // the round trips this test counts.
+    let server = TestingServer::start().unwrap();
+    let proxy = FaultProxy::start(&server.connect_string()).unwrap();
     let slow = support::proxied_client(&proxy);
-    let fast = client();
+    let fast = client_of(&server.connect_string());
     let path = unique_path("read-ahead-idle");
     let producer = producer(&fast, &path).build_queue().unwrap();
     let (tx, rx) = crossbeam_channel::unbounded();

@@ -1,0 +1,115 @@
+/*
+ * ShardModes: the QueuePeer modes that use Curator's QueueSharder over plain
+ * DistributedQueue shards (String items, UTF-8), so the Rust tests can share
+ * a sharded queue with it.
+ *
+ *   curator-sharder-put      put <count> items (prefix + i) through the
+ *                            sharder, one every -Dpeer.putEveryMs ms, each
+ *                            into sharder.getQueue() (foreground puts), then
+ *                            print "shards N" on stderr
+ *   curator-sharder-consume  consume <count> items from every shard the
+ *                            sharder has or adopts, printing each as one
+ *                            stdout line; "ready" on stderr once started
+ *
+ * Options (system properties):
+ *   -Dpeer.leaderPath=/path     the sharder's leader path (required)
+ *   -Dpeer.threshold=N          QueueSharderPolicies.newQueueThreshold (default 10000)
+ *   -Dpeer.checkMs=N            QueueSharderPolicies.thresholdCheckMs (default 30000)
+ *   -Dpeer.maxShards=N          QueueSharderPolicies.maxQueues (default 10)
+ *   -Dpeer.putEveryMs=N         the pause between puts (default 0)
+ */
+
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.Map;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.queue.DistributedQueue;
+import org.apache.curator.framework.recipes.queue.QueueBuilder;
+import org.apache.curator.framework.recipes.queue.QueueConsumer;
+import org.apache.curator.framework.recipes.queue.QueueSharder;
+import org.apache.curator.framework.recipes.queue.QueueSharderPolicies;
+import org.apache.curator.framework.state.ConnectionState;
+
+final class ShardModes {
+    private ShardModes() {}
+
+    static void register(Map<String, QueuePeer.Mode> modes) {
+        modes.put("curator-sharder-put", ShardModes::put);
+        modes.put("curator-sharder-consume", ShardModes::consume);
+    }
+
+    private static String leaderPath() {
+        String path = System.getProperty("peer.leaderPath");
+        if (path == null) {
+            throw new QueuePeer.UsageException("-Dpeer.leaderPath is required");
+        }
+        return path;
+    }
+
+    private static QueueSharderPolicies policies() {
+        return QueueSharderPolicies.builder()
+                .newQueueThreshold(Integer.getInteger("peer.threshold", 10_000))
+                .thresholdCheckMs(Integer.getInteger("peer.checkMs", 30_000))
+                .maxQueues(Integer.getInteger("peer.maxShards", 10))
+                .build();
+    }
+
+    static void put(QueuePeer.Args a) throws Exception {
+        long everyMs = Long.getLong("peer.putEveryMs", 0L);
+        try (CuratorFramework client = QueuePeer.connectCurator(a.connect())) {
+            QueueSharder<String, DistributedQueue<String>> sharder = new QueueSharder<>(
+                    client,
+                    (c, path) -> QueueBuilder.builder(c, null, CuratorModes.SERIALIZER, path)
+                            .putInBackground(false)
+                            .buildQueue(),
+                    a.path(), leaderPath(), policies());
+            sharder.start();
+            try {
+                for (int i = 0; i < a.count(); i++) {
+                    sharder.getQueue().put(a.prefix() + i);
+                    if (everyMs > 0) {
+                        Thread.sleep(everyMs);
+                    }
+                }
+                System.err.println("shards " + sharder.getShardQty());
+                System.err.flush();
+            } finally {
+                sharder.close();
+            }
+        }
+    }
+
+    static void consume(QueuePeer.Args a) throws Exception {
+        CountDownLatch done = new CountDownLatch(a.count());
+        AtomicInteger printed = new AtomicInteger();
+        QueueConsumer<String> consumer = new QueueConsumer<>() {
+            @Override
+            public void consumeMessage(String item) {
+                QueuePeer.emit(item);
+                printed.incrementAndGet();
+                done.countDown();
+            }
+
+            @Override
+            public void stateChanged(CuratorFramework client, ConnectionState newState) {}
+        };
+        try (CuratorFramework client = QueuePeer.connectCurator(a.connect())) {
+            QueueSharder<String, DistributedQueue<String>> sharder = new QueueSharder<>(
+                    client,
+                    (c, path) -> QueueBuilder.builder(c, consumer, CuratorModes.SERIALIZER, path).buildQueue(),
+                    a.path(), leaderPath(), policies());
+            sharder.start();
+            System.err.println("ready");
+            System.err.flush();
+            try {
+                // The watchdog bounds the whole run.
+                done.await();
+            } finally {
+                sharder.close();
+            }
+            System.err.println("shards " + sharder.getShardQty());
+            System.err.flush();
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! Sharded queues (`QueueBuilder::build_sharded_queue`): Curator's
+//! `QueueSharder` layout, where an elected leader adds `queue-<UUID>` shards
+//! as they fill; puts that keep to the threshold; consumers that cover every
+//! shard; and one sharded queue shared with Curator's `QueueSharder` in Java,
+//! both ways.
+
+use std::time::Duration;
+
+use zk_queue::{QueueBuilder, ShardPolicy, ShardedQueue, StringSerializer, ZkClient};
+
+use super::{items, WAIT};
+use crate::support::client;
+use crate::support::java::PeerCommand;
+use crate::support::recorder::Recorder;
+use crate::support::server::{shared_connect_string, unique_path};
+
+/// Threshold `threshold`, at most 3 shards, and a check interval long
+/// enough that no check happens during a test unless the test wants one.
+fn policy(threshold: usize) -> ShardPolicy {
+    ShardPolicy::new()
+        .threshold(threshold)
+        .check_interval(Duration::from_secs(60))
+        .max_shards(3)
+}
+
+fn producer(client: &ZkClient, path: &str, leader: &str, policy: ShardPolicy) -> ShardedQueue<String> {
+    QueueBuilder::new(client, path, StringSerializer)
+        .put_in_background(false)
+        .build_sharded_queue(leader, policy)
+        .unwrap()
+}
+
+/// The item count of each shard of `path`, sorted, as the server lists them.
+fn shard_sizes(client: &ZkClient, path: &str) -> Vec<usize> {
+    let (shards, _) = client.get_children(path).unwrap();
+    let mut sizes: Vec<usize> = shards
+        .iter()
+        .map(|shard| client.get_children(&format!("{path}/{shard}")).unwrap().0.len())
+        .collect();
+    sizes.sort_unstable();
+    sizes
+}
+
+fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + WAIT;
+    while !condition() {
+        assert!(std::time::Instant::now() < deadline, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn a_leader_adds_a_shard_when_its_puts_find_every_shard_full_and_never_overfills_one() {
+    let client = client();
+    let path = unique_path("sharded-leader-puts");
+    let leader = unique_path("sharded-leader-puts-leader");
+    let queue = producer(&client, &path, &leader, policy(10));
+    wait_until("the only sharder leads", || queue.is_leader());
+    for item in items("item-", 25) {
+        queue.put(item).unwrap();
+    }
+    assert_eq!(queue.shard_count(), 3);
+    // A count taken while a put is in flight may count it twice, so a shard
+    // can be left an item short; never one past.
+    let sizes = shard_sizes(&client, &path);
+    assert!(
+        sizes.iter().all(|&size| size <= 10),
+        "a shard past the threshold: {sizes:?}"
+    );
+    assert_eq!(sizes.iter().sum::<usize>(), 25);
+    for shard in queue.shard_paths() {
+        let name = shard.rsplit('/').next().unwrap();
+        assert!(
+            name.starts_with("queue-") && name.len() == "queue-".len() + 36,
+            "{name}"
+        );
+    }
+    // At the maximum, puts go to the least full shard.
+    for item in items("more-", 10) {
+        queue.put(item).unwrap();
+    }
+    assert_eq!(queue.shard_count(), 3);
+    let sizes = shard_sizes(&client, &path);
+    assert!(sizes[2] - sizes[0] <= 2, "not spread over the shards: {sizes:?}");
+    assert_eq!(queue.len().unwrap(), 35);
+}
+
+#[test]
+fn only_the_leader_adds_shards() {
+    let clients = [client(), client()];
+    let path = unique_path("sharded-follower");
+    let leader_path = unique_path("sharded-follower-leader");
+    let first = producer(&clients[0], &path, &leader_path, policy(10));
+    wait_until("the first sharder leads", || first.is_leader());
+    let second = producer(&clients[1], &path, &leader_path, policy(10));
+    for item in items("item-", 15) {
+        second.put(item).unwrap();
+    }
+    assert!(!second.is_leader());
+    assert_eq!(shard_sizes(&clients[0], &path), vec![15], "a follower adds no shard");
+
+    // Leadership moves to the second sharder; its next put finds every
+    // shard full and adds one.
+    first.close();
+    wait_until("the second sharder leads", || second.is_leader());
+    second.put("after".to_string()).unwrap();
+    assert_eq!(shard_sizes(&clients[0], &path), vec![1, 15]);
+}
+
+#[test]
+fn a_consumer_takes_every_item_once_from_every_shard_also_those_added_after_it_started() {
+    let clients = [client(), client()];
+    let path = unique_path("sharded-consumer");
+    let leader_path = unique_path("sharded-consumer-leader");
+    let producer = producer(&clients[0], &path, &leader_path, policy(10));
+    wait_until("the producer leads", || producer.is_leader());
+    let recorder = Recorder::new();
+    let consumer = QueueBuilder::new(&clients[1], &path, StringSerializer)
+        .consumer(recorder.clone())
+        .build_sharded_queue(&leader_path, policy(10))
+        .unwrap();
+    assert_eq!(consumer.shard_count(), 1);
+    let expected = items("item-", 30);
+    for item in &expected {
+        producer.put(item.clone()).unwrap();
+    }
+    assert_eq!(producer.shard_count(), 3);
+    let mut got = recorder.wait_for(expected.len(), WAIT);
+    got.sort();
+    let mut want = expected;
+    want.sort();
+    assert_eq!(got, want, "every item exactly once");
+    assert_eq!(consumer.shard_count(), 3, "it found the shards added after it started");
+    consumer.close();
+}
+
+#[test]
+fn a_sharded_queue_refuses_a_leader_path_inside_its_path_and_a_policy_without_room() {
+    let client = client();
+    let path = unique_path("sharded-invalid");
+    let build = |leader: &str, policy: ShardPolicy| {
+        QueueBuilder::new(&client, &path, StringSerializer).build_sharded_queue(leader, policy)
+    };
+    assert!(matches!(
+        build(&path, ShardPolicy::new()),
+        Err(zk_queue::Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        build(&format!("{path}/leader"), ShardPolicy::new()),
+        Err(zk_queue::Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        build(&unique_path("sharded-invalid-leader"), ShardPolicy::new().threshold(0)),
+        Err(zk_queue::Error::InvalidArgument(_))
+    ));
+    assert!(
+        client.exists(&path).unwrap().is_none(),
+        "nothing is created before the settings are checked"
+    );
+}
+
+/// A Curator `QueueSharder` peer on `path` with threshold 5, checks every
+/// 50 ms and at most 10 shards.
+fn curator_sharder(mode: &str, path: &str, leader_path: &str, count: usize) -> PeerCommand {
+    PeerCommand::new(mode, &shared_connect_string(), path, count)
+        .property("peer.leaderPath", leader_path)
+        .property("peer.threshold", 5)
+        .property("peer.checkMs", 50)
+        .property("peer.maxShards", 10)
+}
+
+#[test]
+fn items_a_curator_sharder_puts_are_each_consumed_once_from_every_shard_by_ours() {
+    let path = unique_path("sharded-from-curator");
+    let leader_path = unique_path("sharded-from-curator-leader");
+    let client = client();
+    // Slower than the puts, so that shards fill.
+    let recorder = Recorder::new().slow(Duration::from_millis(50));
+    // Ours leads (its latch comes first) and adds shards at its checks.
+    let ours = QueueBuilder::new(&client, &path, StringSerializer)
+        .consumer(recorder.clone())
+        .build_sharded_queue(
+            &leader_path,
+            ShardPolicy::new()
+                .threshold(5)
+                .check_interval(Duration::from_millis(100))
+                .max_shards(10),
+        )
+        .unwrap();
+    wait_until("ours leads", || ours.is_leader());
+    let output = curator_sharder("curator-sharder-put", &path, &leader_path, 40)
+        .prefix("java-")
+        .property("peer.putEveryMs", 20)
+        .run_output()
+        .unwrap();
+    let mut got = recorder.wait_for(40, WAIT);
+    got.sort();
+    let mut want = items("java-", 40);
+    want.sort();
+    assert_eq!(got, want, "every item exactly once");
+    assert!(
+        ours.shard_count() >= 2,
+        "{} shards: nothing was sharded",
+        ours.shard_count()
+    );
+    assert!(output.stderr.contains("shards "), "{}", output.stderr);
+    ours.close();
+}
+
+#[test]
+fn items_ours_puts_are_each_consumed_once_by_a_curator_sharder_from_every_shard() {
+    let path = unique_path("sharded-to-curator");
+    let leader_path = unique_path("sharded-to-curator-leader");
+    // The Java sharder leads (its latch comes first) and adds shards at
+    // its checks; ours follows, finds them at once, and spreads its puts.
+    let java = curator_sharder("curator-sharder-consume", &path, &leader_path, 40)
+        .spawn()
+        .unwrap();
+    java.wait_ready(WAIT).unwrap();
+    let client = client();
+    let ours = producer(
+        &client,
+        &path,
+        &leader_path,
+        ShardPolicy::new()
+            .threshold(5)
+            .check_interval(Duration::from_millis(100))
+            .max_shards(10),
+    );
+    assert!(!ours.is_leader());
+    for item in items("rust-", 40) {
+        ours.put(item).unwrap();
+        // Paced, so the Java leader's checks (every 50 ms) see shards fill.
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let shards = ours.shard_count();
+    let output = java.wait_output().unwrap();
+    let mut got = output.lines;
+    got.sort();
+    let mut want = items("rust-", 40);
+    want.sort();
+    assert_eq!(got, want, "every item exactly once");
+    assert!(shards >= 2, "{shards} shards: nothing was sharded");
+    ours.close();
+}
