@@ -340,6 +340,20 @@ pub fn decode_item(layout: Layout, data: &[u8]) -> Result<DecodedItem, FrameErro
     Ok(item)
 }
 
+/// Whether `name` is the name of a shard of a sharded queue (Curator's
+/// `QueueSharder` layout, [`ShardedQueue`](crate::ShardedQueue)):
+/// `queue-<UUID>`.
+///
+/// ```
+/// use zk_queue::inspect::is_shard_name;
+/// assert!(is_shard_name("queue-0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f0"));
+/// assert!(!is_shard_name("queue-0000000003"));
+/// ```
+pub fn is_shard_name(name: &str) -> bool {
+    name.strip_prefix(crate::naming::QUEUE_PREFIX)
+        .is_some_and(crate::naming::is_uuid)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

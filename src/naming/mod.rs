@@ -13,4 +13,4 @@ pub(crate) use curator::{
 };
 pub use kind::Kind;
 pub(crate) use sequence::{parse_sequence, SequenceKey};
-pub(crate) use uuid::random_uuid;
+pub(crate) use uuid::{is_uuid, random_uuid};

@@ -7,6 +7,19 @@ pub(crate) fn random_uuid() -> String {
     uuid_v4(fastrand::u128(..))
 }
 
+/// Whether `text` is a UUID as Java writes it: 36 characters, hex digits
+/// with dashes after the 8th, 12th, 16th and 20th.
+pub(crate) fn is_uuid(text: &str) -> bool {
+    text.len() == 36
+        && text.bytes().enumerate().all(|(i, b)| {
+            if matches!(i, 8 | 13 | 18 | 23) {
+                b == b'-'
+            } else {
+                b.is_ascii_hexdigit()
+            }
+        })
+}
+
 /// The version 4 UUID made of `bits` (its version and variant bits set).
 fn uuid_v4(bits: u128) -> String {
     let bits = (bits & !(0xF << 76) | (0x4 << 76)) & !(0x3 << 62) | (0x2 << 62);
@@ -32,5 +45,7 @@ mod tests {
         let uuid = random_uuid();
         assert_eq!(uuid.len(), 36);
         assert_ne!(random_uuid(), uuid);
+        assert!(is_uuid(&uuid) && is_uuid("0F1E2D3C-4B5A-4978-8695-a4b3c2d1e0f0"));
+        assert!(!is_uuid("0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f") && !is_uuid("0f1e2d3c4b5a-4978-8695-a4b3c2d1e0f0-"));
     }
 }

@@ -2,7 +2,9 @@
 //!
 //! Works on the classic recipe's queues (`qn-<seq>` nodes of raw bytes) and on
 //! Apache Curator's (`queue-…` nodes holding an item frame); the layout is
-//! detected from a queue's children. Errors are printed as one line
+//! detected from a queue's children. A queue whose children are all shards
+//! `queue-<UUID>` (Curator's `QueueSharder`, zk-queue's sharded queues) is
+//! sharded: `stats`, `peek` and `purge` cover every shard. Errors are printed as one line
 //! `zkq: <message>` on stderr, with exit code 1 (2 for usage errors).
 
 mod common;
@@ -11,6 +13,7 @@ mod locks;
 mod purge;
 mod put;
 mod read;
+mod shards;
 mod take;
 mod watch;
 

@@ -43,6 +43,9 @@ fn is_zero(n: &usize) -> bool {
 
 /// Deletes every item (of the detected layout) under the path.
 pub fn run(ctx: &Context, args: QueuePurgeArgs) -> anyhow::Result<()> {
+    if let Some(shards) = crate::shards::of(ctx, &args.purge.path)? {
+        return crate::shards::purge_all(ctx, &args, &shards);
+    }
     let queue = args.locks.apply(RawQueue::new(&ctx.client, &args.purge.path)?)?;
     let total = queue.listing()?.items.len();
     purge(ctx, &args.purge, total, || queue.purge().map(|p| (p.deleted, p.held)))

@@ -11,6 +11,7 @@ use zk_queue::path::join as child;
 use zk_queue::DeadLetters;
 
 use crate::common::{list, now_ms, preview, Context};
+use crate::shards;
 
 #[derive(Debug, Args)]
 pub struct PeekArgs {
@@ -183,6 +184,9 @@ pub fn print_described(ctx: &Context, items: &[PeekedItem]) -> anyhow::Result<()
 }
 
 pub fn peek(ctx: &Context, args: PeekArgs) -> anyhow::Result<()> {
+    if let Some(shards) = shards::of(ctx, &args.path)? {
+        return shards::peek(ctx, &args.path, args.count, &shards);
+    }
     let listing = list(ctx, &args.path)?;
     let head: Vec<ItemName> = listing.items.into_iter().take(args.count).collect();
     let items = describe(ctx, &args.path, listing.layout, &head)?;
@@ -234,18 +238,18 @@ pub fn ls(ctx: &Context, args: LsArgs) -> anyhow::Result<()> {
 }
 
 #[derive(Serialize, Default)]
-struct Stats {
+pub struct Stats {
     layout: String,
     kind: String,
     /// Item nodes.
-    items: usize,
+    pub items: usize,
     /// Children that are not items.
     foreign: usize,
     /// The head item's name and age in milliseconds (from its creation time).
     #[serde(skip_serializing_if = "Option::is_none")]
     head: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    oldest_age_ms: Option<i64>,
+    pub oldest_age_ms: Option<i64>,
     /// Items per priority (priority queues).
     #[serde(skip_serializing_if = "Option::is_none")]
     priorities: Option<BTreeMap<i32, usize>>,
@@ -256,16 +260,40 @@ struct Stats {
     not_due: Option<usize>,
     /// Lock nodes under the lock path, and their owners (lock data).
     #[serde(skip_serializing_if = "Option::is_none")]
-    locks: Option<usize>,
+    pub locks: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     lock_owners: Option<BTreeMap<String, String>>,
     /// Items under the dead-letter path.
     #[serde(skip_serializing_if = "Option::is_none")]
-    dead_letters: Option<usize>,
+    pub dead_letters: Option<usize>,
 }
 
 pub fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
-    let listing = list(ctx, &args.path)?;
+    if let Some(shards) = shards::of(ctx, &args.path)? {
+        return shards::stats(ctx, &args, &shards);
+    }
+    let stats = collect(
+        ctx,
+        &args.path,
+        args.lock_path.as_deref(),
+        args.dead_letter_path.as_deref(),
+    )?;
+    if ctx.json {
+        return ctx.print_json(&stats);
+    }
+    print_stats(&stats, "");
+    Ok(())
+}
+
+/// The statistics of the queue at `path`, with its locks and dead letters
+/// if their paths are given.
+pub fn collect(
+    ctx: &Context,
+    path: &str,
+    lock_path: Option<&str>,
+    dead_letter_path: Option<&str>,
+) -> anyhow::Result<Stats> {
+    let listing = list(ctx, path)?;
     let mut stats = Stats {
         layout: listing.layout.to_string(),
         kind: listing.kind.to_string(),
@@ -274,7 +302,7 @@ pub fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         ..Stats::default()
     };
     if let Some(head) = listing.items.first() {
-        if let Some(stat) = ctx.client.exists(&child(&args.path, &head.name))? {
+        if let Some(stat) = ctx.client.exists(&child(path, &head.name))? {
             stats.head = Some(head.name.clone());
             stats.oldest_age_ms = Some((now_ms() - stat.ctime).max(0));
         }
@@ -296,7 +324,7 @@ pub fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         }
         Kind::Plain | Kind::Id => {}
     }
-    if let Some(lock_path) = &args.lock_path {
+    if let Some(lock_path) = lock_path {
         let names = match ctx.client.get_children(lock_path) {
             Ok((names, _)) => names,
             Err(e) if e.is_no_node() => Vec::new(),
@@ -315,36 +343,37 @@ pub fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         stats.locks = Some(owners.len());
         stats.lock_owners = Some(owners);
     }
-    if let Some(dlq) = &args.dead_letter_path {
+    if let Some(dlq) = dead_letter_path {
         stats.dead_letters = Some(DeadLetters::new(&ctx.client, dlq)?.names()?.len());
     }
-    if ctx.json {
-        return ctx.print_json(&stats);
-    }
-    println!("layout: {}", stats.layout);
-    println!("kind: {}", stats.kind);
-    println!("items: {}", stats.items);
-    println!("foreign children: {}", stats.foreign);
+    Ok(stats)
+}
+
+/// Prints `stats` as text, each line after `indent`.
+pub fn print_stats(stats: &Stats, indent: &str) {
+    println!("{indent}layout: {}", stats.layout);
+    println!("{indent}kind: {}", stats.kind);
+    println!("{indent}items: {}", stats.items);
+    println!("{indent}foreign children: {}", stats.foreign);
     if let (Some(head), Some(age)) = (&stats.head, stats.oldest_age_ms) {
-        println!("head: {head} (age {age} ms)");
+        println!("{indent}head: {head} (age {age} ms)");
     }
     if let Some(priorities) = &stats.priorities {
         for (priority, count) in priorities {
-            println!("priority {priority}: {count}");
+            println!("{indent}priority {priority}: {count}");
         }
     }
     if let (Some(due), Some(not_due)) = (stats.due, stats.not_due) {
-        println!("due: {due}");
-        println!("not due: {not_due}");
+        println!("{indent}due: {due}");
+        println!("{indent}not due: {not_due}");
     }
     if let Some(owners) = &stats.lock_owners {
-        println!("locks: {}", owners.len());
+        println!("{indent}locks: {}", owners.len());
         for (name, owner) in owners {
-            println!("  {name}: {owner}");
+            println!("{indent}  {name}: {owner}");
         }
     }
     if let Some(dead) = stats.dead_letters {
-        println!("dead letters: {dead}");
+        println!("{indent}dead letters: {dead}");
     }
-    Ok(())
 }

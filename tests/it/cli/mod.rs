@@ -6,6 +6,7 @@
 //! - `inspect`: `ls`, `stats` and `watch`.
 //! - `purge`, `dead_letter`: deleting items, and the `dead-letter` subcommands.
 //! - `locks`: `take` and `purge` beside a lock-safe consumer (`--lock-path`).
+//! - `sharded`: `stats`, `peek` and `purge` of a sharded queue.
 //! - `usage`: `ZK_CONNECT`, `--auth`, exit codes and one-line errors.
 //! - `errors`: an error case for every subcommand.
 
@@ -15,6 +16,7 @@ mod inspect;
 mod locks;
 mod purge;
 mod put_take;
+mod sharded;
 mod usage;
 
 use std::io::Write;
