@@ -87,6 +87,7 @@ impl<T: Send + 'static> QueueBuilder<T> {
                 min_items_before_refresh: 0,
                 dead_letter_path: None,
                 acl: client.default_acl().to_vec(),
+                coalesce: None,
             },
             error_mode_set: false,
             put_in_background_set: false,
@@ -221,6 +222,53 @@ impl<T: Send + 'static> QueueBuilder<T> {
     pub fn put_in_background(mut self, background: bool) -> Self {
         self.options.put_in_background = background;
         self.put_in_background_set = true;
+        self
+    }
+
+    /// Whether single puts (`put`, `try_put`, `put_timeout`; the same
+    /// priority or due time) made while the queue's put thread is writing
+    /// are written together as one node, in Curator's multi-item frame (as
+    /// [`put_multi`](super::Queue::put_multi) writes, and Curator's consumers
+    /// read). A queue that is not busy writes each put at once, as without
+    /// coalescing. Each put still gets its own result (background puts in
+    /// the put listeners, foreground ones from `put`, which waits for its
+    /// node); one thread's items keep their order. Id queues are not
+    /// coalesced: an id names one item. What it changes for consumers: a
+    /// node holds several items, so a lock-safe consumer's lock, a requeue
+    /// and a crash concern the node's remaining items together. A node holds
+    /// at most 1,024 items and 256 KiB. Defaults to `false`.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = QueueBuilder::new(&client, "/events", StringSerializer).coalesce_puts(true).build_queue()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn coalesce_puts(mut self, coalesce: bool) -> Self {
+        self.options.coalesce = coalesce.then(|| self.options.coalesce.unwrap_or_default());
+        self
+    }
+
+    /// With [`coalesce_puts`](Self::coalesce_puts), how long the put thread
+    /// waits after a put for others to join its node: more items per node,
+    /// each put up to `linger` later. Defaults to zero: nothing waits, and
+    /// items gather only while a write is in flight. Turns coalescing on.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// use std::time::Duration;
+    /// let queue = QueueBuilder::new(&client, "/events", StringSerializer)
+    ///     .coalesce_linger(Duration::from_millis(2))
+    ///     .build_queue()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn coalesce_linger(mut self, linger: Duration) -> Self {
+        self.options.coalesce = Some(linger);
         self
     }
 

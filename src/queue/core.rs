@@ -7,7 +7,7 @@ use parking_lot::{Condvar, Mutex, RwLock};
 
 use super::engine::Engine;
 use super::pull::PullConsumer;
-use super::put::Putter;
+use super::put::{Payload, Putter};
 use super::stats::{CloseReport, QueueCounters};
 use super::store::{Floor, Put};
 use super::{ErrorMode, PutListener, QueueConsumer};
@@ -36,6 +36,9 @@ pub(crate) struct Options {
     pub(crate) min_items_before_refresh: usize,
     pub(crate) dead_letter_path: Option<String>,
     pub(crate) acl: Vec<Acl>,
+    /// Single puts are coalesced into multi-item nodes, the put thread
+    /// waiting this long for more after the first (`None`: not coalesced).
+    pub(crate) coalesce: Option<Duration>,
 }
 
 /// Who consumes a queue's items.
@@ -213,8 +216,9 @@ impl<T: Send + 'static> Core<T> {
         // Known before the first put, so that a first put whose reply is lost
         // can be read back (see `store`).
         self.read_floor(Opts::new());
-        if self.options.put_in_background {
-            *self.putter.lock() = Some(Putter::start(Arc::clone(self))?);
+        if self.options.put_in_background || self.options.coalesce.is_some() {
+            let linger = self.options.coalesce.unwrap_or_default();
+            *self.putter.lock() = Some(Putter::start(Arc::clone(self), linger)?);
         }
         if self.consumer.is_some() {
             *self.engine.lock() = Some(Engine::start(Arc::clone(self))?);
@@ -265,7 +269,7 @@ impl<T: Send + 'static> Core<T> {
         if *self.life.lock() != Life::Started {
             return Err(Error::QueueClosed.into());
         }
-        let mut records = Vec::with_capacity(batch.as_ref().len());
+        let mut records: Vec<Vec<u8>> = Vec::with_capacity(batch.as_ref().len());
         for item in batch.as_ref() {
             let bytes = self
                 .serializer
@@ -283,22 +287,46 @@ impl<T: Send + 'static> Core<T> {
             }
         }
         let items = batch.into();
-        let putter = self.putter.lock();
-        match putter.as_ref() {
-            Some(putter) => {
-                *self.pending.lock() += 1;
-                putter.submit(put, items);
-            }
-            None => {
-                drop(putter);
-                let result = self
-                    .store(std::slice::from_ref(&put), deadline)
-                    .pop()
-                    .unwrap_or(Err(Error::Closed));
-                self.report(&items, result.as_ref().map(|_| ()));
-                result?;
-            }
+        let guard = self.putter.lock();
+        let Some(putter) = guard.as_ref() else {
+            drop(guard);
+            let result = self
+                .store(std::slice::from_ref(&put), deadline)
+                .pop()
+                .unwrap_or(Err(Error::Closed));
+            self.report(&items, result.as_ref().map(|_| ()));
+            result?;
+            return Ok(());
+        };
+        // A single item of a kind whose nodes may hold several goes into a
+        // node with others put meanwhile.
+        let coalesce = self.options.coalesce.is_some() && self.kind != Kind::Id && records.len() == 1;
+        let payload = match records.pop().filter(|_| coalesce) {
+            Some(record) => Payload::Record {
+                node_prefix: put.node_prefix,
+                record,
+            },
+            None => Payload::Node(put),
+        };
+        *self.pending.lock() += 1;
+        if self.options.put_in_background {
+            putter.submit(payload, items, None);
+            return Ok(());
         }
+        // Coalesced, in the foreground: wait for the node's result.
+        let (done, result) = crossbeam_channel::bounded(1);
+        putter.submit(payload, items, Some(done));
+        // Other threads' puts join the node meanwhile.
+        drop(guard);
+        let started = Instant::now();
+        let waited = match deadline {
+            Some(deadline) => result.recv_deadline(deadline).map_err(|_| Error::Timeout {
+                operation: "put",
+                after: started.elapsed(),
+            }),
+            None => result.recv().map_err(|_| Error::Closed),
+        };
+        waited??;
         Ok(())
     }
 

@@ -12,6 +12,7 @@
 
 mod arrivals;
 mod backoff;
+mod coalescing;
 mod competing;
 mod consuming;
 mod curator;
