@@ -18,6 +18,9 @@ use super::util::{self, Budget, Collector, Deadline};
 /// Items per node of the `multi` case.
 const MULTI_ITEMS_PER_NODE: usize = 100;
 
+/// Threads sharing the producer handle of the `coalesced` case.
+const COALESCED_THREADS: usize = 8;
+
 /// The cases, in the order they run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
 pub enum CaseName {
@@ -53,6 +56,9 @@ pub enum CaseName {
     /// SimpleQueue: 1 thread offers with put_all (64 a call), 1 thread takes with prefetch 64
     #[value(name = "simple-batched")]
     SimpleBatched,
+    /// 8 threads sharing one producer handle with coalesced puts, single
+    /// puts each; 1 consumer
+    Coalesced,
 }
 
 impl CaseName {
@@ -75,6 +81,7 @@ impl CaseName {
             CaseName::Multi => "multi",
             CaseName::Simple => "simple",
             CaseName::SimpleBatched => "simple-batched",
+            CaseName::Coalesced => "coalesced",
         }
     }
 }
@@ -104,6 +111,8 @@ pub struct Spec {
     pub consumers: usize,
     pub lock: bool,
     pub items_per_node: usize,
+    /// The producers are threads sharing one handle that coalesces puts.
+    pub coalesced: bool,
     /// Serial requests an item is expected to cost (for the deadline).
     serial_requests_per_item: f64,
 }
@@ -126,6 +135,7 @@ pub fn run(ctx: &Ctx, case: CaseName, e2e_rate: Option<f64>) -> CaseReport {
         consumers,
         lock,
         items_per_node,
+        coalesced: case == CaseName::Coalesced,
         serial_requests_per_item: serial,
     };
     // Expected serial requests per item: a create per put; a consumer's read
@@ -143,6 +153,7 @@ pub fn run(ctx: &Ctx, case: CaseName, e2e_rate: Option<f64>) -> CaseReport {
         CaseName::Delay => spec(Kind::Delay, 1, 1, false, 1, 3.0),
         CaseName::Multi => spec(Kind::Plain, 1, 1, false, MULTI_ITEMS_PER_NODE, 0.05),
         CaseName::Simple | CaseName::SimpleBatched => spec(Kind::Plain, 1, 1, false, 1, 3.0),
+        CaseName::Coalesced => spec(Kind::Plain, COALESCED_THREADS, 1, false, 1, 1.0),
     };
     let name = case.name();
     let bar = util::bar(ctx.show_progress, ctx.items as u64, name);
@@ -280,20 +291,26 @@ fn run_queue_case<K: CaseKind>(
         consumers.push((client, queue));
     }
 
-    // Producers are connected and started before the clock starts.
+    // Producers are connected and started before the clock starts: a
+    // handle each, or one coalescing handle all share.
     let stored = Arc::new(AtomicUsize::new(0));
     let mut producers = Vec::new();
-    for _ in 0..spec.producers {
+    let handles = if spec.coalesced { 1 } else { spec.producers };
+    for _ in 0..handles {
         let client = ZkClient::connect(ctx.connect).context("connecting a producer")?;
-        let queue = K::build(QueueBuilder::new(&client, path, BytesSerializer), ctx.priority_refresh)
-            .context("building a producer")?;
+        let builder = QueueBuilder::new(&client, path, BytesSerializer).coalesce_puts(spec.coalesced);
+        let queue = K::build(builder, ctx.priority_refresh).context("building a producer")?;
         queue.add_put_listener(PutWatch {
             stored: Arc::clone(&stored),
             collector: Arc::clone(&collector),
         });
-        producers.push((client, queue));
+        producers.push((client, Arc::new(queue)));
     }
-    let producer_stats: Vec<ZkClient> = producers.iter().map(|(c, _)| c.clone()).collect();
+    while producers.len() < spec.producers {
+        let shared = producers[0].clone();
+        producers.push(shared);
+    }
+    let producer_stats: Vec<ZkClient> = producers.iter().take(handles).map(|(c, _)| c.clone()).collect();
 
     let (done_tx, done_rx) = mpsc::channel();
     let started = Instant::now();
@@ -313,7 +330,8 @@ fn run_queue_case<K: CaseKind>(
                 if let Err(e) = &result {
                     collector.fail(format!("producer {p}: {e:#}"));
                 }
-                queue.close();
+                // The last thread holding the handle closes it.
+                drop(queue);
                 let _ = done_tx.send(result);
             })
             .context("starting a producer thread")?;

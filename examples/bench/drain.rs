@@ -75,13 +75,26 @@ fn drain(ctx: &Ctx, path: &str, q: usize) -> anyhow::Result<(f64, ChildReport)> 
     }
     let preload_secs = started.elapsed().as_secs_f64();
     bar.finish_and_clear();
+    let report = drain_in_child(ctx, path, q, None)?;
+    let (left, _) = ctx.admin.get_children(path).context("listing the drained queue")?;
+    ensure!(left.is_empty(), "{} nodes left in the drained queue", left.len());
+    Ok((preload_secs, report))
+}
 
+/// Drains the `q` items of the queue at `path` (sharded, with `leader` as
+/// its leader path) in a child process; its report.
+pub fn drain_in_child(ctx: &Ctx, path: &str, q: usize, leader: Option<&str>) -> anyhow::Result<ChildReport> {
     let deadline = ctx.budget.deadline(&format!("drain of {q} items"), 3.0 * q as f64);
     let exe = std::env::current_exe().context("locating the bench binary")?;
-    let mut child = Command::new(exe)
+    let mut command = Command::new(exe);
+    command
         .args(["--connect", ctx.connect])
         .args(["--drain-child", path, &q.to_string()])
-        .args(["--child-timeout-secs", &deadline.allowed.as_secs().max(1).to_string()])
+        .args(["--child-timeout-secs", &deadline.allowed.as_secs().max(1).to_string()]);
+    if let Some(leader) = leader {
+        command.args(["--drain-child-leader", leader]);
+    }
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -115,12 +128,16 @@ fn drain(ctx: &Ctx, path: &str, q: usize) -> anyhow::Result<(f64, ChildReport)> 
     let report: ChildReport =
         serde_json::from_str(line).with_context(|| format!("the drain child's report {line:?}"))?;
     ensure!(report.items == q, "the child drained {} of {q} items", report.items);
-    let (left, _) = ctx.admin.get_children(path).context("listing the drained queue")?;
-    ensure!(left.is_empty(), "{} nodes left in the drained queue", left.len());
-    Ok((preload_secs, report))
+    Ok(report)
 }
 
 /// The child: drains `N` items from `PATH` with a plain consumer.
+/// The drain child's consumer.
+enum Consumer {
+    Plain(zk_queue::DistributedQueue<Vec<u8>>),
+    Sharded(zk_queue::ShardedQueue<Vec<u8>>),
+}
+
 pub fn child_main(cli: &super::Args, args: &[String]) -> anyhow::Result<()> {
     let [path, n] = args else {
         bail!("--drain-child takes PATH and N")
@@ -135,8 +152,8 @@ pub fn child_main(cli: &super::Args, args: &[String]) -> anyhow::Result<()> {
     let counter = Arc::clone(&progress);
     // The queue consumes from the moment it is built.
     let started = Instant::now();
-    let queue = QueueBuilder::new(&client, path, BytesSerializer)
-        .consumer(move |item: Vec<u8>| -> Result<(), ConsumeError> {
+    let builder =
+        QueueBuilder::new(&client, path, BytesSerializer).consumer(move |item: Vec<u8>| -> Result<(), ConsumeError> {
             std::hint::black_box(item);
             let (count, done) = &*counter;
             let mut count = count.lock().unwrap_or_else(|e| e.into_inner());
@@ -146,9 +163,16 @@ pub fn child_main(cli: &super::Args, args: &[String]) -> anyhow::Result<()> {
                 done.notify_all();
             }
             Ok(())
-        })
-        .build_queue()
-        .context("building the consumer")?;
+        });
+    // A sharded queue (with its leader path) is drained over every shard.
+    let queue = match &cli.drain_child_leader {
+        Some(leader) => Consumer::Sharded(
+            builder
+                .build_sharded_queue(leader, super::sharded::policy())
+                .context("building the sharded consumer")?,
+        ),
+        None => Consumer::Plain(builder.build_queue().context("building the consumer")?),
+    };
     let (count, done) = &*progress;
     let mut state = count.lock().unwrap_or_else(|e| e.into_inner());
     while state.0 < n {
@@ -167,7 +191,10 @@ pub fn child_main(cli: &super::Args, args: &[String]) -> anyhow::Result<()> {
     }
     let (consumed, last) = (state.0, state.1.expect("an item was consumed"));
     drop(state);
-    queue.close();
+    match queue {
+        Consumer::Plain(queue) => drop(queue.close()),
+        Consumer::Sharded(queue) => drop(queue.close()),
+    }
     let report = ChildReport {
         items: consumed,
         secs: (last - started).as_secs_f64(),

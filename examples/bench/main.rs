@@ -45,6 +45,7 @@ mod java;
 mod latency;
 mod priority;
 mod report;
+mod sharded;
 mod simple;
 mod util;
 
@@ -118,6 +119,14 @@ struct Args {
     /// Internal: drain the queue at PATH, which holds N items, and report as JSON
     #[arg(long, hide = true, num_args = 2, value_names = ["PATH", "N"])]
     drain_child: Option<Vec<String>>,
+    /// Internal: the drain child's queue is sharded, with this leader path
+    #[arg(long, hide = true)]
+    drain_child_leader: Option<String>,
+    /// Sharded backlogs: put this many items into a sharded queue (Curator's
+    /// QueueSharder layout, threshold 10,000), with background puts and
+    /// then with coalesced puts, and drain each in a child process; 0 skips
+    #[arg(long, default_value_t = 0)]
+    sharded_backlog: usize,
     /// Internal: the drain child's deadline in seconds
     #[arg(long, hide = true, default_value_t = 600)]
     child_timeout_secs: u64,
@@ -246,6 +255,14 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
     }
     let mut drains: Vec<_> = cli.drain_sizes.iter().map(|&q| drain::run(&ctx, q)).collect();
     let mut backlogs = priority::run(&ctx, &cli.priority_backlogs);
+    let sharded = match cli.sharded_backlog {
+        0 => Vec::new(),
+        items => {
+            // The smallest drain's rate, what the sharded drains compare with.
+            let small = drains.iter().min_by_key(|d| d.items).and_then(|d| d.items_per_s);
+            sharded::run(&ctx, items, small)
+        }
+    };
     // Measured again, warm: the better of the two is the ceiling.
     let meter = cpu::Meter::start(&pids);
     let mut after = ceiling::measure(&admin, &root, (cli.items, cli.size), ("after", 0), show_progress)
@@ -299,6 +316,7 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
     out.footer(scaling.as_ref(), memory.as_ref());
     cpu::print(cli.json, &ceilings, &case_reports);
     priority::print(cli.json, &backlogs);
+    sharded::print(cli.json, &sharded);
     out.latency(&latencies, floor_ms);
 
     if let Err(e) = util::remove_tree(&admin, &root) {
@@ -324,6 +342,7 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
             memory,
             latency: latencies,
             priority_backlogs: backlogs,
+            sharded_backlogs: sharded,
             latency_floor_ms: floor_ms,
             total_secs: started.elapsed().as_secs_f64(),
             ok,

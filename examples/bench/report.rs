@@ -10,6 +10,7 @@ use super::env::Machine;
 use super::java::JavaCeiling;
 use super::latency::LatencyReport;
 use super::priority::PriorityReport;
+use super::sharded::ShardedReport;
 use super::util::{percentile_ms, Requests};
 
 /// The `--json` document.
@@ -34,6 +35,8 @@ pub struct Document {
     pub latency_floor_ms: f64,
     /// Priority backlogs drained while an urgent item is put.
     pub priority_backlogs: Vec<PriorityReport>,
+    /// Sharded backlogs put and drained (`--sharded-backlog`).
+    pub sharded_backlogs: Vec<ShardedReport>,
     pub total_secs: f64,
     /// Every case and drain finished within its deadline.
     pub ok: bool,

@@ -151,6 +151,7 @@ impl<T> Core<T> {
 
     /// Called by the put thread when a background put has finished.
     pub(crate) fn put_finished(&self) {
+        QueueCounters::bump(&self.counters.puts_ended);
         let mut pending = self.pending.lock();
         *pending = pending.saturating_sub(1);
         if *pending == 0 {
@@ -295,6 +296,7 @@ impl<T: Send + 'static> Core<T> {
                 .pop()
                 .unwrap_or(Err(Error::Closed));
             self.report(&items, result.as_ref().map(|_| ()));
+            QueueCounters::bump(&self.counters.puts_ended);
             result?;
             return Ok(());
         };
@@ -337,7 +339,6 @@ impl<T: Send + 'static> Core<T> {
             Err(_) => &self.counters.put_failures,
         };
         QueueCounters::add(counter, items.len());
-        QueueCounters::bump(&self.counters.put_nodes_ended);
         for listener in self.listeners.read().iter() {
             let call = std::panic::AssertUnwindSafe(|| match result {
                 Ok(()) => listener.put_completed(items),

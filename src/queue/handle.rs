@@ -46,12 +46,9 @@ pub struct Queue<T, K = crate::kinds::Fifo> {
 
 impl<T: Send + 'static, K> Queue<T, K> {
     /// A handle on a started core.
-    /// Item nodes whose put ended (stored or failed).
-    pub(crate) fn put_nodes_ended(&self) -> u64 {
-        self.core
-            .counters
-            .put_nodes_ended
-            .load(std::sync::atomic::Ordering::SeqCst)
+    /// Put calls whose put ended (stored or failed).
+    pub(crate) fn puts_ended(&self) -> u64 {
+        self.core.counters.puts_ended.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     pub(crate) fn new(core: Arc<Core<T>>) -> Self {

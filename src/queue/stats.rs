@@ -126,9 +126,9 @@ pub(crate) struct QueueCounters {
     pub(crate) puts: AtomicU64,
     pub(crate) put_failures: AtomicU64,
     pub(crate) puts_resent: AtomicU64,
-    /// Item nodes whose put ended (stored or failed), for a sharded queue's
-    /// reckoning of its shards.
-    pub(crate) put_nodes_ended: AtomicU64,
+    /// Put calls whose put ended (stored or failed; several coalesced into
+    /// one node count each), for a sharded queue's reckoning of its shards.
+    pub(crate) puts_ended: AtomicU64,
     pub(crate) claimed: AtomicU64,
     /// Claimed nodes that are settled, for `in_flight`.
     pub(crate) settled: AtomicU64,

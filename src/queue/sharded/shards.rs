@@ -19,9 +19,10 @@ use crate::sync::Latch;
 
 /// One shard: a queue at `<queue path>/<name>`.
 ///
-/// What it holds is reckoned as its latest count plus the puts this handle
-/// picked it for that had not ended when the count began (some of those may
-/// be in the count already: the reckoning errs high, never low).
+/// What it holds is reckoned as its latest count of item nodes plus the
+/// puts this handle picked it for that had not ended when the count began
+/// (some of those may be in the count already, and coalesced puts share
+/// nodes: the reckoning errs high, never low).
 pub(super) struct Shard<T: Send + 'static> {
     pub(super) name: String,
     pub(super) queue: DistributedQueue<T>,
@@ -59,7 +60,7 @@ impl<T: Send + 'static> Shard<T> {
 
     /// Notes the start of a count: the puts that ended by now are in it.
     pub(super) fn count_begins(&self) -> u64 {
-        self.queue.put_nodes_ended()
+        self.queue.puts_ended()
     }
 
     /// Records a count of `items` that began when `ended` puts had ended.
