@@ -21,7 +21,12 @@ pub struct Server {
 impl Server {
     /// `--connect`, else `ZK_CONNECT`, else an embedded server started here
     /// (an ensemble of `ensemble` members if given).
-    pub fn connect_or_start(connect: Option<String>, ensemble: Option<usize>) -> anyhow::Result<Server> {
+    /// An embedded server gets `heap_mb` of heap.
+    pub fn connect_or_start(
+        connect: Option<String>,
+        ensemble: Option<usize>,
+        heap_mb: usize,
+    ) -> anyhow::Result<Server> {
         let given = |connect: String, origin: &str| Server {
             connect,
             origin: origin.to_owned(),
@@ -44,7 +49,10 @@ impl Server {
                 _ensemble: Some(cluster),
             });
         }
-        let server = TestingServer::start().context("starting an embedded ZooKeeper (TestingServer)")?;
+        let server = TestingServer::builder()
+            .max_heap_mb(heap_mb)
+            .start()
+            .context("starting an embedded ZooKeeper (TestingServer)")?;
         Ok(Server {
             connect: server.connect_string(),
             origin: "embedded TestingServer (forceSync on)".to_owned(),

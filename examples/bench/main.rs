@@ -173,7 +173,10 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
     util::now_nanos(); // fixes the time base of put times
     let show_progress = util::progress_enabled();
 
-    let server = env::Server::connect_or_start(cli.connect.clone(), cli.ensemble)?;
+    // An embedded server holds every znode in its heap: room for the
+    // sharded backlog (about a gigabyte per million), else the default.
+    let heap_mb = 256 + cli.sharded_backlog / 500;
+    let server = env::Server::connect_or_start(cli.connect.clone(), cli.ensemble, heap_mb)?;
     let machine = env::Machine::probe(&server);
     let admin = ZkClient::connect(&server.connect).with_context(|| format!("connecting to {}", server.connect))?;
     let millis = SystemTime::now()

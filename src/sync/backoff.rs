@@ -13,6 +13,8 @@ pub(crate) struct Backoff {
     first: Duration,
     max: Duration,
     next: Duration,
+    /// Failures in a row: pauses made since the last reset.
+    failures: u32,
 }
 
 impl Backoff {
@@ -21,11 +23,13 @@ impl Backoff {
             first,
             max,
             next: first,
+            failures: 0,
         }
     }
 
     /// The pause to make now; the next one is twice as long, up to the cap.
     pub(crate) fn pause(&mut self) -> Duration {
+        self.failures = self.failures.saturating_add(1);
         let pause = self.next;
         self.next = (self.next * 2).min(self.max);
         pause
@@ -34,6 +38,17 @@ impl Backoff {
     /// After a success: the next pause is the first one again.
     pub(crate) fn reset(&mut self) {
         self.next = self.first;
+        self.failures = 0;
+    }
+
+    /// The level to log the latest failure at: a passing fault is a
+    /// warning; one that persists (a third failure in a row) is an error.
+    pub(crate) fn log_level(&self) -> log::Level {
+        if self.failures >= 3 {
+            log::Level::Error
+        } else {
+            log::Level::Warn
+        }
     }
 
     /// The pause after the `failures`-th failure in a row (1 for the first)

@@ -33,6 +33,7 @@ pub struct TestingServerBuilder {
     pub(super) port: Option<u16>,
     pub(super) startup_timeout: Duration,
     pub(super) force_sync: bool,
+    pub(super) max_heap_mb: Option<usize>,
 }
 
 impl Default for TestingServerBuilder {
@@ -46,6 +47,7 @@ impl Default for TestingServerBuilder {
             port: None,
             startup_timeout: Duration::from_secs(30),
             force_sync: true,
+            max_heap_mb: None,
         }
     }
 }
@@ -173,6 +175,20 @@ impl TestingServerBuilder {
         self
     }
 
+    /// The server JVM's largest heap, in MiB (`-Xmx`). A server holds every
+    /// znode in memory: a million small ones need about a gigabyte. Defaults
+    /// to 256.
+    ///
+    /// ```
+    /// use zk_queue::testing::TestingServer;
+    /// let builder = TestingServer::builder().max_heap_mb(2048); // room for a million-item backlog
+    /// # let _ = builder;
+    /// ```
+    pub fn max_heap_mb(mut self, mb: usize) -> TestingServerBuilder {
+        self.max_heap_mb = Some(mb);
+        self
+    }
+
     /// Starts the server and waits until it answers `ruok`.
     ///
     /// # Errors
@@ -241,9 +257,13 @@ impl TestingServerBuilder {
         )
     }
 
-    /// JVM system properties (`-D...`) for these settings.
+    /// JVM options for these settings: system properties (`-D...`), and a
+    /// heap (`-Xmx`) that overrides the default one.
     pub(super) fn system_properties(&self) -> Vec<String> {
         let mut props = Vec::new();
+        if let Some(mb) = self.max_heap_mb {
+            props.push(format!("-Xmx{mb}m"));
+        }
         if let Some(interval) = self.container_check_interval {
             props.push(format!("-Dznode.container.checkIntervalMs={}", millis(interval).max(1)));
         }

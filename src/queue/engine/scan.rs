@@ -33,7 +33,6 @@ pub(super) const ABANDONED_CHECK: Duration = Duration::from_secs(1);
 
 pub(super) fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx: Sender<Work<T>>) {
     let mut backoff = Backoff::new(POLL, MAX_BACKOFF);
-    let mut failures = 0u32;
     let mut kept = Kept::new();
     while !control.stopping() {
         let latch = Latch::new();
@@ -46,7 +45,6 @@ pub(super) fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx
         match scan(core, control, &tx, &latch, &mut kept) {
             Ok(pass) => {
                 backoff.reset();
-                failures = 0;
                 // Also list again after a while: ZooKeeper drops some watch
                 // events (see `QueueBuilder::rescan_interval`). An interval
                 // too long to add means never.
@@ -54,15 +52,12 @@ pub(super) fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx
                 latch.wait_until(earliest(pass.wake_at, rescan_at));
             }
             Err(e) => {
-                failures = failures.saturating_add(1);
-                // A passing fault is a warning; one that persists is an error.
-                let level = if failures >= 3 {
-                    log::Level::Error
-                } else {
-                    log::Level::Warn
-                };
                 let pause = backoff.pause();
-                log::log!(level, "queue {}: {e}; scanning again in {pause:?}", core.path);
+                log::log!(
+                    backoff.log_level(),
+                    "queue {}: {e}; scanning again in {pause:?}",
+                    core.path
+                );
                 core.tell_error(&e);
                 latch.wait_until(Some(Instant::now() + pause));
             }

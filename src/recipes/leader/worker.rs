@@ -33,7 +33,6 @@ pub(super) fn run(shared: &Shared) {
     let protected = names::protected_prefix();
     let mut ours: Option<Ours> = None;
     let mut backoff = Backoff::new(FIRST_PAUSE, MAX_PAUSE);
-    let mut failures = 0u32;
     // Every state the client goes through, so that a disconnection that is
     // over before this thread looks still ends leadership (and is heard).
     let states = shared.client.state_listener();
@@ -50,19 +49,16 @@ pub(super) fn run(shared: &Shared) {
         match round(shared, &protected, &mut ours, &latch) {
             Ok(_watch) => {
                 backoff.reset();
-                failures = 0;
                 latch.wait_until(None);
             }
             Err(e) => {
                 shared.set_leading(None);
-                failures = failures.saturating_add(1);
-                let level = if failures >= 3 {
-                    log::Level::Error
-                } else {
-                    log::Level::Warn
-                };
                 let pause = backoff.pause();
-                log::log!(level, "leader latch {}: {e}; trying again in {pause:?}", shared.path);
+                log::log!(
+                    backoff.log_level(),
+                    "leader latch {}: {e}; trying again in {pause:?}",
+                    shared.path
+                );
                 latch.wait_until(Some(Instant::now() + pause));
             }
         }

@@ -72,7 +72,7 @@ const FAULTS: [Fault; 10] = [
 
 /// The servers of a run: one, or a 3-member ensemble.
 enum Servers {
-    One(TestingServer),
+    One(Box<TestingServer>),
     Ensemble(TestingCluster),
 }
 
@@ -81,7 +81,7 @@ impl Servers {
         if ensemble {
             Servers::Ensemble(TestingCluster::start(3).unwrap())
         } else {
-            Servers::One(TestingServer::start().unwrap())
+            Servers::One(Box::new(TestingServer::start().unwrap()))
         }
     }
 

@@ -36,6 +36,20 @@ fn nodes(client: &ZkClient, path: &str) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
+/// A plain queue at a new path named after `name`, its puts coalesced
+/// (lingering 5 ms), filled by `THREADS` threads with `each` items each and
+/// flushed; its path and handle.
+fn coalesced_fill(client: &ZkClient, name: &str, each: usize) -> (String, zk_queue::DistributedQueue<String>) {
+    let path = unique_path(name);
+    let queue = QueueBuilder::new(client, &path, StringSerializer)
+        .coalesce_linger(Duration::from_millis(5))
+        .build_queue()
+        .unwrap();
+    put_from_threads(each, |item| queue.put(item).unwrap());
+    assert!(queue.flush_timeout(WAIT));
+    (path, queue)
+}
+
 /// `THREADS` threads each putting `each` items `<thread>-<i>` with `put`.
 fn put_from_threads(each: usize, put: impl Fn(String) + Sync) {
     thread::scope(|s| {
@@ -54,13 +68,7 @@ fn put_from_threads(each: usize, put: impl Fn(String) + Sync) {
 fn single_puts_from_eight_threads_share_nodes_and_each_is_consumed_once_in_its_thread_s_order() {
     const EACH: usize = 200;
     let client = client();
-    let path = unique_path("coalesced-threads");
-    let queue = QueueBuilder::new(&client, &path, StringSerializer)
-        .coalesce_linger(Duration::from_millis(5))
-        .build_queue()
-        .unwrap();
-    put_from_threads(EACH, |item| queue.put(item).unwrap());
-    assert!(queue.flush_timeout(WAIT));
+    let (path, queue) = coalesced_fill(&client, "coalesced-threads", EACH);
     let stored = nodes(&client, &path);
     let records: usize = stored.iter().map(|(_, records)| records.len()).sum();
     assert_eq!(records, THREADS * EACH);
@@ -154,13 +162,7 @@ fn a_priority_is_coalesced_only_with_its_own_and_id_queues_not_at_all() {
 fn curator_s_consumer_takes_every_item_of_coalesced_nodes_once() {
     const EACH: usize = 25;
     let client = client();
-    let path = unique_path("coalesced-curator");
-    let queue = QueueBuilder::new(&client, &path, StringSerializer)
-        .coalesce_linger(Duration::from_millis(5))
-        .build_queue()
-        .unwrap();
-    put_from_threads(EACH, |item| queue.put(item).unwrap());
-    assert!(queue.flush_timeout(WAIT));
+    let (path, _queue) = coalesced_fill(&client, "coalesced-curator", EACH);
     assert!(nodes(&client, &path).len() < THREADS * EACH, "not coalesced");
     let mut taken = PeerCommand::new("curator-consume", &shared_connect_string(), &path, THREADS * EACH)
         .run()
