@@ -74,7 +74,9 @@
 //! | urgent items first | [`QueueBuilder::build_priority_queue`] |
 //! | items delivered at a time (retries later, reminders) | [`QueueBuilder::build_delay_queue`] |
 //! | cancel queued items by id | [`QueueBuilder::build_id_queue`] |
-//! | many small items at high rate | `put_multi` (one node per batch) on any Curator kind |
+//! | many small items at high rate | `put_multi` (one node per batch) on any Curator kind, or [`QueueBuilder::coalesce_puts`] for single puts from many threads |
+//! | backlogs past ten thousand items (a ZooKeeper listing stays small) | [`QueueBuilder::build_sharded_queue`] ([`ShardedQueue`], Curator's `QueueSharder` layout) |
+//! | one process of many doing something alone | [`LeaderLatch`] (Curator's `LeaderLatch` names) |
 //! | a bounded queue whose producers wait | [`QueueBuilder::max_items`] with `put`, `try_put` or `put_timeout` |
 //!
 //! # Sharing queues with Java
@@ -90,6 +92,9 @@
 //!   queue uses the same lock path on both sides; the locks are
 //!   `<lock_path>/<item name>` ephemeral nodes, which Curator only checks for
 //!   existence, so either side's consumers can take either side's items.
+//! - Sharded: Curator's `QueueSharder` over `DistributedQueue` shards and a
+//!   [`ShardedQueue`] here, with the same queue and leader paths; the leader
+//!   election is Curator's `LeaderLatch`'s, as [`LeaderLatch`] here.
 //!
 //! What this crate does that Curator does not (requeue keeping priority, a
 //! failed-delivery count, dead letters) stays readable by Curator: requeued

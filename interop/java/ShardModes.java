@@ -17,6 +17,7 @@
  *   -Dpeer.checkMs=N            QueueSharderPolicies.thresholdCheckMs (default 30000)
  *   -Dpeer.maxShards=N          QueueSharderPolicies.maxQueues (default 10)
  *   -Dpeer.putEveryMs=N         the pause between puts (default 0)
+ *   -Dpeer.consumeDelayMs=N     the consumer's pause at each item (default 0)
  */
 
 import java.util.concurrent.CountDownLatch;
@@ -83,9 +84,13 @@ final class ShardModes {
     static void consume(QueuePeer.Args a) throws Exception {
         CountDownLatch done = new CountDownLatch(a.count());
         AtomicInteger printed = new AtomicInteger();
+        long delayMs = Long.getLong("peer.consumeDelayMs", 0L);
         QueueConsumer<String> consumer = new QueueConsumer<>() {
             @Override
-            public void consumeMessage(String item) {
+            public void consumeMessage(String item) throws Exception {
+                if (delayMs > 0) {
+                    Thread.sleep(delayMs);
+                }
                 QueuePeer.emit(item);
                 printed.incrementAndGet();
                 done.countDown();

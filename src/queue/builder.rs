@@ -15,7 +15,7 @@ use crate::codec::QueueSerializer;
 use crate::error::{Error, Result};
 use crate::naming::Kind;
 use crate::path;
-use crate::sync::Backoff;
+use crate::sync::{Backoff, Gate};
 
 /// The default redelivery back-off: the first pause and the cap.
 const DEFAULT_BACKOFF: (Duration, Duration) = (Duration::from_secs(1), Duration::from_secs(60));
@@ -88,6 +88,7 @@ impl<T: Send + 'static> QueueBuilder<T> {
                 dead_letter_path: None,
                 acl: client.default_acl().to_vec(),
                 coalesce: None,
+                listing_gate: None,
             },
             error_mode_set: false,
             put_in_background_set: false,
@@ -634,9 +635,11 @@ impl<T: Send + 'static> QueueBuilder<T> {
     }
 
     /// This builder for the shard `shard` (a child of its path) of a sharded
-    /// queue; a lock or dead-letter path becomes its child of that name.
-    pub(crate) fn for_shard(&self, shard: &str) -> QueueBuilder<T> {
+    /// queue; a lock or dead-letter path becomes its child of that name. The
+    /// shards' scanners list through `listing_gate`.
+    pub(crate) fn for_shard(&self, shard: &str, listing_gate: &Arc<Gate>) -> QueueBuilder<T> {
         let mut options = self.options.clone();
+        options.listing_gate = Some(Arc::clone(listing_gate));
         options.lock_path = options.lock_path.map(|p| path::join(&p, shard));
         options.dead_letter_path = options.dead_letter_path.map(|p| path::join(&p, shard));
         QueueBuilder {

@@ -16,7 +16,7 @@ use crate::codec::{encode_frame, QueueSerializer};
 use crate::error::{Error, PutError, Result};
 use crate::naming::{is_item, Kind};
 use crate::path;
-use crate::sync::{Backoff, Latch};
+use crate::sync::{Backoff, Gate, Latch};
 
 /// The builder's settings.
 #[derive(Clone, Debug)]
@@ -39,6 +39,9 @@ pub(crate) struct Options {
     /// Single puts are coalesced into multi-item nodes, the put thread
     /// waiting this long for more after the first (`None`: not coalesced).
     pub(crate) coalesce: Option<Duration>,
+    /// Shared by the shards of a sharded queue: how many of their scanners
+    /// may hold a whole listing at once.
+    pub(crate) listing_gate: Option<Arc<Gate>>,
 }
 
 /// Who consumes a queue's items.

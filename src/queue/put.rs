@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use parking_lot::{Condvar, Mutex};
 
 use super::core::Core;
 use super::store::Put;
@@ -52,21 +53,50 @@ struct Job<T> {
 /// window is full.
 pub(crate) struct Putter<T> {
     jobs: Sender<Job<T>>,
+    window: Arc<Window>,
     thread: Joiner,
+}
+
+/// Jobs submitted and not yet taken by the thread, at most [`WINDOW`]. (A
+/// bounded channel would set aside room for them all up front, in every
+/// queue, even one that never puts.)
+#[derive(Default)]
+struct Window {
+    queued: Mutex<usize>,
+    taken: Condvar,
+}
+
+impl Window {
+    fn enter(&self) {
+        let mut queued = self.queued.lock();
+        while *queued >= WINDOW {
+            self.taken.wait(&mut queued);
+        }
+        *queued += 1;
+    }
+
+    fn leave(&self, jobs: usize) {
+        let mut queued = self.queued.lock();
+        *queued = queued.saturating_sub(jobs);
+        self.taken.notify_all();
+    }
 }
 
 impl<T: Send + 'static> Putter<T> {
     /// Starts the thread; `linger`, with coalescing, is how long it waits
     /// for more puts to gather after the first of a batch.
     pub(crate) fn start(core: Arc<Core<T>>, linger: Duration) -> Result<Putter<T>> {
-        let (jobs, rx) = crossbeam_channel::bounded(WINDOW);
-        let thread =
-            Joiner::spawn("zk-queue-put", move || run(&core, &rx, linger)).map_err(|e| Error::spawn("put", e))?;
-        Ok(Putter { jobs, thread })
+        let (jobs, rx) = crossbeam_channel::unbounded();
+        let window = Arc::new(Window::default());
+        let taking = Arc::clone(&window);
+        let thread = Joiner::spawn("zk-queue-put", move || run(&core, &rx, &taking, linger))
+            .map_err(|e| Error::spawn("put", e))?;
+        Ok(Putter { jobs, window, thread })
     }
 
     /// Submits a put; with `done`, its result is sent there too.
     pub(crate) fn submit(&self, payload: Payload, items: Vec<T>, done: Option<Sender<Result<()>>>) {
+        self.window.enter();
         // The thread lives as long as the sender; a send cannot fail before `stop`.
         let _ = self.jobs.send(Job { payload, items, done });
     }
@@ -81,7 +111,7 @@ impl<T> Putter<T> {
     }
 }
 
-fn run<T: Send + 'static>(core: &Core<T>, jobs: &Receiver<Job<T>>, linger: Duration) {
+fn run<T: Send + 'static>(core: &Core<T>, jobs: &Receiver<Job<T>>, window: &Window, linger: Duration) {
     while let Ok(first) = jobs.recv() {
         let mut batch = vec![first];
         if !linger.is_zero() {
@@ -94,6 +124,7 @@ fn run<T: Send + 'static>(core: &Core<T>, jobs: &Receiver<Job<T>>, linger: Durat
             }
         }
         batch.extend(jobs.try_iter().take(BATCH.saturating_sub(batch.len())));
+        window.leave(batch.len());
         store(core, batch);
     }
 }

@@ -3,10 +3,12 @@
 use std::time::Instant;
 
 mod backoff;
+mod gate;
 mod latch;
 mod thread;
 
 pub(crate) use backoff::Backoff;
+pub(crate) use gate::Gate;
 pub(crate) use latch::Latch;
 pub(crate) use thread::Joiner;
 

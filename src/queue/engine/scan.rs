@@ -25,7 +25,10 @@ use crate::naming::{delay_epoch, is_item, Kind};
 use crate::path;
 use crate::queue::core::Core;
 use crate::queue::DeliverAt;
-use crate::sync::{earliest, Backoff, Latch};
+use crate::sync::{earliest, Backoff, Gate, Latch};
+
+/// The most items of one listing a pass keeps; it lists again for the rest.
+pub(super) const MAX_PENDING: usize = 2_048;
 
 /// How often, at most, a pass lists the lock directory again for abandoned
 /// items.
@@ -94,12 +97,15 @@ fn scan<T: Send + 'static>(
     // Items a plain consumer expects to list next are read with the listing.
     let expected = kept.expected(core);
     let mut read_ahead = ReadAhead::new();
+    // A sharded queue's shards take turns to hold a whole listing.
+    let mut gate_pass = None;
     let (names, mut watches, listed) = match kept.arrived_instead_of_listing(core) {
         Some(arrived) => (arrived, Vec::new(), false),
         None => {
             // Items created from now on arrive by name.
             kept.restart_arrivals(core);
             let paths: Vec<String> = expected.iter().map(|name| path::join(&core.path, name)).collect();
+            gate_pass = core.options.listing_gate.as_deref().map(Gate::enter);
             let started = Instant::now();
             let listing = match core
                 .client
@@ -129,8 +135,6 @@ fn scan<T: Send + 'static>(
         arrivals.wake_on_arrival(latch);
     }
     let (arrivals, spread) = (kept.arrivals.as_ref(), &mut kept.spread);
-    // Whether this pass goes through every item it knows of.
-    let mut whole = true;
     // Orphans left are tried again soon; deleting one fires the lock watch.
     let mut wake_at = control.leases.settle_orphans(core);
     let mut locks = match &core.options.lock_path {
@@ -146,6 +150,17 @@ fn scan<T: Send + 'static>(
     if listed {
         control.deferred.keep_only(&items.iter().map(String::as_str).collect());
     }
+    // A pass keeps the head of a long listing and lists again when done
+    // with it: a consumer's memory does not grow with its backlog (nor a
+    // sharded consumer's with its shards).
+    let mut whole = true;
+    if items.len() > MAX_PENDING {
+        items.truncate(MAX_PENDING);
+        items.shrink_to_fit();
+        whole = false;
+        wake_at = now();
+    }
+    drop(gate_pass);
 
     // At least one item per listing, so a steady stream of puts cannot
     // starve the consumer (Curator's livelock with 0).

@@ -15,7 +15,11 @@ use crate::naming::{random_uuid, QUEUE_PREFIX};
 use crate::path;
 use crate::queue::{DistributedQueue, QueueBuilder};
 use crate::recipes::LeaderLatch;
-use crate::sync::Latch;
+use crate::sync::{Gate, Latch};
+
+/// How many shard scanners of one sharded queue may hold a whole listing
+/// at once.
+const LISTINGS_AT_ONCE: usize = 2;
 
 /// One shard: a queue at `<queue path>/<name>`.
 ///
@@ -79,9 +83,14 @@ pub(super) struct Shards<T: Send + 'static> {
     template: QueueBuilder<T>,
     pub(super) latch: LeaderLatch,
     list: RwLock<Vec<Arc<Shard<T>>>>,
+    /// Held while a put picks its shard.
+    picking: Mutex<()>,
     /// Held while a shard is added, so two puts add one; when this handle
     /// last added one.
     adding: Mutex<Option<Instant>>,
+    /// How many shards may hold a whole listing at once: a sharded
+    /// consumer's shards all list together at first.
+    listing_gate: Arc<Gate>,
     /// Opened to wake the checker (a new latch each round).
     pub(super) wake: Mutex<Latch>,
     stopping: AtomicBool,
@@ -97,7 +106,9 @@ impl<T: Send + 'static> Shards<T> {
             template,
             latch,
             list: RwLock::new(Vec::new()),
+            picking: Mutex::new(()),
             adding: Mutex::new(None),
+            listing_gate: Arc::new(Gate::new(LISTINGS_AT_ONCE)),
             wake: Mutex::new(Latch::new()),
             stopping: AtomicBool::new(false),
         }
@@ -121,7 +132,7 @@ impl<T: Send + 'static> Shards<T> {
             if self.list.read().iter().any(|shard| shard.name == *name) {
                 continue;
             }
-            match self.template.for_shard(name).build_queue() {
+            match self.template.for_shard(name, &self.listing_gate).build_queue() {
                 Ok(queue) => {
                     log::info!("sharded queue {}: shard {name} adopted", self.path);
                     let mut list = self.list.write();
@@ -173,25 +184,36 @@ impl<T: Send + 'static> Shards<T> {
     /// there is no shard and none can be added.
     pub(super) fn pick(&self) -> Result<Arc<Shard<T>>> {
         loop {
-            let shards = self.all();
-            let loads: Vec<usize> = shards.iter().map(|shard| shard.load()).collect();
-            let Some(shard) = shards.get(self.policy.pick(&loads, fastrand::usize(..))).cloned() else {
+            let (shard, seen) = {
+                // Deciding and counting the put are one step, so two puts
+                // cannot both take a shard's last place.
+                let _picking = self.picking.lock();
+                let shards = self.all();
+                let loads: Vec<usize> = shards.iter().map(|shard| shard.load()).collect();
+                match shards.get(self.policy.pick(&loads, fastrand::usize(..))) {
+                    Some(shard) if !self.policy.full(shard.load()) => {
+                        shard.picked.fetch_add(1, Ordering::SeqCst);
+                        return Ok(Arc::clone(shard));
+                    }
+                    Some(shard) => (Some(Arc::clone(shard)), shards.len()),
+                    None => (None, 0),
+                }
+            };
+            let Some(shard) = shard else {
                 // None yet: the first one is made at start; a failure there
                 // is retried by the checker.
                 self.add(0)?;
                 continue;
             };
-            if self.policy.full(shard.load()) {
-                let room = shards.len() < self.policy.max_shards_value();
-                if room && self.latch.has_leadership() {
-                    match self.add(shards.len()) {
-                        Ok(true) => continue,
-                        Ok(false) => {}
-                        Err(e) => log::warn!("sharded queue {}: cannot add a shard: {e}", self.path),
-                    }
+            // Every shard is full.
+            if seen < self.policy.max_shards_value() && self.latch.has_leadership() {
+                match self.add(seen) {
+                    Ok(true) => continue,
+                    Ok(false) => {}
+                    Err(e) => log::warn!("sharded queue {}: cannot add a shard: {e}", self.path),
                 }
-                self.wake.lock().open();
             }
+            self.wake.lock().open();
             shard.picked.fetch_add(1, Ordering::SeqCst);
             return Ok(shard);
         }

@@ -56,9 +56,20 @@ fn a_leader_adds_a_shard_when_its_puts_find_every_shard_full_and_never_overfills
     let leader = unique_path("sharded-leader-puts-leader");
     let queue = producer(&client, &path, &leader, policy(10));
     wait_until("the only sharder leads", || queue.is_leader());
-    for item in items("item-", 25) {
-        queue.put(item).unwrap();
-    }
+    // Four threads at once, so that puts race for a shard's last places.
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let queue = &queue;
+            s.spawn(move || {
+                for item in items(&format!("item-{t}-"), 25)
+                    .into_iter()
+                    .take(if t == 0 { 7 } else { 6 })
+                {
+                    queue.put(item).unwrap();
+                }
+            });
+        }
+    });
     assert_eq!(queue.shard_count(), 3);
     // A count taken while a put is in flight may count it twice, so a shard
     // can be left an item short; never one past.
@@ -213,7 +224,9 @@ fn items_ours_puts_are_each_consumed_once_by_a_curator_sharder_from_every_shard(
     let leader_path = unique_path("sharded-to-curator-leader");
     // The Java sharder leads (its latch comes first) and adds shards at
     // its checks; ours follows, finds them at once, and spreads its puts.
+    // Slower than the puts, so that shards fill.
     let java = curator_sharder("curator-sharder-consume", &path, &leader_path, 40)
+        .consume_delay(Duration::from_millis(50))
         .spawn()
         .unwrap();
     java.wait_ready(WAIT).unwrap();
