@@ -105,3 +105,24 @@ fn queues_longer_than_one_default_size_listing_drain_in_order() {
         started_at.elapsed()
     );
 }
+
+#[test]
+fn a_consumer_keeps_the_head_of_a_long_listing_and_lists_again_for_the_rest() {
+    const ITEMS: usize = 5_000;
+    let admin = crate::support::client();
+    let path = unique_path("long-listing-head");
+    create_children(&admin, &path, "queue-", ITEMS, |i| {
+        frame(&[format!("item-{i:05}").as_bytes()])
+    });
+    let reader = crate::support::client();
+    let recorder = Recorder::new();
+    let queue = consumer(&reader, &path, &recorder).build_queue().unwrap();
+    let delivered = recorder.wait_for(ITEMS, WAIT);
+    queue.close();
+    let expected: Vec<String> = (0..ITEMS).map(|i| format!("item-{i:05}")).collect();
+    assert_eq!(delivered, expected, "every item once, in order");
+    // At most 2,048 names are kept from a listing: 5,000 items take at
+    // least three listings, where one listing held them all before.
+    let listings = reader.stats().get_children;
+    assert!(listings >= 3, "{listings} listings: the whole listing was kept");
+}
