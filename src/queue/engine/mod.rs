@@ -88,6 +88,15 @@ impl Control {
     pub(crate) fn skip(&self, name: &str) {
         self.skipped.lock().insert(name.to_owned());
     }
+
+    /// A worker gives the lease on the item named back (see
+    /// [`Leases::let_go`]) and wakes the scanner: a pass that ran between
+    /// the lock's deletion and the lease's end passed the item by as held,
+    /// and no event would come for it again.
+    fn let_go<T: Send + 'static>(&self, core: &Core<T>, name: &str, lease: &Lease) {
+        self.leases.let_go(core, name, lease);
+        self.wake.lock().open();
+    }
 }
 
 /// What the scanner hands to a worker.

@@ -185,7 +185,7 @@ impl<T: Send + 'static> InFlight<T> {
         if released && index == 0 {
             // Untouched: unlocked where it is, no attempt counted.
             log::debug!("{}: {e}; unlocked", claim.item_path);
-            cx.control.leases.let_go(core, &claim.name, &claim.lease);
+            cx.control.let_go(core, &claim.name, &claim.lease);
             QueueCounters::bump(&core.counters.settled);
             return Step::Settled;
         }
@@ -282,7 +282,7 @@ fn acknowledge<T: Send + 'static>(cx: &Settle<'_, T>, claim: Locked) {
     };
     let Some(acks) = cx.acks else {
         log::error!("{}: a locked item without an acknowledger", ack.item_path);
-        cx.control.leases.let_go(cx.core, &ack.name, &ack.lease);
+        cx.control.let_go(cx.core, &ack.name, &ack.lease);
         QueueCounters::bump(&cx.core.counters.settled);
         return;
     };
@@ -292,7 +292,7 @@ fn acknowledge<T: Send + 'static>(cx: &Settle<'_, T>, claim: Locked) {
             "{}: consumed, but the acknowledger is gone; it will be delivered again",
             ack.item_path
         );
-        cx.control.leases.let_go(cx.core, &ack.name, &ack.lease);
+        cx.control.let_go(cx.core, &ack.name, &ack.lease);
         QueueCounters::bump(&cx.core.counters.settled);
     }
 }
@@ -308,7 +308,7 @@ fn settled<T: Send + 'static>(cx: &Settle<'_, T>, claim: Locked, ended: Result<(
         // Free the item for another try; a lock that cannot be deleted now
         // is kept for a later pass. (A lost lease is another holder's lock
         // now: nothing of it is ours to delete.)
-        Err(e) if !matches!(e, Error::LeaseLost { .. }) => cx.control.leases.let_go(core, &claim.name, &claim.lease),
+        Err(e) if !matches!(e, Error::LeaseLost { .. }) => cx.control.let_go(core, &claim.name, &claim.lease),
         _ => cx.control.leases.finished([claim.name.as_str()]),
     }
     QueueCounters::bump(&core.counters.settled);
