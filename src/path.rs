@@ -81,6 +81,11 @@ pub(crate) fn validate_queue_path(path: &str) -> Result<()> {
     Ok(())
 }
 
+/// Whether `path` is `root` or a node under it.
+pub(crate) fn is_at_or_under(path: &str, root: &str) -> bool {
+    path == root || path.strip_prefix(root).is_some_and(|rest| rest.starts_with('/'))
+}
+
 /// The last segment of a path: the node's own name.
 pub(crate) fn name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
@@ -143,6 +148,14 @@ mod tests {
             reason("/zookeeper/quota"),
             "the /zookeeper tree is reserved by the server"
         );
+    }
+
+    #[test]
+    fn a_path_is_at_or_under_itself_and_its_ancestors_only() {
+        assert!(is_at_or_under("/jobs", "/jobs"));
+        assert!(is_at_or_under("/jobs/locks", "/jobs"));
+        assert!(!is_at_or_under("/jobs-locks", "/jobs"));
+        assert!(!is_at_or_under("/job", "/jobs"));
     }
 
     #[test]

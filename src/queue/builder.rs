@@ -672,7 +672,7 @@ impl<T: Send + 'static> QueueBuilder<T> {
         ] {
             let Some(other) = other else { continue };
             path::validate_queue_path(other)?;
-            if other == &self.path || other.starts_with(&format!("{}/", self.path)) {
+            if path::is_at_or_under(other, &self.path) {
                 return invalid(&format!("the {name} must not be the queue path or inside it"));
             }
         }

@@ -31,7 +31,8 @@ pub(super) fn run<T: Send + 'static>(shards: &Shards<T>) {
             }
             Err(e) => {
                 let pause = backoff.pause();
-                log::warn!(
+                log::log!(
+                    backoff.log_level(),
                     "sharded queue {}: checking the shards: {e}; again in {pause:?}",
                     shards.path
                 );

@@ -74,8 +74,7 @@ impl<T: Send + 'static> ShardedQueue<T> {
         let (client, queue_path, acl) = template.sharding_parts();
         path::validate_queue_path(queue_path)?;
         path::validate_queue_path(leader_path)?;
-        let nested = |outer: &str, inner: &str| inner == outer || inner.starts_with(&format!("{outer}/"));
-        if nested(queue_path, leader_path) || nested(leader_path, queue_path) {
+        if path::is_at_or_under(leader_path, queue_path) || path::is_at_or_under(queue_path, leader_path) {
             return Err(Error::InvalidArgument(
                 "the leader path must be neither the queue path, nor inside it, nor hold it".to_owned(),
             ));

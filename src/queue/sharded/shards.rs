@@ -188,7 +188,7 @@ impl<T: Send + 'static> Shards<T> {
                 // Deciding and counting the put are one step, so two puts
                 // cannot both take a shard's last place.
                 let _picking = self.picking.lock();
-                let shards = self.all();
+                let shards = self.list.read();
                 let loads: Vec<usize> = shards.iter().map(|shard| shard.load()).collect();
                 match shards.get(self.policy.pick(&loads, fastrand::usize(..))) {
                     Some(shard) if !self.policy.full(shard.load()) => {

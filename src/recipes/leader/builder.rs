@@ -123,7 +123,8 @@ impl LeaderLatchBuilder {
         if self.client.is_closed() {
             return Err(crate::Error::Closed);
         }
-        LeaderLatch::start(Shared::new(self.client, self.path, self.id, self.acl, self.listener))
+        let acl = self.acl.unwrap_or_else(|| self.client.default_acl().to_vec());
+        LeaderLatch::start(Shared::new(self.client, self.path, self.id, acl, self.listener))
     }
 }
 

@@ -19,7 +19,8 @@ pub(super) struct Shared {
     pub(super) client: ZkClient,
     pub(super) path: String,
     pub(super) id: String,
-    pub(super) acl: Option<Vec<Acl>>,
+    /// The ACL of the latch path (if created) and of this participant's nodes.
+    pub(super) acl: Vec<Acl>,
     listener: Option<Listener>,
     state: Mutex<State>,
     changed: Condvar,
@@ -39,13 +40,7 @@ struct State {
 }
 
 impl Shared {
-    pub(super) fn new(
-        client: ZkClient,
-        path: String,
-        id: String,
-        acl: Option<Vec<Acl>>,
-        listener: Option<Listener>,
-    ) -> Shared {
+    pub(super) fn new(client: ZkClient, path: String, id: String, acl: Vec<Acl>, listener: Option<Listener>) -> Shared {
         Shared {
             client,
             path,

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::names;
 use super::state::Shared;
-use crate::client::{Acl, ChildWatch, CreateMode, Opts, Session};
+use crate::client::{ChildWatch, CreateMode, Opts, Session};
 use crate::error::{Error, Result};
 use crate::path;
 use crate::sync::{Backoff, Latch};
@@ -151,17 +151,18 @@ fn lost_node(shared: &Shared, ours: &mut Option<Ours>, latch: &Latch) {
 /// listing deletes it.
 fn join(shared: &Shared, protected: &str, session: Session) -> Result<Ours> {
     let client = &shared.client;
-    let acl = shared.acl.as_deref();
-    let dir = |opts| with_acl(opts, acl);
-    client.ensure_path_with(&shared.path, dir(Opts::new().mode(CreateMode::Container)))?;
+    client.ensure_path_with(&shared.path, Opts::new().mode(CreateMode::Container).acl(&shared.acl))?;
     let wanted = path::join(&shared.path, &names::node_name(protected));
     let created = client.create_with(
         &wanted,
         shared.id.as_bytes(),
-        dir(Opts::new().mode(CreateMode::EphemeralSequential).fenced(session)),
+        Opts::new()
+            .mode(CreateMode::EphemeralSequential)
+            .fenced(session)
+            .acl(&shared.acl),
     );
     let (created, _) = created?;
-    let name = created.rsplit('/').next().unwrap_or_default().to_owned();
+    let name = path::name(&created).to_owned();
     log::debug!("leader latch {}: joined as {name}", shared.path);
     shared.set_node(Some(created.clone()));
     Ok(Ours {
@@ -169,14 +170,6 @@ fn join(shared: &Shared, protected: &str, session: Session) -> Result<Ours> {
         name,
         session,
     })
-}
-
-/// `opts` with `acl`, if one is set.
-fn with_acl<'a>(opts: Opts<'a>, acl: Option<&'a [Acl]>) -> Opts<'a> {
-    match acl {
-        Some(acl) => opts.acl(acl),
-        None => opts,
-    }
 }
 
 /// Deletes a node this participant no longer counts as its own, without

@@ -7,8 +7,8 @@ use std::time::Duration;
 use zk_queue::{QueueBuilder, ShardPolicy, StringSerializer};
 
 use super::{json, ok};
-use crate::support::client;
 use crate::support::server::unique_path;
+use crate::support::{client, eventually};
 
 #[test]
 fn cli_stats_peek_and_purge_cover_every_shard_of_a_sharded_queue() {
@@ -22,11 +22,7 @@ fn cli_stats_peek_and_purge_cover_every_shard_of_a_sharded_queue() {
             ShardPolicy::new().threshold(3).check_interval(Duration::from_secs(60)),
         )
         .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !queue.is_leader() {
-        assert!(std::time::Instant::now() < deadline, "the sharder never led");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    eventually(Duration::from_secs(30), "the sharder leads", || queue.is_leader());
     for i in 0..7 {
         queue.put(format!("item-{i}")).unwrap();
     }

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use zk_queue::Leadership;
 
-use super::{join, wait_until, WAIT};
+use super::{join, WAIT};
 use crate::support::client;
+use crate::support::eventually;
 use crate::support::java::PeerCommand;
 use crate::support::server::{shared_connect_string, unique_path};
 
@@ -64,7 +65,7 @@ fn a_curator_latch_waits_behind_ours_and_leads_once_ours_closes() {
         .spawn()
         .unwrap();
     java.wait_for_stderr_line("joined", WAIT).unwrap();
-    wait_until("both are listed", || ours.participants().unwrap().len() == 2);
+    eventually(WAIT, "both are listed", || ours.participants().unwrap().len() == 2);
     let ids: Vec<String> = ours.participants().unwrap().into_iter().map(|p| p.id).collect();
     assert_eq!(ids, vec!["rust", "java"]);
     assert!(ours.has_leadership());

@@ -4,8 +4,9 @@ use std::time::Duration;
 
 use zk_queue::{Error, LeaderLatch, Leadership};
 
-use super::{join, wait_until, WAIT};
+use super::{join, WAIT};
 use crate::support::client;
+use crate::support::eventually;
 use crate::support::server::unique_path;
 
 #[test]
@@ -51,7 +52,7 @@ fn participants_are_listed_with_their_ids_in_order_the_leader_first() {
     assert!(name.starts_with("_c_") && name.contains("-latch-"), "{name}");
     assert_eq!(listed[1].node, name);
     drop(a);
-    wait_until("the second participant leads", || b.has_leadership());
+    eventually(WAIT, "the second participant leads", || b.has_leadership());
 }
 
 #[test]
@@ -79,7 +80,7 @@ fn a_leader_whose_node_is_deleted_gives_leadership_up_and_joins_again_at_the_end
     let old = a.our_path().unwrap();
     clients[2].delete(&old, None).unwrap();
     assert!(b.await_leadership_timeout(WAIT).unwrap());
-    wait_until("the deleted participant joined again", || {
+    eventually(WAIT, "the deleted participant joined again", || {
         a.our_path().is_some_and(|node| node != old)
     });
     assert!(!a.has_leadership());

@@ -8,9 +8,9 @@ use std::time::Duration;
 use zk_queue::testing::{FaultProxy, Request};
 use zk_queue::{LeaderLatch, Leadership, ZkClient};
 
-use super::{join, wait_until, WAIT};
+use super::{join, WAIT};
 use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{self, client, short_session_client};
+use crate::support::{self, client, eventually, short_session_client};
 
 /// Checks, every millisecond until `stop` is set, that `a` and `b` never
 /// lead at the same time; returns how many times each was seen leading.
@@ -39,7 +39,7 @@ fn a_disconnected_leader_gives_leadership_up_at_once_and_leads_again_in_the_same
 
     proxy.cut();
     proxy.blackhole();
-    wait_until("the leader knows it is disconnected", || {
+    eventually(WAIT, "the leader knows it is disconnected", || {
         !cut_off.state().is_connected()
     });
     assert!(!a.has_leadership(), "a disconnected participant does not lead");
@@ -77,7 +77,7 @@ fn a_leader_whose_session_expires_never_leads_on_its_old_node_and_two_never_lead
         proxy.blackhole();
         assert!(b.await_leadership_timeout(WAIT).unwrap(), "the other participant leads");
         proxy.heal();
-        wait_until("the expired participant joined again in a new session", || {
+        eventually(WAIT, "the expired participant joined again in a new session", || {
             short.session_id().is_ok_and(|id| id != old_session) && a.our_path().is_some_and(|node| node != old_node)
         });
         assert!(!a.has_leadership());
@@ -105,7 +105,9 @@ fn a_create_whose_reply_was_lost_leaves_one_node_of_the_participant() {
     let latch = LeaderLatch::builder(&lossy, &path).id("only").build().unwrap();
     assert!(latch.await_leadership_timeout(WAIT).unwrap());
     let admin = client();
-    wait_until("one node is left", || admin.get_children(&path).unwrap().0.len() == 1);
+    eventually(WAIT, "one node is left", || {
+        admin.get_children(&path).unwrap().0.len() == 1
+    });
     let (children, _) = admin.get_children(&path).unwrap();
     assert_eq!(Some(format!("{path}/{}", children[0])), latch.our_path());
     assert!(!proxy.dropping_reply(), "the fault was injected");

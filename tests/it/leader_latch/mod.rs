@@ -8,9 +8,11 @@ mod election;
 mod faults;
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use zk_queue::{LeaderLatch, Leadership, ZkClient};
+
+use crate::support::eventually;
 
 /// The longest wait for anything these tests wait on.
 const WAIT: Duration = Duration::from_secs(30);
@@ -23,7 +25,7 @@ impl Heard {
     /// Everything heard, once there are at least `n` changes (a change is
     /// visible to `has_leadership` just before the listener hears of it).
     fn after(&self, n: usize) -> Vec<Leadership> {
-        wait_until(&format!("{n} leadership changes were heard"), || {
+        eventually(WAIT, &format!("{n} leadership changes were heard"), || {
             self.0.lock().unwrap().len() >= n
         });
         self.0.lock().unwrap().clone()
@@ -41,15 +43,6 @@ fn join(client: &ZkClient, path: &str, id: &str) -> (LeaderLatch, Heard) {
         .listener(move |change| record.0.lock().unwrap().push(change))
         .build()
         .unwrap();
-    wait_until("the latch has its node", || latch.our_path().is_some());
+    eventually(WAIT, "the latch has its node", || latch.our_path().is_some());
     (latch, heard)
-}
-
-/// Polls `condition` every 10 ms until it holds; panics after [`WAIT`].
-fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + WAIT;
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out waiting until {what}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }

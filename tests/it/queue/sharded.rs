@@ -9,10 +9,10 @@ use std::time::Duration;
 use zk_queue::{QueueBuilder, ShardPolicy, ShardedQueue, StringSerializer, ZkClient};
 
 use super::{items, WAIT};
-use crate::support::client;
 use crate::support::java::PeerCommand;
 use crate::support::recorder::Recorder;
 use crate::support::server::{shared_connect_string, unique_path};
+use crate::support::{client, eventually};
 
 /// Threshold `threshold`, at most 3 shards, and a check interval long
 /// enough that no check happens during a test unless the test wants one.
@@ -41,21 +41,13 @@ fn shard_sizes(client: &ZkClient, path: &str) -> Vec<usize> {
     sizes
 }
 
-fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + WAIT;
-    while !condition() {
-        assert!(std::time::Instant::now() < deadline, "timed out waiting until {what}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 #[test]
 fn a_leader_adds_a_shard_when_its_puts_find_every_shard_full_and_never_overfills_one() {
     let client = client();
     let path = unique_path("sharded-leader-puts");
     let leader = unique_path("sharded-leader-puts-leader");
     let queue = producer(&client, &path, &leader, policy(10));
-    wait_until("the only sharder leads", || queue.is_leader());
+    eventually(WAIT, "the only sharder leads", || queue.is_leader());
     // Four threads at once, so that puts race for a shard's last places.
     std::thread::scope(|s| {
         for t in 0..4 {
@@ -102,7 +94,7 @@ fn only_the_leader_adds_shards() {
     let path = unique_path("sharded-follower");
     let leader_path = unique_path("sharded-follower-leader");
     let first = producer(&clients[0], &path, &leader_path, policy(10));
-    wait_until("the first sharder leads", || first.is_leader());
+    eventually(WAIT, "the first sharder leads", || first.is_leader());
     let second = producer(&clients[1], &path, &leader_path, policy(10));
     for item in items("item-", 15) {
         second.put(item).unwrap();
@@ -113,7 +105,7 @@ fn only_the_leader_adds_shards() {
     // Leadership moves to the second sharder; its next put finds every
     // shard full and adds one.
     first.close();
-    wait_until("the second sharder leads", || second.is_leader());
+    eventually(WAIT, "the second sharder leads", || second.is_leader());
     second.put("after".to_string()).unwrap();
     assert_eq!(shard_sizes(&clients[0], &path), vec![1, 15]);
 }
@@ -124,7 +116,7 @@ fn a_consumer_takes_every_item_once_from_every_shard_also_those_added_after_it_s
     let path = unique_path("sharded-consumer");
     let leader_path = unique_path("sharded-consumer-leader");
     let producer = producer(&clients[0], &path, &leader_path, policy(10));
-    wait_until("the producer leads", || producer.is_leader());
+    eventually(WAIT, "the producer leads", || producer.is_leader());
     let recorder = Recorder::new();
     let consumer = QueueBuilder::new(&clients[1], &path, StringSerializer)
         .consumer(recorder.clone())
@@ -198,7 +190,7 @@ fn items_a_curator_sharder_puts_are_each_consumed_once_from_every_shard_by_ours(
                 .max_shards(10),
         )
         .unwrap();
-    wait_until("ours leads", || ours.is_leader());
+    eventually(WAIT, "ours leads", || ours.is_leader());
     let output = curator_sharder("curator-sharder-put", &path, &leader_path, 40)
         .prefix("java-")
         .property("peer.putEveryMs", 20)
