@@ -6,7 +6,9 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use zk_queue::testing::TestingServer;
-use zk_queue::{ConnectCause, Error, QueueBuilder, RawQueue, SimpleQueue, StringSerializer, ZkClient};
+use zk_queue::{
+    ConnectCause, Error, LeaderLatch, QueueBuilder, RawQueue, ShardPolicy, SimpleQueue, StringSerializer, ZkClient,
+};
 
 use crate::support::server::unique_path;
 
@@ -75,6 +77,20 @@ fn every_call_returns_in_time(fault: impl FnOnce(&mut TestingServer)) {
         prefetching.take().unwrap();
     }
     assert_eq!(prefetching.prefetched(), 0);
+    // A coalescing queue whose foreground puts wait for their node.
+    let coalescing = QueueBuilder::new(&client, &unique_path("deadline-coalesced"), StringSerializer)
+        .put_in_background(false)
+        .coalesce_puts(true)
+        .build_queue()
+        .unwrap();
+    let sharded = QueueBuilder::new(&client, &unique_path("deadline-sharded"), StringSerializer)
+        .put_in_background(false)
+        .build_sharded_queue(&unique_path("deadline-sharded-leader"), ShardPolicy::new())
+        .unwrap();
+    let latch = LeaderLatch::builder(&short, &unique_path("deadline-latch"))
+        .build()
+        .unwrap();
+    assert!(latch.await_leadership_timeout(Duration::from_secs(30)).unwrap());
 
     fault(&mut server);
 
@@ -100,7 +116,20 @@ fn every_call_returns_in_time(fault: impl FnOnce(&mut TestingServer)) {
     within("close_timeout of a consumer", DEADLINE, || {
         pulled.close_timeout(DEADLINE)
     });
+    let put = within("put_timeout of a coalescing queue", DEADLINE, || {
+        coalescing.put_timeout("more".into(), DEADLINE)
+    });
+    assert!(put.is_err(), "{put:?}");
+    let put = within("ShardedQueue::put_timeout", DEADLINE, || {
+        sharded.put_timeout("more".into(), DEADLINE)
+    });
+    assert!(put.is_err(), "{put:?}");
+    // Leading, or not any more: either way, in time.
+    let _ = within("LeaderLatch::await_leadership_timeout", DEADLINE, || {
+        latch.await_leadership_timeout(DEADLINE)
+    });
     // Without a deadline of their own: the request timeout.
+    let _ = within("LeaderLatch::close", DEADLINE, || latch.close());
     within("SimpleQueue::put", DEADLINE, || simple_short.put(b"x")).unwrap_err();
     let batch = within("SimpleQueue::put_all", DEADLINE, || simple_short.put_all(&[b"x", b"y"]));
     assert!(
