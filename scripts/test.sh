@@ -9,15 +9,32 @@ bash scripts/install-deps.sh
 
 cargo fmt --all --check
 cargo clippy --all-targets --all-features -- -D warnings
+# The application test (tests/app, see below) is a workspace of its own, which
+# the two commands above do not reach.
+cargo fmt --manifest-path tests/app/Cargo.toml --check
+CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}" \
+    cargo clippy --manifest-path tests/app/Cargo.toml --all-targets -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features
 # Integration tests mostly wait on ZooKeeper, so run more of them at once than
 # there are cores.
 RUST_TEST_THREADS="${RUST_TEST_THREADS:-8}" cargo test --all-features
+# The outage scenario, built as a user's application builds zk-queue:
+# tests/app is a crate of its own (its own workspace and Cargo.lock) that
+# depends on zk-queue by path from its own manifest. Cargo applies `[patch]`
+# sections only from the root manifest of the workspace it builds, so none of
+# ours applies there: it gets exactly the dependencies an application gets.
+# It runs ten server outages as long as the session timeout and fails if the
+# client loses its session or serves its first request late after a restart.
+# Its build shares the root's target directory (one directory to cache and
+# clean; the dependencies it has in common with the lint pass above are
+# checked once).
+CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}" \
+    cargo run --release --manifest-path tests/app/Cargo.toml
 # A short fuzzing pass over the item-frame decoder and the name parser
 # (fuzz/, cargo-fuzz and libFuzzer). Without a sanitizer it builds on the
 # stable toolchain; the crate has no unsafe code for one to watch.
 command -v cargo-fuzz > /dev/null || cargo install --locked cargo-fuzz
-for target in frame names; do
+for target in frame names reply; do
     cargo fuzz run --release --sanitizer none "$target" -- -max_total_time=20
 done
 # The benchmark, in miniature, so it keeps working (the figures mean nothing at this size).

@@ -190,10 +190,10 @@ pub enum Error {
     },
 }
 
-/// An error of the ZooKeeper client library underneath, kept as the
-/// [`source`](std::error::Error::source) of an [`Error`]. Opaque on purpose:
-/// its message is the client's, and a new client version changes nothing in
-/// this crate's API.
+/// The cause of a failed ZooKeeper request, kept as the
+/// [`source`](std::error::Error::source) of an [`Error`]: the server's error
+/// code, a lost connection, or a reply the client could not read. Opaque on
+/// purpose; its message says which.
 ///
 /// ```no_run
 /// # fn main() -> Result<(), zk_queue::Error> {
@@ -206,47 +206,80 @@ pub enum Error {
 /// # }
 /// ```
 #[derive(Clone, Debug)]
-pub struct ClientError(zookeeper_client::Error);
+pub struct ClientError(Cause);
+
+#[derive(Clone, Debug)]
+enum Cause {
+    Code(crate::client::wire::Code),
+    ConnectionLost(String),
+    Malformed(crate::client::wire::DecodeError),
+    Unexpected(String),
+}
+
+impl ClientError {
+    /// The server answered with `code`.
+    pub(crate) fn code(code: crate::client::wire::Code) -> ClientError {
+        ClientError(Cause::Code(code))
+    }
+
+    /// The connection was lost with a request on `path` in flight.
+    pub(crate) fn connection_lost(path: &str) -> ClientError {
+        ClientError(Cause::ConnectionLost(path.to_owned()))
+    }
+
+    /// A reply could not be decoded.
+    pub(crate) fn malformed(error: crate::client::wire::DecodeError) -> ClientError {
+        ClientError(Cause::Malformed(error))
+    }
+
+    /// A reply of another kind than its request's.
+    pub(crate) fn unexpected(what: &str) -> ClientError {
+        ClientError(Cause::Unexpected(what.chars().take(200).collect()))
+    }
+}
 
 impl fmt::Display for ClientError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.0, f)
+        match &self.0 {
+            Cause::Code(code) => write!(f, "the server answered {code}"),
+            Cause::ConnectionLost(path) => {
+                write!(f, "the connection was lost with a request on {path} in flight")
+            }
+            Cause::Malformed(error) => fmt::Display::fmt(error, f),
+            Cause::Unexpected(what) => write!(f, "an unexpected reply: {what}"),
+        }
     }
 }
 
-impl std::error::Error for ClientError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.0.source()
-    }
-}
+impl std::error::Error for ClientError {}
 
 impl Error {
-    /// Maps a client error for a request on `path` to this crate's error.
-    pub(crate) fn from_zk(err: zookeeper_client::Error, path: &str) -> Error {
-        use zookeeper_client::Error as Zk;
+    /// Maps the server's error `code` for a request on `path` to this
+    /// crate's error.
+    pub(crate) fn from_code(code: crate::client::wire::Code, path: &str) -> Error {
+        use crate::client::wire::Code;
         let path = path.to_owned();
-        match err {
-            Zk::NoNode => Error::NoNode { path },
-            Zk::NodeExists => Error::NodeExists { path },
-            Zk::BadVersion => Error::BadVersion { path },
-            Zk::NotEmpty => Error::NotEmpty { path },
-            Zk::NoAuth => Error::NotAuthorized { path },
-            Zk::SessionExpired => Error::SessionExpired,
-            Zk::AuthFailed => Error::AuthFailed,
-            Zk::ClientClosed => Error::Closed,
-            // "no response from connection in N ms" (`Custom`): the connection
-            // was dropped. `SessionMoved` and `Throttled`: the session moved to
-            // another server (after a reconnection) while the request was on
-            // its way, or the server is shedding load; nothing was applied,
-            // and the request may be sent again.
-            Zk::ConnectionLoss | Zk::Timeout | Zk::NoHosts | Zk::Custom(_) | Zk::SessionMoved | Zk::Throttled => {
-                Error::ConnectionLoss {
-                    source: ClientError(err),
-                }
-            }
+        match code {
+            Code::NO_NODE => Error::NoNode { path },
+            Code::NODE_EXISTS => Error::NodeExists { path },
+            Code::BAD_VERSION => Error::BadVersion { path },
+            Code::NOT_EMPTY => Error::NotEmpty { path },
+            Code::NO_AUTH => Error::NotAuthorized { path },
+            Code::SESSION_EXPIRED => Error::SessionExpired,
+            Code::AUTH_FAILED => Error::AuthFailed,
+            // The request was not applied: the connection dropped, the
+            // session moved to another server while the request was on its
+            // way, or the server is shedding load; it may be sent again.
+            Code::CONNECTION_LOSS
+            | Code::OPERATION_TIMEOUT
+            | Code::SESSION_MOVED
+            | Code::THROTTLED
+            | Code::REQUEST_TIMEOUT => Error::ConnectionLoss {
+                source: ClientError::code(code),
+            },
             _ => Error::ZooKeeper {
                 path: Some(path),
-                source: ClientError(err),
+                source: ClientError::code(code),
             },
         }
     }
@@ -296,7 +329,7 @@ impl Error {
         matches!(
             self,
             Error::ZooKeeper {
-                source: ClientError(zookeeper_client::Error::Unimplemented),
+                source: ClientError(Cause::Code(crate::client::wire::Code::UNIMPLEMENTED)),
                 ..
             }
         )
@@ -507,24 +540,27 @@ mod tests {
     }
 
     #[test]
-    fn client_errors_map_to_typed_variants_with_the_path() {
-        let e = Error::from_zk(zookeeper_client::Error::NoNode, "/q/a");
+    fn server_codes_map_to_typed_variants_with_the_path() {
+        use crate::client::wire::Code;
+        let e = Error::from_code(Code::NO_NODE, "/q/a");
         assert!(matches!(&e, Error::NoNode { path } if path == "/q/a"));
         assert_eq!(e.to_string(), "node /q/a does not exist");
-        let e = Error::from_zk(zookeeper_client::Error::NoAuth, "/q");
+        let e = Error::from_code(Code::NO_AUTH, "/q");
         assert!(matches!(e, Error::NotAuthorized { .. }));
-        let e = Error::from_zk(zookeeper_client::Error::ConnectionLoss, "/q");
+        let e = Error::from_code(Code::CONNECTION_LOSS, "/q");
         assert!(e.is_retryable());
         assert!(std::error::Error::source(&e).is_some());
-        for moved in [
-            zookeeper_client::Error::SessionMoved,
-            zookeeper_client::Error::Throttled,
-        ] {
-            assert!(Error::from_zk(moved, "/q").is_retryable(), "no data change: retried");
+        for moved in [Code::SESSION_MOVED, Code::THROTTLED] {
+            assert!(Error::from_code(moved, "/q").is_retryable(), "no data change: retried");
         }
-        let e = Error::from_zk(zookeeper_client::Error::Unimplemented, "/q");
+        let e = Error::from_code(Code::UNIMPLEMENTED, "/q");
         assert!(!e.is_retryable());
+        assert!(e.is_unimplemented());
         assert_eq!(e.to_string(), "zookeeper request on /q failed");
+        assert_eq!(
+            std::error::Error::source(&e).map(|c| c.to_string()),
+            Some(format!("the server answered {}", Code::UNIMPLEMENTED))
+        );
     }
 
     #[test]

@@ -104,9 +104,10 @@
 //! directions, for every kind.
 //!
 //! # Layers
-//! - [`ZkClient`]: a blocking facade over the `zookeeper-client` crate, with a
-//!   deadline on every request attempt, Curator-style [`RetryPolicy`]s,
-//!   [`ConnectionState`] listeners and a new session after an expiry.
+//! - [`ZkClient`]: the crate's own blocking ZooKeeper client (no async
+//!   runtime), with a deadline on every request, Curator-style
+//!   [`RetryPolicy`]s, [`ConnectionState`] listeners, sessions kept through
+//!   outages shorter than their timeout, and a new session after an expiry.
 //! - Codec and names: the item frame of Curator's `ItemSerializer`, a
 //!   [`QueueSerializer`] per item type, and Curator's node names.
 //! - Recipes: [`SimpleQueue`], and the Curator family on a consumer engine
@@ -156,8 +157,8 @@
 //! refused before any request is sent.
 //!
 //! # Logging
-//! The crate logs through [`log`]; the ZooKeeper client's `tracing` records
-//! are forwarded to `log` too.
+//! The crate logs through [`log`]: one line per connection-state change
+//! (`Suspended` and `Lost` at WARN), nothing above INFO for a clean close.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -173,6 +174,12 @@ mod sync;
 
 #[cfg(feature = "testing")]
 pub mod testing;
+
+/// Entry points for the fuzz targets in `fuzz/`; not part of the API.
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::client::wire::decode_any_reply;
+}
 
 pub use client::{
     Acl, BatchResults, ChildWatch, ClientStats, ConnectCause, ConnectionState, CreateMode, ExponentialBackoffRetry, Op,

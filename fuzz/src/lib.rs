@@ -4,6 +4,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use zk_queue::fuzzing::decode_any_reply;
 use zk_queue::inspect::{decode_item, order, DecodedItem, ItemName, Kind, Layout};
 use zk_queue::FrameError;
 
@@ -439,4 +440,44 @@ fn check_built_names(data: &[u8]) {
 
 fn parsed(name: &str) -> ItemName {
     ItemName::parse(name, None).unwrap_or_else(|| panic!("{name:?} does not parse"))
+}
+
+/// The ZooKeeper protocol decoders (`zk_queue::fuzzing::decode_any_reply`:
+/// the reply header, the body as every kind of reply, as a watch event, as a
+/// connect response, and the frame reader) on `data`, and on replies built
+/// from it:
+/// - nothing panics on any bytes, and the frames read from a stream do not
+///   depend on how it is cut into reads (the hook checks that itself);
+/// - a get-data reply carrying `data` as the node's bytes, written
+///   independently of the crate's encoder, decodes;
+/// - a stream of that reply, `data` as a frame, and `data` as raw bytes is
+///   read without panicking, whatever `data` declares.
+pub fn check_reply(data: &[u8]) {
+    decode_any_reply(data);
+    let reply = get_data_reply(data);
+    assert!(decode_any_reply(&reply), "a get-data reply does not decode");
+    let stream = [length_prefixed(&reply), length_prefixed(data), data.to_vec()].concat();
+    decode_any_reply(&stream);
+}
+
+/// A reply frame (without its length prefix): a `ReplyHeader` (xid 1, zxid
+/// 2, err 0) and a `GetDataResponse` with `data` and a stat of bytes taken
+/// from `data`.
+fn get_data_reply(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&1i32.to_be_bytes());
+    out.extend_from_slice(&2i64.to_be_bytes());
+    out.extend_from_slice(&0i32.to_be_bytes());
+    out.extend_from_slice(&(data.len() as i32).to_be_bytes());
+    out.extend_from_slice(data);
+    // Stat: six longs and five ints of any value.
+    out.extend((0..68).map(|i| data.get(i).copied().unwrap_or(i as u8)));
+    out
+}
+
+/// `bytes` after their big-endian `i32` length.
+fn length_prefixed(bytes: &[u8]) -> Vec<u8> {
+    let mut out = (bytes.len() as i32).to_be_bytes().to_vec();
+    out.extend_from_slice(bytes);
+    out
 }

@@ -3,17 +3,19 @@
 //! the consumer keeps its ordered view current without listing the node
 //! again.
 //!
-//! The watcher task only records names. ZooKeeper drops the events of a
-//! connection loss (ZOOKEEPER-4698), so a disconnection marks the view
-//! broken, and the session's end ends it: the consumer then lists again (and
-//! registers again), as it would without arrivals.
+//! The watch's owner only records names, on the reader thread. ZooKeeper
+//! drops the events of a connection loss (ZOOKEEPER-4698), so a
+//! disconnection marks the view broken, and the session's end ends it: the
+//! consumer then lists again (and registers again), as it would without
+//! arrivals.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
-use zookeeper_client::{AddWatchMode, EventType, SessionState};
 
+use super::session::{Link, Notice, Sink, WatchReg};
+use super::wire::{EventType, Request};
 use super::{Opts, ZkClient};
 use crate::error::Result;
 use crate::path;
@@ -22,7 +24,23 @@ use crate::sync::Latch;
 /// Children created under one node since [`Arrivals::restart`].
 pub(crate) struct Arrivals {
     shared: Arc<Shared>,
-    _task: async_global_executor::Task<()>,
+    /// The client's own, to remove the watch when done.
+    _remover: Remover,
+}
+
+/// Removes a persistent watch from the registry (and the server) on drop.
+struct Remover {
+    link: Weak<Link>,
+    path: String,
+    id: u64,
+}
+
+impl Drop for Remover {
+    fn drop(&mut self) {
+        if let Some(link) = self.link.upgrade() {
+            link.remove_persistent_watch(&self.path, self.id);
+        }
+    }
 }
 
 #[derive(Default)]
@@ -86,46 +104,57 @@ impl ZkClient {
     /// the client removes it when no other watcher of its is left on `path`.
     pub(crate) fn watch_arrivals(&self, path: &str) -> Result<Arrivals> {
         path::validate(path)?;
-        let mut watcher = self.send("add_watch", path, Opts::new(), |c| async move {
-            c.watch(path, AddWatchMode::PersistentRecursive).await
-        })?;
         let shared = Arc::new(Shared::default());
         let recorder = Arc::clone(&shared);
         let parent = path.to_owned();
-        // The task only records names and flags.
-        let task = async_global_executor::spawn(async move {
-            loop {
-                let event = watcher.changed().await;
-                match event.event_type {
-                    EventType::NodeCreated => {
-                        if let Some(name) = child_of(&parent, &event.path) {
-                            recorder.names.lock().push(name.to_owned());
-                            recorder.wake();
-                        }
-                    }
-                    // The node itself deleted (by an operator, or reaped as
-                    // a container): listing finds out and creates it again.
-                    EventType::NodeDeleted if event.path == parent => {
-                        recorder.broken.store(true, Ordering::SeqCst);
+        // Runs on the reader thread: it only records names and flags.
+        let sink: Sink = Arc::new(move |notice| match notice {
+            Notice::Event(event) => match event.kind {
+                EventType::NodeCreated => {
+                    if let Some(name) = child_of(&parent, &event.path) {
+                        recorder.names.lock().push(name.to_owned());
                         recorder.wake();
                     }
-                    EventType::Session => {
-                        if event.session_state != SessionState::SyncConnected {
-                            recorder.broken.store(true, Ordering::SeqCst);
-                            recorder.wake();
-                        }
-                        if event.session_state.is_terminated() {
-                            // No event follows a terminal state.
-                            recorder.ended.store(true, Ordering::SeqCst);
-                            recorder.wake();
-                            return;
-                        }
-                    }
-                    _ => {}
                 }
+                // The node itself deleted (by an operator, or reaped as a
+                // container): listing finds out and creates it again.
+                EventType::NodeDeleted if event.path == parent => {
+                    recorder.broken.store(true, Ordering::SeqCst);
+                    recorder.wake();
+                }
+                _ => {}
+            },
+            Notice::Disconnected => {
+                recorder.broken.store(true, Ordering::SeqCst);
+                recorder.wake();
+            }
+            Notice::Ended => {
+                recorder.broken.store(true, Ordering::SeqCst);
+                recorder.ended.store(true, Ordering::SeqCst);
+                recorder.wake();
             }
         });
-        Ok(Arrivals { shared, _task: task })
+        let watches = self.shared.link().watches();
+        let mut id = 0;
+        let request = || {
+            id = watches.next_id();
+            let watch = WatchReg::Persistent {
+                path: path.to_owned(),
+                recursive: true,
+                id,
+                sink: Arc::clone(&sink),
+            };
+            (Request::AddWatch { path, recursive: true }, Some(watch))
+        };
+        self.call("add_watch", path, Opts::new(), request, |_| Ok(()))?;
+        Ok(Arrivals {
+            shared,
+            _remover: Remover {
+                link: self.shared.link_weak(),
+                path: path.to_owned(),
+                id,
+            },
+        })
     }
 }
 

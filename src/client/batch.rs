@@ -6,16 +6,13 @@
 //! gets its own result; a batch is not a transaction (see
 //! [`ZkClient::multi`] for that).
 
-use std::future::Future;
-use std::pin::{pin, Pin};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use futures::future::{join_all, ready, select, Either};
-use zookeeper_client::{Acls, MultiReadResult};
-
-use super::multi::{check_op, commit, create_acls};
-use super::{Acl, CreateMode, Op, Opts, Stat, ZkClient};
+use super::multi::{check_op, results};
+use super::ops::{created, unexpected};
+use super::wire::{Reply, Request};
+use super::{CreateMode, Op, Opts, Stat, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
 
@@ -79,26 +76,23 @@ impl ZkClient {
         opts: Opts<'_>,
     ) -> Result<BatchResults<(String, Stat)>> {
         let (mode, acl) = (opts.create_mode(), opts.acl_or(self.default_acl()));
-        let zk_acl: Vec<_> = acl.iter().map(Acl::to_zk).collect();
-        let zk_acl = &zk_acl;
         let check = |node: &(String, Vec<u8>)| {
             path::validate(&node.0)?;
             self.check_create_size(&node.0, node.1.len(), acl)
         };
-        self.batch("create", opts, nodes, check, |client, node| async move {
-            let (path, data) = (node.0.as_str(), node.1.as_slice());
-            let options = mode.to_zk().with_acls(Acls::new(zk_acl));
-            let (stat, sequence) = client
-                .create(path, data, &options)
-                .await
-                .map_err(|e| Error::from_zk(e, path))?;
-            let created = if mode.is_sequential() {
-                format!("{path}{sequence}")
-            } else {
-                path.to_owned()
-            };
-            Ok((created, stat.into()))
-        })
+        self.batch(
+            "create",
+            opts,
+            nodes,
+            check,
+            |node| Request::Create {
+                path: &node.0,
+                data: &node.1,
+                acl,
+                mode,
+            },
+            |node, reply| created(reply, &node.0),
+        )
     }
 
     /// Stats of many nodes (`None` where a node does not exist), pipelined;
@@ -123,11 +117,21 @@ impl ZkClient {
             Opts::new(),
             paths,
             |p| path::validate(p),
-            |client, p| async move {
-                let stat = client.check_stat(p).await.map_err(|e| Error::from_zk(e, p))?;
-                Ok(stat.map(Stat::from))
+            |p| Request::Exists { path: p, watch: false },
+            |p, reply| match reply {
+                Reply::Stat(stat) => Ok(Some(stat)),
+                other => Err(unexpected(other, p)),
             },
         )
+        .map(|results| {
+            results
+                .into_iter()
+                .map(|r| match r {
+                    Err(Error::NoNode { .. }) => Ok(None),
+                    other => other,
+                })
+                .collect()
+        })
     }
 
     /// Many [`multi`](Self::multi) transactions, pipelined: each is applied
@@ -162,11 +166,18 @@ impl ZkClient {
     /// see [`Opts::fenced`]); per-multi results, in order.
     pub(crate) fn multi_many_with(&self, multis: &[Vec<Op>], opts: Opts<'_>) -> Result<BatchResults<()>> {
         let default_acl = self.default_acl();
-        let check = |ops: &Vec<Op>| ops.iter().try_for_each(check_op);
-        self.batch("multi", opts, multis, check, |client, ops| async move {
-            let acls = create_acls(ops, default_acl);
-            commit(&client, ops, &acls).await.map(|_| ())
-        })
+        let check = |ops: &Vec<Op>| {
+            ops.iter().try_for_each(check_op)?;
+            self.check_multi_size(ops, default_acl)
+        };
+        self.batch(
+            "multi",
+            opts,
+            multis,
+            check,
+            |ops| Request::Multi { ops, default_acl },
+            |ops, reply| results(reply, ops).map(|_| ()),
+        )
     }
 
     /// Deletes many nodes (each only at its version, if given), pipelined;
@@ -191,10 +202,11 @@ impl ZkClient {
             Opts::new(),
             nodes,
             |node| path::validate(&node.0),
-            |client, node| async move {
-                let path = node.0.as_str();
-                client.delete(path, node.1).await.map_err(|e| Error::from_zk(e, path))
+            |node| Request::Delete {
+                path: &node.0,
+                version: node.1.unwrap_or(-1),
             },
+            |_, _| Ok(()),
         )
     }
 
@@ -224,9 +236,10 @@ impl ZkClient {
             opts,
             paths,
             |p| path::validate(p),
-            |client, p| async move {
-                let (data, stat) = client.get_data(p).await.map_err(|e| Error::from_zk(e, p))?;
-                Ok((data, stat.into()))
+            |p| Request::GetData { path: p, watch: false },
+            |p, reply| match reply {
+                Reply::Data { data, stat } => Ok((data, stat)),
+                other => Err(unexpected(other, p)),
             },
         )
     }
@@ -280,13 +293,8 @@ impl ZkClient {
             opts,
             &chunks,
             |chunk| chunk.iter().try_for_each(|p| path::validate(p)),
-            |client, chunk| async move {
-                let mut reader = client.new_multi_reader();
-                for p in chunk.iter() {
-                    reader.add_get_data(p).map_err(|e| Error::from_zk(e, p))?;
-                }
-                reader.commit().await.map_err(|e| Error::from_zk(e, &chunk[0]))
-            },
+            |chunk| Request::MultiRead { paths: chunk },
+            |_, reply| Ok(reply),
         )?;
         let mut results = Vec::with_capacity(paths.len());
         for (chunk, answer) in chunks.into_iter().zip(answers) {
@@ -295,57 +303,51 @@ impl ZkClient {
         Ok(results)
     }
 
-    /// Runs one request per entry, a window at a time: each request is sent
-    /// when its future is made, then the window's answers are awaited together,
-    /// all within one request timeout. A batch is never retried; fenced by
-    /// `opts` to a session, it is sent only in that session, and in any other
-    /// every entry fails with [`Error::SessionExpired`].
-    fn batch<'a, I, T: 'a, Fut>(
+    /// Runs one request per entry, a window at a time: a window's requests
+    /// are written together, then their answers are awaited, all within one
+    /// request timeout. A batch is never retried; fenced by `opts` to a
+    /// session, it is sent only in that session, and in any other every
+    /// entry fails with [`Error::SessionExpired`].
+    fn batch<'a, I, T>(
         &self,
         operation: &'static str,
         opts: Opts<'_>,
         entries: &'a [I],
         check: impl Fn(&'a I) -> Result<()>,
-        send: impl Fn(zookeeper_client::Client, &'a I) -> Fut,
-    ) -> Result<BatchResults<T>>
-    where
-        Fut: Future<Output = Result<T>> + 'a,
-    {
-        let (client, session) = self.shared.current()?;
-        if opts.fence().is_some_and(|fence| fence != session) {
-            return Ok(entries.iter().map(|_| Err(Error::SessionExpired)).collect());
+        request: impl Fn(&'a I) -> Request<'a>,
+        read: impl Fn(&'a I, Reply) -> Result<T>,
+    ) -> Result<BatchResults<T>> {
+        if self.is_closed() {
+            return Err(Error::Closed);
         }
+        let fence = opts.fence().map(|session| session.0);
         let request_timeout = self.shared.config.request_timeout;
         let mut results = Vec::with_capacity(entries.len());
         for window in entries.chunks(WINDOW) {
-            let now = Instant::now();
+            let started = Instant::now();
             let deadline = opts
-                .deadline(now, request_timeout, self.state().is_connected())
-                .min(now + request_timeout);
-            let timeout = deadline.saturating_duration_since(Instant::now());
-            let pending: Vec<Pin<Box<dyn Future<Output = Result<T>> + 'a>>> = window
+                .deadline(started, request_timeout, self.shared.link().is_connected())
+                .min(started + request_timeout);
+            let checked: Vec<Result<()>> = window.iter().map(&check).collect();
+            let requests = window
                 .iter()
-                .map(|entry| -> Pin<Box<dyn Future<Output = Result<T>> + 'a>> {
-                    match check(entry) {
-                        Ok(()) => {
-                            self.shared.counters.count(operation);
-                            // Sent on the join's first poll, before any answer is awaited.
-                            let answer = send(client.clone(), entry);
-                            Box::pin(async move {
-                                match select(pin!(answer), async_io::Timer::at(deadline)).await {
-                                    Either::Left((result, _)) => result,
-                                    Either::Right(_) => Err(Error::Timeout {
-                                        operation,
-                                        after: timeout,
-                                    }),
-                                }
-                            })
-                        }
-                        Err(e) => Box::pin(ready(Err(e))),
-                    }
+                .zip(&checked)
+                .filter(|(_, checked)| checked.is_ok())
+                .map(|(entry, _)| {
+                    self.shared.counters.count(operation);
+                    (request(entry), None)
                 })
                 .collect();
-            results.extend(async_io::block_on(join_all(pending)));
+            let mut pending = self.shared.link().send(requests, fence, deadline).into_iter();
+            for (entry, checked) in window.iter().zip(checked) {
+                let result = checked.and_then(|()| {
+                    let pending = pending.next().ok_or(Error::Closed)?;
+                    let path = request(entry).path();
+                    let reply = self.reply(operation, path, &pending, deadline, started)?;
+                    read(entry, reply)
+                });
+                results.push(result);
+            }
         }
         Ok(results)
     }
@@ -353,29 +355,17 @@ impl ZkClient {
 
 /// Adds the per-node results of a multi-read of `paths` (its `answer`) to
 /// `results`, in order; a failed multi-read fails each node.
-pub(super) fn node_reads(
-    paths: &[String],
-    answer: Result<Vec<MultiReadResult>>,
-    results: &mut BatchResults<(Vec<u8>, Stat)>,
-) {
+pub(super) fn node_reads(paths: &[String], answer: Result<Reply>, results: &mut BatchResults<(Vec<u8>, Stat)>) {
     match answer {
-        Ok(reads) if reads.len() == paths.len() => {
+        Ok(Reply::MultiRead(reads)) if reads.len() == paths.len() => {
             results.extend(paths.iter().zip(reads).map(|(p, read)| match read {
-                MultiReadResult::Data { data, stat } => Ok((data, stat.into())),
-                MultiReadResult::Error { err } => Err(Error::from_zk(err, p)),
-                other => Err(Error::from_zk(
-                    zookeeper_client::Error::UnexpectedError(format!("a multi-read answered {other:?}")),
-                    p,
-                )),
+                Ok((data, stat)) => Ok((data, stat)),
+                Err(code) => Err(Error::from_code(code, p)),
             }))
         }
-        Ok(reads) => {
-            let e = zookeeper_client::Error::UnexpectedError(format!(
-                "a multi-read of {} nodes answered {}",
-                paths.len(),
-                reads.len()
-            ));
-            results.extend(paths.iter().map(|p| Err(Error::from_zk(e.clone(), p))));
+        Ok(other) => {
+            let e = unexpected(other, paths.first().map_or("/", String::as_str));
+            results.extend(paths.iter().map(|_| Err(e.clone())));
         }
         Err(e) => results.extend(paths.iter().map(|_| Err(e.clone()))),
     }

@@ -181,7 +181,11 @@ impl ZkClientBuilder {
     /// # Errors
     /// [`Error::InvalidArgument`] for a zero timeout, an empty ACL or a bad
     /// connect string; [`Error::InvalidPath`] for a bad chroot;
-    /// [`Error::Timeout`] if no session opened within the connection timeout.
+    /// [`Error::Unreachable`](crate::Error::Unreachable) if no session opened
+    /// within the connection timeout, or at once when every server refused
+    /// the connection or has a name that does not resolve: it names each
+    /// server as tried (`host:port`, with the port assumed when the connect
+    /// string names none) and why.
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {

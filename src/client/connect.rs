@@ -1,24 +1,14 @@
-//! Why a connection could not be made: each server of the connect string
-//! with the cause seen when trying it ([`ServerFailure`]), found by a probe
-//! that runs beside a connection attempt once it takes longer than usual.
+//! The servers of a connect string, opening a TCP connection to one, and
+//! why a connection could not be made: each server with the cause seen when
+//! it was last tried ([`ServerFailure`]).
 
 use std::fmt;
 use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
-
-use parking_lot::Mutex;
 
 /// The port a server listens on when the connect string names none.
 const DEFAULT_PORT: u16 = 2181;
-
-/// The longest one probe of one address may take.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
-
-/// The pause between two rounds of probes.
-const PROBE_PAUSE: Duration = Duration::from_millis(500);
 
 /// Why one server of the connect string could not be used, as seen when it
 /// was last tried. Part of [`Error::Unreachable`](crate::Error::Unreachable).
@@ -113,69 +103,9 @@ impl fmt::Display for ConnectCause {
     }
 }
 
-/// Probes the servers of a connect string on a thread of its own, round
-/// after round, until dropped; [`failures`](Probe::failures) says what the
-/// latest round saw.
-pub(super) struct Probe {
-    servers: Vec<String>,
-    seen: Arc<Mutex<Vec<Option<ConnectCause>>>>,
-    stop: Arc<AtomicBool>,
-}
-
-impl Probe {
-    /// Starts probing the servers of `connect_string`.
-    pub(super) fn start(connect_string: &str) -> Probe {
-        let servers = servers(connect_string);
-        let seen = Arc::new(Mutex::new(vec![None; servers.len()]));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (list, record, stopped) = (servers.clone(), Arc::clone(&seen), Arc::clone(&stop));
-        let spawned = std::thread::Builder::new()
-            .name("zk-queue-probe".into())
-            .spawn(move || {
-                while !stopped.load(Ordering::Acquire) {
-                    for (i, server) in list.iter().enumerate() {
-                        let cause = probe(server);
-                        record.lock()[i] = Some(cause);
-                    }
-                    std::thread::sleep(PROBE_PAUSE);
-                }
-            });
-        if let Err(e) = spawned {
-            log::debug!("cannot start the connection probe: {e}");
-        }
-        Probe { servers, seen, stop }
-    }
-
-    /// Each server of `connect_string` when none could be probed in time:
-    /// every one counts as timed out.
-    pub(super) fn unprobed(connect_string: &str) -> Vec<ServerFailure> {
-        servers(connect_string)
-            .into_iter()
-            .map(|server| ServerFailure::new(server, ConnectCause::TimedOut))
-            .collect()
-    }
-
-    /// Each server with the cause last seen (a server not probed yet, its
-    /// name still resolving say, counts as timed out).
-    pub(super) fn failures(&self) -> Vec<ServerFailure> {
-        let seen = self.seen.lock();
-        self.servers
-            .iter()
-            .zip(seen.iter())
-            .map(|(server, cause)| ServerFailure::new(server.clone(), cause.clone().unwrap_or(ConnectCause::TimedOut)))
-            .collect()
-    }
-}
-
-impl Drop for Probe {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Release);
-    }
-}
-
 /// The `host:port` entries of a connect string
 /// (`[scheme://]host[:port][,...][/chroot]`), as written.
-fn servers(connect_string: &str) -> Vec<String> {
+pub(super) fn servers(connect_string: &str) -> Vec<String> {
     connect_string
         .split(',')
         .map(|entry| {
@@ -200,25 +130,41 @@ fn host_port(server: &str) -> (&str, u16) {
     )
 }
 
-/// Tries `server` once: resolves its name and opens a connection to each
-/// address until one opens.
-fn probe(server: &str) -> ConnectCause {
+/// The address of `server` as tried: `host:port`, with the port assumed
+/// when the connect string names none.
+pub(super) fn with_port(server: &str) -> String {
+    let (host, port) = host_port(server);
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+/// Opens a TCP connection to `server` (each address its name resolves to,
+/// in turn), each attempt within `timeout`.
+pub(super) fn dial(server: &str, timeout: Duration) -> Result<TcpStream, ConnectCause> {
     let addresses: Vec<SocketAddr> = match host_port(server).to_socket_addrs() {
         Ok(addresses) => addresses.collect(),
-        Err(_) => return ConnectCause::NameNotResolved,
+        Err(_) => return Err(ConnectCause::NameNotResolved),
     };
     let mut cause = ConnectCause::NameNotResolved;
     for address in addresses {
-        cause = match TcpStream::connect_timeout(&address, PROBE_TIMEOUT) {
-            Ok(_) => return ConnectCause::NoSession,
-            Err(e) => match e.kind() {
-                ErrorKind::ConnectionRefused => ConnectCause::Refused,
-                ErrorKind::TimedOut | ErrorKind::WouldBlock => ConnectCause::TimedOut,
-                _ => ConnectCause::Other(e.to_string()),
-            },
-        };
+        match TcpStream::connect_timeout(&address, timeout.max(Duration::from_millis(1))) {
+            Ok(stream) => return Ok(stream),
+            Err(e) => cause = cause_of(&e),
+        }
     }
-    cause
+    Err(cause)
+}
+
+/// The cause an I/O error of a connection attempt stands for.
+pub(super) fn cause_of(e: &std::io::Error) -> ConnectCause {
+    match e.kind() {
+        ErrorKind::ConnectionRefused => ConnectCause::Refused,
+        ErrorKind::TimedOut | ErrorKind::WouldBlock => ConnectCause::TimedOut,
+        _ => ConnectCause::Other(e.to_string()),
+    }
 }
 
 #[cfg(test)]
@@ -245,16 +191,26 @@ mod tests {
     }
 
     #[test]
-    fn a_closed_port_is_refused_and_an_open_one_gives_no_session() {
+    fn a_closed_port_is_refused_and_an_open_one_connects() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let open = listener.local_addr().unwrap().to_string();
-        assert_eq!(probe(&open), ConnectCause::NoSession);
+        assert!(dial(&open, Duration::from_secs(1)).is_ok());
         drop(listener);
-        assert_eq!(probe(&open), ConnectCause::Refused);
+        assert_eq!(dial(&open, Duration::from_secs(1)).unwrap_err(), ConnectCause::Refused);
     }
 
     #[test]
     fn an_unknown_name_does_not_resolve() {
-        assert_eq!(probe("no-such-host.invalid:2181"), ConnectCause::NameNotResolved);
+        assert_eq!(
+            dial("no-such-host.invalid:2181", Duration::from_secs(1)).unwrap_err(),
+            ConnectCause::NameNotResolved
+        );
+    }
+
+    #[test]
+    fn the_address_tried_names_the_port_assumed() {
+        assert_eq!(with_port("127.0.0.1"), "127.0.0.1:2181");
+        assert_eq!(with_port("zk:2182"), "zk:2182");
+        assert_eq!(with_port("::1"), "[::1]:2181");
     }
 }

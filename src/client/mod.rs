@@ -1,10 +1,14 @@
-//! A blocking facade over the asynchronous `zookeeper-client` crate.
+//! The crate's own blocking ZooKeeper client.
 //!
-//! Every call blocks the calling thread on one request (or a few, for
-//! [`ZkClient::ensure_path`]) with a deadline ([`ZkClientBuilder::request_timeout`]),
-//! and retries what the [`RetryPolicy`] allows. A background thread follows
-//! the session: it reports [`ConnectionState`]s to listeners and, when the
-//! session expires, opens a new one so the client keeps working.
+//! - The facade ([`ZkClient`], its builder, request options, batches,
+//!   retry policies): every call writes its requests on the session's
+//!   connection from the calling thread and waits for the replies until its
+//!   deadline ([`ZkClientBuilder::request_timeout`]), retrying what the
+//!   [`RetryPolicy`] allows.
+//! - `session/`: the session, its connection and the session thread that
+//!   reads replies and events, pings and reconnects; after an expiry it opens
+//!   a new session so the client keeps working.
+//! - `wire/`: ZooKeeper's records and framing.
 
 mod arrivals;
 mod batch;
@@ -16,24 +20,24 @@ mod packet;
 mod request;
 mod retry;
 mod session;
+mod state;
 mod stats;
 mod types;
 mod watch;
+pub(crate) mod wire;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Receiver;
-use parking_lot::{Mutex, RwLock};
 
 pub use batch::BatchResults;
 pub(crate) use batch::MULTI_READ;
 pub use builder::ZkClientBuilder;
 pub use connect::{ConnectCause, ServerFailure};
 pub use retry::{ExponentialBackoffRetry, RetryForever, RetryNTimes, RetryOneTime, RetryPolicy, RetryUntilElapsed};
-pub use session::ConnectionState;
+pub use state::ConnectionState;
 pub use stats::ClientStats;
 pub use types::{Acl, CreateMode, Op, OpResult, Perms, Stat};
 pub use watch::ChildWatch;
@@ -43,6 +47,8 @@ pub(crate) use ops::Deleted;
 pub(crate) use request::Opts;
 pub(crate) use retry::Retry;
 
+use self::session::{Link, LinkConfig};
+use self::state::Hub;
 use crate::error::{Error, Result};
 use crate::sync::Latch;
 
@@ -104,23 +110,11 @@ pub(crate) struct Config {
 
 pub(crate) struct Shared {
     pub(crate) config: Config,
-    /// Authentication, replayed on every new session.
-    auth: Mutex<Vec<(String, Vec<u8>)>>,
-    /// The live session's client; `None` once closed.
-    current: RwLock<Option<zookeeper_client::Client>>,
-    /// Bumped each time a new session replaces an expired one.
-    generation: AtomicU64,
-    /// One more than the generation of the latest session a server said
-    /// expired (0: none), set before [`ConnectionState::Lost`] is told.
-    lost: AtomicU64,
-    state: Mutex<ConnectionState>,
-    listeners: Mutex<Vec<crossbeam_channel::Sender<ConnectionState>>>,
-    /// Latches of blocked callers, opened on every state change and on close.
-    wakers: Mutex<Vec<(u64, Latch)>>,
-    next_waker: AtomicU64,
+    /// The session and its connection.
+    link: Arc<Link>,
+    /// Connection states, listeners and blocked callers' latches.
+    hub: Arc<Hub>,
     closed: AtomicBool,
-    close_tx: Mutex<Option<futures::channel::oneshot::Sender<()>>>,
-    supervisor: Mutex<Option<JoinHandle<()>>>,
     pub(crate) counters: stats::Counters,
     /// The server refused a multi-read (older than 3.6): nodes are read one
     /// request each.
@@ -160,33 +154,29 @@ impl ZkClient {
     }
 
     fn start(config: Config, auth: Vec<(String, Vec<u8>)>) -> Result<ZkClient> {
-        let client = session::open(&config, &auth)?;
-        let watcher = client.state_watcher();
-        let (close_tx, close_rx) = futures::channel::oneshot::channel();
-        let shared = Arc::new(Shared {
-            config,
-            auth: Mutex::new(auth),
-            current: RwLock::new(Some(client)),
-            generation: AtomicU64::new(0),
-            lost: AtomicU64::new(0),
-            state: Mutex::new(ConnectionState::Connected),
-            listeners: Mutex::new(Vec::new()),
-            wakers: Mutex::new(Vec::new()),
-            next_waker: AtomicU64::new(0),
-            closed: AtomicBool::new(false),
-            close_tx: Mutex::new(Some(close_tx)),
-            supervisor: Mutex::new(None),
-            counters: stats::Counters::default(),
-            no_multi_read: AtomicBool::new(false),
-        });
-        let weak = Arc::downgrade(&shared);
-        let handle = std::thread::Builder::new()
-            .name("zk-queue-session".into())
-            .spawn(move || session::supervise(weak, watcher, close_rx))
-            .map_err(|e| Error::spawn("session", e))?;
-        *shared.supervisor.lock() = Some(handle);
-        log::info!("connected to {}", shared.config.connect_string);
-        Ok(ZkClient { shared })
+        let hub = Arc::new(Hub::new());
+        let reporter = Arc::clone(&hub);
+        let link = Link::open(
+            LinkConfig {
+                servers: connect::servers(&config.connect_string),
+                chroot: chroot(&config.connect_string),
+                session_timeout: config.session_timeout,
+                connection_timeout: config.connection_timeout,
+            },
+            auth,
+            Box::new(move |event| reporter.report(event)),
+        )?;
+        log::info!("connected to {}", config.connect_string);
+        Ok(ZkClient {
+            shared: Arc::new(Shared {
+                config,
+                link,
+                hub,
+                closed: AtomicBool::new(false),
+                counters: stats::Counters::default(),
+                no_multi_read: AtomicBool::new(false),
+            }),
+        })
     }
 
     /// The latest connection state.
@@ -200,7 +190,7 @@ impl ZkClient {
     /// # }
     /// ```
     pub fn state(&self) -> ConnectionState {
-        *self.shared.state.lock()
+        self.shared.hub.state()
     }
 
     /// A channel of connection-state changes. The current state is sent first;
@@ -222,13 +212,10 @@ impl ZkClient {
     /// # }
     /// ```
     pub fn state_listener(&self) -> Receiver<ConnectionState> {
-        let (tx, rx) = crossbeam_channel::unbounded();
-        let mut listeners = self.shared.listeners.lock();
-        if !self.is_closed() {
-            let _ = tx.send(self.state());
-            listeners.push(tx);
+        if self.is_closed() {
+            return crossbeam_channel::never();
         }
-        rx
+        self.shared.hub.listen()
     }
 
     /// The connect string this client was built with.
@@ -254,7 +241,10 @@ impl ZkClient {
     /// # }
     /// ```
     pub fn session_id(&self) -> Result<i64> {
-        Ok(self.shared.current()?.0.session_id().0)
+        if self.is_closed() {
+            return Err(Error::Closed);
+        }
+        Ok(self.shared.link.session_id())
     }
 
     /// Adds authentication to the session, and to every session the client
@@ -269,13 +259,12 @@ impl ZkClient {
     /// # }
     /// ```
     pub fn add_auth(&self, scheme: &str, auth: &[u8]) -> Result<()> {
-        self.shared.auth.lock().push((scheme.to_owned(), auth.to_vec()));
-        self.send(
-            "add_auth",
-            "/",
-            Opts::new(),
-            |c| async move { c.auth(scheme, auth).await },
-        )
+        self.shared.counters.count("add_auth");
+        let deadline = Instant::now() + self.request_timeout();
+        self.shared
+            .link
+            .add_auth(scheme, auth, deadline)
+            .map_err(|failure| self.failed("add_auth", "/", failure, self.request_timeout()))
     }
 
     /// Closes the session. Blocked calls of this client wake up with
@@ -291,12 +280,6 @@ impl ZkClient {
     /// ```
     pub fn close(&self) {
         self.shared.close();
-        let handle = self.shared.supervisor.lock().take();
-        if let Some(handle) = handle {
-            if handle.thread().id() != std::thread::current().id() && handle.join().is_err() {
-                log::error!("the session thread panicked");
-            }
-        }
     }
 
     /// How many requests of each kind this client (and its clones) sent.
@@ -335,16 +318,14 @@ impl ZkClient {
 
     /// The current session.
     pub(crate) fn session(&self) -> Session {
-        Session(self.shared.generation.load(Ordering::Acquire))
+        Session(self.shared.link.epoch())
     }
 
     /// Whether `session` is still the live one: not replaced, and not said
     /// by a server to have expired (which is known before a new session
     /// replaces it).
     pub(crate) fn is_live(&self, session: Session) -> bool {
-        let Session(generation) = session;
-        self.shared.generation.load(Ordering::Acquire) == generation
-            && self.shared.lost.load(Ordering::Acquire) != generation + 1
+        self.shared.link.is_live(session.0)
     }
 
     /// How long one request may take, retries included.
@@ -389,77 +370,41 @@ pub(crate) struct WakerGuard<'a> {
 
 impl Drop for WakerGuard<'_> {
     fn drop(&mut self) {
-        self.shared.wakers.lock().retain(|(id, _)| *id != self.id);
+        self.shared.hub.forget(self.id);
     }
 }
 
 impl Shared {
-    /// The live client and its session.
-    pub(crate) fn current(&self) -> Result<(zookeeper_client::Client, Session)> {
-        let session = Session(self.generation.load(Ordering::Acquire));
-        match &*self.current.read() {
-            Some(client) => Ok((client.clone(), session)),
-            None => Err(Error::Closed),
-        }
+    /// The session and its connection.
+    pub(crate) fn link(&self) -> &Link {
+        &self.link
     }
 
-    /// Reports a state to listeners and wakes blocked callers.
-    pub(crate) fn publish(&self, state: ConnectionState) {
-        match state {
-            ConnectionState::Connected | ConnectionState::Reconnected => log::info!("zookeeper session {state:?}"),
-            ConnectionState::Suspended | ConnectionState::Lost => log::warn!("zookeeper session {state:?}"),
-        }
-        *self.state.lock() = state;
-        self.listeners.lock().retain(|tx| tx.send(state).is_ok());
-        self.wake_all();
-    }
-
-    fn wake_all(&self) {
-        for (_, latch) in self.wakers.lock().iter() {
-            latch.open();
-        }
-    }
-
-    /// Marks the current session as expired: a server said so.
-    pub(crate) fn mark_lost(&self) {
-        let generation = self.generation.load(Ordering::Acquire);
-        self.lost.store(generation + 1, Ordering::Release);
-    }
-
-    /// Installs the client of a new session after an expiry.
-    pub(crate) fn replace_session(&self, client: zookeeper_client::Client) {
-        let mut current = self.current.write();
-        if current.is_some() {
-            *current = Some(client);
-            self.generation.fetch_add(1, Ordering::AcqRel);
-        }
+    /// The session and its connection, without keeping them open.
+    pub(crate) fn link_weak(&self) -> std::sync::Weak<Link> {
+        Arc::downgrade(&self.link)
     }
 
     /// Registers a latch to be opened on every connection-state change and on
     /// close, for as long as the guard lives.
     fn wake_on_state_change(&self, latch: &Latch) -> WakerGuard<'_> {
-        let id = self.next_waker.fetch_add(1, Ordering::Relaxed);
-        self.wakers.lock().push((id, latch.clone()));
+        let id = self.hub.wake_on_change(latch);
         WakerGuard { shared: self, id }
     }
 
     /// Blocks until a session newer than `session` is installed, the client
     /// closes, or the deadline passes.
     pub(crate) fn wait_for_new_session(&self, session: Session, deadline: Instant) {
-        let Session(generation) = session;
-        while self.generation.load(Ordering::Acquire) == generation && !self.closed.load(Ordering::Acquire) {
+        let Session(epoch) = session;
+        while self.link.epoch() == epoch && !self.is_closed() {
             let latch = Latch::new();
             let _guard = self.wake_on_state_change(&latch);
             // Re-check after registering so a replacement in between is not missed.
-            let replaced = self.generation.load(Ordering::Acquire) != generation;
+            let replaced = self.link.epoch() != epoch;
             if !replaced && !latch.wait_until(Some(deadline)) {
                 return;
             }
         }
-    }
-
-    pub(crate) fn auth(&self) -> Vec<(String, Vec<u8>)> {
-        self.auth.lock().clone()
     }
 
     pub(crate) fn is_closed(&self) -> bool {
@@ -471,18 +416,38 @@ impl Shared {
             return;
         }
         log::info!("closing the client of {}", self.config.connect_string);
-        // Dropping the last client of the session closes it.
-        self.current.write().take();
-        if let Some(tx) = self.close_tx.lock().take() {
-            let _ = tx.send(());
+        self.link.close(CLOSE_GRACE.min(self.config.request_timeout));
+        self.hub.close();
+    }
+}
+
+/// The longest a close waits for the server to confirm the session's end.
+const CLOSE_GRACE: Duration = Duration::from_secs(1);
+
+/// The chroot of a connect string (`host:port,.../chroot`), or empty.
+fn chroot(connect_string: &str) -> String {
+    match connect_string.find('/') {
+        Some(i) if connect_string[i..].len() > 1 && !connect_string[..i].ends_with(':') => {
+            connect_string[i..].trim_end_matches('/').to_owned()
         }
-        self.listeners.lock().clear();
-        self.wake_all();
+        _ => String::new(),
     }
 }
 
 impl Drop for Shared {
     fn drop(&mut self) {
         self.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::chroot;
+
+    #[test]
+    fn the_chroot_is_what_follows_the_servers() {
+        assert_eq!(chroot("a:1,b:2/app/x"), "/app/x");
+        assert_eq!(chroot("a:1"), "");
+        assert_eq!(chroot("a:1/"), "");
     }
 }

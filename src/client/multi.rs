@@ -1,9 +1,9 @@
 //! Transactions: a multi applies all its operations atomically, or none.
 
-use zookeeper_client::{Acls, MultiWriteError, MultiWriteResult};
-
-use super::request::{deadline, Opts};
-use super::{Acl, Op, OpResult, ZkClient};
+use super::ops::unexpected;
+use super::request::Opts;
+use super::wire::{Code, MultiResult, Reply, Request};
+use super::{Op, OpResult, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
 
@@ -35,52 +35,46 @@ impl ZkClient {
         let default_acl = self.default_acl();
         ops.iter().try_for_each(check_op)?;
         self.check_multi_size(ops, default_acl)?;
-        let acls = create_acls(ops, default_acl);
-        let results = self.run("multi", opts, |c, timeout| {
-            deadline(commit(&c, ops, &acls), timeout, "multi").map_err(|e| e.unwrap_or_else(|timeout| timeout))
-        })?;
-        Ok(results.into_iter().map(op_result).collect())
+        let first = ops.first().map_or("/", Op::path);
+        let request = || (Request::Multi { ops, default_acl }, None);
+        self.call("multi", first, opts, request, |reply| results(reply, ops))
     }
 }
 
-/// Sends `ops` as one multi over `client`, each create with its ACL of
-/// `acls` (see [`create_acls`]). A failure names the first failing operation
-/// ([`Error::MultiFailed`]), or is the request's own.
-pub(super) async fn commit(
-    client: &zookeeper_client::Client,
-    ops: &[Op],
-    acls: &[Vec<zookeeper_client::Acl>],
-) -> Result<Vec<MultiWriteResult>> {
-    let first = ops.first().map_or("/", Op::path);
-    let mut writer = client.new_multi_writer();
-    let added: std::result::Result<(), zookeeper_client::Error> =
-        ops.iter().zip(acls).try_for_each(|(op, acl)| match op {
-            Op::Create { path, data, mode, .. } => {
-                writer.add_create(path, data, &mode.to_zk().with_acls(Acls::new(acl)))
-            }
-            Op::Delete { path, version } => writer.add_delete(path, *version),
-            Op::SetData { path, data, version } => writer.add_set_data(path, data, *version),
-            Op::Check { path, version } => writer.add_check_version(path, *version),
-        });
-    added.map_err(|e| Error::from_zk(e, first))?;
-    writer.commit().await.map_err(|e| match e {
-        MultiWriteError::OperationFailed { index, source } => Error::MultiFailed {
+/// The results of an applied multi of `ops`, or the error of its first
+/// failing operation ([`Error::MultiFailed`]).
+pub(super) fn results(reply: Reply, ops: &[Op]) -> Result<Vec<OpResult>> {
+    let Reply::Multi(results) = reply else {
+        return Err(unexpected(reply, ops.first().map_or("/", Op::path)));
+    };
+    let failure = results.iter().enumerate().find_map(|(index, result)| match result {
+        MultiResult::Error(code) if *code != Code::OK && *code != Code::RUNTIME_INCONSISTENCY => Some((index, *code)),
+        _ => None,
+    });
+    let failure = failure.or_else(|| {
+        // Not applied, yet no operation names why: the first one stands for it.
+        results
+            .iter()
+            .any(|r| matches!(r, MultiResult::Error(_)))
+            .then_some((0, Code::RUNTIME_INCONSISTENCY))
+    });
+    if let Some((index, code)) = failure {
+        let path = ops.get(index).map_or("/", Op::path);
+        return Err(Error::MultiFailed {
             index,
-            source: Box::new(Error::from_zk(source, ops.get(index).map_or(first, Op::path))),
-        },
-        MultiWriteError::RequestFailed { source } => Error::from_zk(source, first),
-    })
+            source: Box::new(Error::from_code(code, path)),
+        });
+    }
+    Ok(results.into_iter().map(op_result).collect())
 }
 
 /// The result of one operation of an applied multi.
-fn op_result(r: MultiWriteResult) -> OpResult {
+fn op_result(r: MultiResult) -> OpResult {
     match r {
-        MultiWriteResult::Check => OpResult::Check,
-        MultiWriteResult::Delete => OpResult::Delete,
-        MultiWriteResult::Create { path, .. } => OpResult::Create { path },
-        MultiWriteResult::SetData { stat } => OpResult::SetData { stat: stat.into() },
-        // `MultiWriteResult` is non-exhaustive; a new kind is reported as a check.
-        _ => OpResult::Check,
+        MultiResult::Created { path, .. } => OpResult::Create { path },
+        MultiResult::Deleted => OpResult::Delete,
+        MultiResult::SetData(stat) => OpResult::SetData { stat },
+        MultiResult::Checked | MultiResult::Error(_) => OpResult::Check,
     }
 }
 
@@ -96,38 +90,10 @@ pub(super) fn check_op(op: &Op) -> Result<()> {
     }
 }
 
-/// The ACL of each create of `ops` (its own, or `default`), in the client
-/// library's form; an empty list for every other operation.
-pub(super) fn create_acls(ops: &[Op], default: &[Acl]) -> Vec<Vec<zookeeper_client::Acl>> {
-    ops.iter()
-        .map(|op| match op {
-            Op::Create { acl, .. } => acl.as_deref().unwrap_or(default).iter().map(Acl::to_zk).collect(),
-            _ => Vec::new(),
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::{CreateMode, Perms};
+    use super::super::CreateMode;
     use super::*;
-
-    #[test]
-    fn creates_get_their_own_acl_or_the_default() {
-        let mine = Acl::digest("alice", "secret", Perms::ALL);
-        let ops = [
-            Op::check("/q/lock", 0),
-            Op::create("/q/a-", Vec::new(), CreateMode::PersistentSequential),
-            Op::create_with_acl(
-                "/q/b-",
-                Vec::new(),
-                CreateMode::PersistentSequential,
-                vec![mine.clone()],
-            ),
-        ];
-        let acls = create_acls(&ops, &[Acl::anyone_all()]);
-        assert_eq!(acls, [vec![], vec![Acl::anyone_all().to_zk()], vec![mine.to_zk()]]);
-    }
 
     #[test]
     fn a_create_with_an_empty_acl_is_refused_before_sending() {
@@ -138,5 +104,35 @@ mod tests {
             check_op(&Op::delete("q", None)),
             Err(Error::InvalidPath { .. })
         ));
+    }
+}
+
+#[cfg(test)]
+mod result_tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_multi_names_its_first_failing_operation() {
+        let ops = [
+            Op::check("/q/lock", 0),
+            Op::delete("/q/item", None),
+            Op::delete("/q/b", None),
+        ];
+        let reply = Reply::Multi(vec![
+            MultiResult::Error(Code::OK),
+            MultiResult::Error(Code::NO_NODE),
+            MultiResult::Error(Code::RUNTIME_INCONSISTENCY),
+        ]);
+        match results(reply, &ops) {
+            Err(Error::MultiFailed { index: 1, source }) => {
+                assert!(matches!(*source, Error::NoNode { ref path } if path == "/q/item"))
+            }
+            other => panic!("{other:?}"),
+        }
+        let applied = Reply::Multi(vec![MultiResult::Checked, MultiResult::Deleted, MultiResult::Deleted]);
+        assert_eq!(
+            results(applied, &ops).unwrap(),
+            [OpResult::Check, OpResult::Delete, OpResult::Delete]
+        );
     }
 }

@@ -1,11 +1,12 @@
 //! Blocking ZooKeeper operations on one node: one deadline per attempt,
 //! retries by policy, packet sizes checked before sending.
 
-use zookeeper_client::Acls;
-
 use super::packet::{create_size, string_size, REQUEST_HEADER};
 use super::request::Opts;
+use super::wire::{Reply, Request};
 use super::{Acl, ChildWatch, CreateMode, Stat, ZkClient};
+use std::time::Instant;
+
 use crate::error::{Error, Result};
 use crate::path;
 use crate::sync::Latch;
@@ -70,21 +71,12 @@ impl ZkClient {
             return Err(Error::InvalidArgument("ACL must not be empty".into()));
         }
         self.check_packet(create_size(path, 0, acl), data.len())?;
-        let acl: Vec<_> = acl.iter().map(Acl::to_zk).collect();
         let mode = opts.create_mode();
-        let (stat, sequence) = self.send("create", path, opts, |c| {
-            let acl = &acl;
-            async move {
-                let options = mode.to_zk().with_acls(Acls::new(acl));
-                c.create(path, data, &options).await
-            }
-        })?;
-        let created = if mode.is_sequential() {
-            format!("{path}{sequence}")
-        } else {
-            path.to_owned()
+        let request = || {
+            let create = Request::Create { path, data, acl, mode };
+            (create, None)
         };
-        Ok((created, stat.into()))
+        self.call("create", path, opts, request, |reply| created(reply, path))
     }
 
     /// Deletes a node, only at `version` if one is given.
@@ -114,8 +106,11 @@ impl ZkClient {
         // Whether an attempt's reply was lost (the connection, or the
         // deadline): its delete may have been applied.
         let mut reply_lost = false;
-        let result = self.run("delete", opts, |c, timeout| {
-            let attempt = self.attempt("delete", path, timeout, async move { c.delete(path, version).await });
+        let version = version.unwrap_or(-1);
+        let result = self.run("delete", opts, |deadline, fence| {
+            let started = Instant::now();
+            let pending = self.send_one(Request::Delete { path, version }, None, fence, deadline);
+            let attempt = self.reply("delete", path, &pending, deadline, started).map(|_| ());
             reply_lost |= matches!(attempt, Err(Error::ConnectionLoss { .. } | Error::Timeout { .. }));
             attempt
         });
@@ -149,16 +144,19 @@ impl ZkClient {
     /// allows (a node of an expired session is gone anyway). For letting go
     /// of a lock when the caller's deadline leaves no time to wait.
     pub(crate) fn delete_ephemeral_in_background(&self, path: &str) {
-        let Ok((client, _)) = self.shared.current() else { return };
-        let path = path.to_owned();
-        self.shared.counters.count("delete");
-        async_global_executor::spawn(async move {
-            match client.delete(&path, None).await {
-                Ok(()) | Err(zookeeper_client::Error::NoNode) => {}
+        if self.is_closed() {
+            return;
+        }
+        let (client, path) = (self.clone(), path.to_owned());
+        let spawned = std::thread::Builder::new()
+            .name("zk-queue-release".into())
+            .spawn(move || match client.delete_with(&path, None, Opts::new().once()) {
+                Ok(_) | Err(Error::NoNode { .. } | Error::Closed | Error::SessionExpired) => {}
                 Err(e) => log::warn!("cannot delete {path}; it stays until its session ends: {e}"),
-            }
-        })
-        .detach();
+            });
+        if let Err(e) = spawned {
+            log::warn!("cannot start a thread to delete a lock; it stays until its session ends: {e}");
+        }
     }
 
     /// The node's stat, or `None` if it does not exist.
@@ -179,8 +177,12 @@ impl ZkClient {
     /// [`exists`](Self::exists) as `opts` say.
     pub(crate) fn exists_with(&self, path: &str, opts: Opts<'_>) -> Result<Option<Stat>> {
         path::validate(path)?;
-        let stat = self.send("exists", path, opts, |c| async move { c.check_stat(path).await })?;
-        Ok(stat.map(Stat::from))
+        let request = || (Request::Exists { path, watch: false }, None);
+        match self.call("exists", path, opts, request, stat_of) {
+            Ok(stat) => Ok(Some(stat)),
+            Err(Error::NoNode { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// The node's data and stat.
@@ -200,8 +202,11 @@ impl ZkClient {
     /// [`get_data`](Self::get_data) as `opts` say.
     pub(crate) fn get_data_with(&self, path: &str, opts: Opts<'_>) -> Result<(Vec<u8>, Stat)> {
         path::validate(path)?;
-        let (data, stat) = self.send("get_data", path, opts, |c| async move { c.get_data(path).await })?;
-        Ok((data, stat.into()))
+        let request = || (Request::GetData { path, watch: false }, None);
+        self.call("get_data", path, opts, request, |reply| match reply {
+            Reply::Data { data, stat } => Ok((data, stat)),
+            other => Err(unexpected(other, path)),
+        })
     }
 
     /// The node's ACL and stat.
@@ -229,8 +234,11 @@ impl ZkClient {
     /// ```
     pub fn get_acl(&self, path: &str) -> Result<(Vec<Acl>, Stat)> {
         path::validate(path)?;
-        let (acl, stat) = self.send("get_acl", path, Opts::new(), |c| async move { c.get_acl(path).await })?;
-        Ok((acl.iter().map(Acl::from_zk).collect(), stat.into()))
+        let request = || (Request::GetAcl { path }, None);
+        self.call("get_acl", path, Opts::new(), request, |reply| match reply {
+            Reply::Acl { acl, stat } => Ok((acl, stat)),
+            other => Err(unexpected(other, path)),
+        })
     }
 
     /// Replaces the node's ACL, only at ACL version `version` (the stat's
@@ -259,12 +267,9 @@ impl ZkClient {
                 "an empty acl for {path} would lock every client out of it"
             )));
         }
-        let acl: Vec<_> = acl.iter().map(Acl::to_zk).collect();
-        let stat = self.send("set_acl", path, Opts::new(), |c| {
-            let acl = &acl;
-            async move { c.set_acl(path, acl, version).await }
-        })?;
-        Ok(stat.into())
+        let version = version.unwrap_or(-1);
+        let request = || (Request::SetAcl { path, acl, version }, None);
+        self.call("set_acl", path, Opts::new(), request, stat_of)
     }
 
     /// Replaces the node's data, only at `version` if one is given, and
@@ -281,10 +286,9 @@ impl ZkClient {
     pub fn set_data(&self, path: &str, data: &[u8], version: Option<i32>) -> Result<Stat> {
         path::validate(path)?;
         self.check_packet(REQUEST_HEADER + string_size(path) + 4 + 4, data.len())?;
-        let stat = self.send("set_data", path, Opts::new(), |c| async move {
-            c.set_data(path, data, version).await
-        })?;
-        Ok(stat.into())
+        let version = version.unwrap_or(-1);
+        let request = || (Request::SetData { path, data, version }, None);
+        self.call("set_data", path, Opts::new(), request, stat_of)
     }
 
     /// The names of the node's children (in the server's order, which is not
@@ -305,13 +309,11 @@ impl ZkClient {
     /// [`get_children`](Self::get_children) as `opts` say.
     pub(crate) fn get_children_with(&self, path: &str, opts: Opts<'_>) -> Result<(Vec<String>, Stat)> {
         path::validate(path)?;
-        let (children, stat) = self.send(
-            "get_children",
-            path,
-            opts,
-            |c| async move { c.get_children(path).await },
-        )?;
-        Ok((children, stat.into()))
+        let request = || (Request::GetChildren { path, watch: false }, None);
+        self.call("get_children", path, opts, request, |reply| match reply {
+            Reply::Children { names, stat } => Ok((names, stat)),
+            other => Err(unexpected(other, path)),
+        })
     }
 
     /// Makes the server this client talks to catch up with the leader
@@ -322,7 +324,7 @@ impl ZkClient {
     /// tell.
     pub(crate) fn sync(&self, path: &str, opts: Opts<'_>) -> Result<()> {
         path::validate(path)?;
-        match self.send("sync", path, opts, |c| async move { c.sync(path).await }) {
+        match self.call("sync", path, opts, || (Request::Sync { path }, None), |_| Ok(())) {
             Ok(()) | Err(Error::NoNode { .. }) => Ok(()),
             Err(e) => Err(e),
         }
@@ -386,5 +388,30 @@ impl ZkClient {
             }
         }
         Ok(())
+    }
+}
+
+/// The created node's path and stat from a create's reply.
+pub(super) fn created(reply: Reply, path: &str) -> Result<(String, Stat)> {
+    match reply {
+        Reply::Created { path, stat } => Ok((path, stat)),
+        other => Err(unexpected(other, path)),
+    }
+}
+
+/// The stat of a reply that carries one.
+pub(super) fn stat_of(reply: Reply) -> Result<Stat> {
+    match reply {
+        Reply::Stat(stat) => Ok(stat),
+        other => Err(unexpected(other, "/")),
+    }
+}
+
+/// A reply of another kind than its request's: the client's own mistake,
+/// reported rather than trusted.
+pub(super) fn unexpected(reply: Reply, path: &str) -> Error {
+    Error::ZooKeeper {
+        path: Some(path.to_owned()),
+        source: crate::error::ClientError::unexpected(&format!("{reply:?}")),
     }
 }

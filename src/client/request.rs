@@ -1,13 +1,11 @@
 //! How one request is sent: its options ([`Opts`]), and the one loop that
 //! sends it within its deadline and retries by the client's policy.
 
-use std::future::Future;
-use std::pin::pin;
 use std::time::{Duration, Instant};
 
-use futures::future::{select, Either};
-
 use super::retry::Retry;
+use super::session::{Failure, Pending, WatchReg};
+use super::wire::{decode_reply, Reply, ReplyError, Request};
 
 /// How long after a call's deadline a request it has sent may still finish
 /// while the client is connected: a call that found an item at its deadline
@@ -16,7 +14,7 @@ use super::retry::Retry;
 /// latest, and by the deadline itself while the client is disconnected.
 pub(crate) const DEADLINE_GRACE: Duration = Duration::from_secs(1);
 use super::{Acl, CreateMode, Session, ZkClient};
-use crate::error::{Error, Result};
+use crate::error::{ClientError, Error, Result};
 
 /// The options of one request, set builder-style, as in
 /// `client.delete_with(path, version, Opts::new().fenced(session))`.
@@ -128,49 +126,73 @@ impl<'a> Opts<'a> {
 }
 
 impl ZkClient {
-    /// Sends one request as `opts` say: `f` makes each attempt's request,
-    /// whose error is mapped for `path`.
-    pub(super) fn send<T, F, Fut>(&self, operation: &'static str, path: &str, opts: Opts<'_>, mut f: F) -> Result<T>
-    where
-        F: FnMut(zookeeper_client::Client) -> Fut,
-        Fut: Future<Output = std::result::Result<T, zookeeper_client::Error>>,
-    {
-        self.run(operation, opts, |client, timeout| {
-            self.attempt(operation, path, timeout, f(client))
+    /// Sends one request as `opts` say: `make` makes each attempt's request
+    /// (and the watch it sets), `read` takes its reply; errors are mapped for
+    /// `path`.
+    pub(super) fn call<'r, T>(
+        &self,
+        operation: &'static str,
+        path: &str,
+        opts: Opts<'_>,
+        mut make: impl FnMut() -> (Request<'r>, Option<WatchReg>),
+        mut read: impl FnMut(Reply) -> Result<T>,
+    ) -> Result<T> {
+        self.run(operation, opts, |deadline, fence| {
+            let started = Instant::now();
+            let (request, watch) = make();
+            let pending = self.send_one(request, watch, fence, deadline);
+            read(self.reply(operation, path, &pending, deadline, started)?)
         })
     }
 
-    /// The loop behind every request: runs `attempt` in the current session
-    /// (only in the fenced one, if `opts` fence it), each attempt given the
-    /// time left before the request's deadline but at most the request
-    /// timeout, until it succeeds, fails with an answer rather than a
-    /// retryable error, is sent only once, the retry policy gives up or the
-    /// deadline passes.
+    /// Writes one request (see [`Link::send`](super::session::Link::send)).
+    pub(super) fn send_one(
+        &self,
+        request: Request<'_>,
+        watch: Option<WatchReg>,
+        fence: Option<u64>,
+        deadline: Instant,
+    ) -> Pending {
+        let kind = request.reply_kind();
+        let mut sent = self.shared.link().send(vec![(request, watch)], fence, deadline);
+        sent.pop().unwrap_or_else(|| Pending::failed(kind, Failure::Closed))
+    }
+
+    /// The loop behind every request: runs `attempt` with the attempt's
+    /// deadline and the session it is fenced to (only the fenced one, if
+    /// `opts` fence it), each attempt given the time left before the
+    /// request's deadline but at most the request timeout, until it
+    /// succeeds, fails with an answer rather than a retryable error, is sent
+    /// only once, the retry policy gives up or the deadline passes.
     pub(super) fn run<T>(
         &self,
         operation: &'static str,
         opts: Opts<'_>,
-        mut attempt: impl FnMut(zookeeper_client::Client, Duration) -> Result<T>,
+        mut attempt: impl FnMut(Instant, Option<u64>) -> Result<T>,
     ) -> Result<T> {
         let request_timeout = self.shared.config.request_timeout;
         let started = Instant::now();
         let mut retry = Retry::new(self, operation, Some(opts.deadline(started, request_timeout, true)));
         let mut last = None;
         loop {
-            let deadline = opts.deadline(started, request_timeout, self.state().is_connected());
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
+            if self.is_closed() {
+                return Err(Error::Closed);
+            }
+            let connected = self.shared.link().is_connected();
+            let deadline = opts.deadline(started, request_timeout, connected);
+            let now = Instant::now();
+            if now >= deadline {
                 return Err(last.unwrap_or(Error::Timeout {
                     operation,
                     after: retry.elapsed(),
                 }));
             }
-            let (client, session) = self.shared.current()?;
+            let session = self.session();
             if opts.fence.is_some_and(|fence| fence != session) {
                 return Err(Error::SessionExpired);
             }
             self.shared.counters.count(operation);
-            let err = match attempt(client, left.min(request_timeout)) {
+            let err = match attempt(deadline.min(now + request_timeout), opts.fence.map(|s| s.0)) {
                 Ok(value) => return Ok(value),
                 Err(err) => err,
             };
@@ -182,40 +204,49 @@ impl ZkClient {
         }
     }
 
+    /// Waits for `pending`'s reply until `deadline` and decodes it; errors
+    /// are mapped for `path`.
+    pub(super) fn reply(
+        &self,
+        operation: &'static str,
+        path: &str,
+        pending: &Pending,
+        deadline: Instant,
+        started: Instant,
+    ) -> Result<Reply> {
+        let raw = pending
+            .wait(deadline)
+            .map_err(|failure| self.failed(operation, path, failure, started.elapsed()))?;
+        decode_reply(pending.kind(), raw.err, raw.body(), self.shared.link().chroot()).map_err(|e| match e {
+            ReplyError::Code(code) => Error::from_code(code, path),
+            ReplyError::Malformed(malformed) => Error::ZooKeeper {
+                path: Some(path.to_owned()),
+                source: ClientError::malformed(malformed),
+            },
+        })
+    }
+
+    /// The error for a request on `path` that got no answer, `after` so long.
+    pub(super) fn failed(&self, operation: &'static str, path: &str, failure: Failure, after: Duration) -> Error {
+        match failure {
+            Failure::ConnectionLoss => Error::ConnectionLoss {
+                source: ClientError::connection_lost(path),
+            },
+            Failure::Timeout => Error::Timeout { operation, after },
+            Failure::Unreachable => Error::Unreachable {
+                after,
+                servers: self.shared.link().failures(),
+            },
+            Failure::SessionExpired => Error::SessionExpired,
+            Failure::Closed => Error::Closed,
+            Failure::AuthFailed => Error::AuthFailed,
+        }
+    }
+
     /// Whether `err`, met by a call after its deadline, means that a server
     /// the client is connected to answered too late (nothing came in time)
     /// rather than that the ensemble is out of reach (an error to report).
     pub(crate) fn answered_too_late(&self, err: &Error) -> bool {
         matches!(err, Error::Timeout { .. }) && self.state().is_connected()
-    }
-
-    /// Waits for one request's answer, at most `timeout`, and maps its error
-    /// for `path`.
-    pub(super) fn attempt<T>(
-        &self,
-        operation: &'static str,
-        path: &str,
-        timeout: Duration,
-        request: impl Future<Output = std::result::Result<T, zookeeper_client::Error>>,
-    ) -> Result<T> {
-        deadline(request, timeout, operation).map_err(|e| e.map_or_else(|timeout| timeout, |e| Error::from_zk(e, path)))
-    }
-}
-
-/// Blocks on `fut` for at most `timeout`. The outer `Err` holds either the
-/// future's own error (`Ok`) or a timeout (`Err`).
-pub(super) fn deadline<T, E>(
-    fut: impl Future<Output = std::result::Result<T, E>>,
-    timeout: Duration,
-    operation: &'static str,
-) -> std::result::Result<T, std::result::Result<E, Error>> {
-    let timer = async_io::Timer::after(timeout);
-    match async_io::block_on(select(pin!(fut), timer)) {
-        Either::Left((Ok(value), _)) => Ok(value),
-        Either::Left((Err(e), _)) => Err(Ok(e)),
-        Either::Right(_) => Err(Err(Error::Timeout {
-            operation,
-            after: timeout,
-        })),
     }
 }

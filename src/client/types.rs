@@ -34,24 +34,6 @@ pub struct Stat {
     pub num_children: i32,
 }
 
-impl From<zookeeper_client::Stat> for Stat {
-    fn from(s: zookeeper_client::Stat) -> Self {
-        Stat {
-            czxid: s.czxid,
-            mzxid: s.mzxid,
-            pzxid: s.pzxid,
-            ctime: s.ctime,
-            mtime: s.mtime,
-            version: s.version,
-            cversion: s.cversion,
-            aversion: s.aversion,
-            ephemeral_owner: s.ephemeral_owner,
-            data_length: s.data_length,
-            num_children: s.num_children,
-        }
-    }
-}
-
 /// The kind of znode to create.
 ///
 /// ```
@@ -71,6 +53,19 @@ pub enum CreateMode {
     EphemeralSequential,
     /// Persistent, deleted by the server some time after its last child is gone.
     Container,
+    /// Persistent, deleted by the server once it has had no children and no
+    /// change for `ttl`; servers need `zookeeper.extendedTypesEnabled=true`.
+    PersistentWithTtl {
+        /// How long the node may sit unchanged and childless.
+        ttl: std::time::Duration,
+    },
+    /// Persistent with a sequence appended, deleted by the server once it
+    /// has had no children and no change for `ttl`; servers need
+    /// `zookeeper.extendedTypesEnabled=true`.
+    PersistentSequentialWithTtl {
+        /// How long the node may sit unchanged and childless.
+        ttl: std::time::Duration,
+    },
 }
 
 impl CreateMode {
@@ -82,18 +77,12 @@ impl CreateMode {
     /// assert!(!CreateMode::Container.is_sequential());
     /// ```
     pub fn is_sequential(self) -> bool {
-        matches!(self, CreateMode::PersistentSequential | CreateMode::EphemeralSequential)
-    }
-
-    pub(crate) fn to_zk(self) -> zookeeper_client::CreateMode {
-        use zookeeper_client::CreateMode as M;
-        match self {
-            CreateMode::Persistent => M::Persistent,
-            CreateMode::PersistentSequential => M::PersistentSequential,
-            CreateMode::Ephemeral => M::Ephemeral,
-            CreateMode::EphemeralSequential => M::EphemeralSequential,
-            CreateMode::Container => M::Container,
-        }
+        matches!(
+            self,
+            CreateMode::PersistentSequential
+                | CreateMode::EphemeralSequential
+                | CreateMode::PersistentSequentialWithTtl { .. }
+        )
     }
 }
 
@@ -171,31 +160,15 @@ impl Perms {
         self.0 & other.0 == other.0
     }
 
-    fn from_zk(permission: zookeeper_client::Permission) -> Perms {
-        Perms::BITS
-            .into_iter()
-            .filter(|(_, theirs)| permission.has(*theirs))
-            .fold(Perms(0), |acc, (ours, _)| acc | ours)
+    /// The bits as ZooKeeper's records carry them.
+    pub(crate) fn bits(self) -> i32 {
+        i32::from(self.0)
     }
 
-    fn to_zk(self) -> zookeeper_client::Permission {
-        Perms::BITS
-            .into_iter()
-            .filter(|(ours, _)| self.contains(*ours))
-            .fold(zookeeper_client::Permission::NONE, |acc, (_, theirs)| acc | theirs)
+    /// Permissions from ZooKeeper's bits (unknown bits are dropped).
+    pub(crate) fn from_bits(bits: i32) -> Perms {
+        Perms((bits & i32::from(Perms::ALL.0)) as u8)
     }
-
-    /// Each of our bits and the client library's.
-    const BITS: [(Perms, zookeeper_client::Permission); 5] = {
-        use zookeeper_client::Permission as P;
-        [
-            (Perms::READ, P::READ),
-            (Perms::WRITE, P::WRITE),
-            (Perms::CREATE, P::CREATE),
-            (Perms::DELETE, P::DELETE),
-            (Perms::ADMIN, P::ADMIN),
-        ]
-    };
 }
 
 impl std::ops::BitOr for Perms {
@@ -341,17 +314,6 @@ impl Acl {
     /// ```
     pub fn id(&self) -> &str {
         &self.id
-    }
-
-    pub(crate) fn from_zk(acl: &zookeeper_client::Acl) -> Acl {
-        Acl::new(Perms::from_zk(acl.permission()), acl.scheme(), acl.id())
-    }
-
-    pub(crate) fn to_zk(&self) -> zookeeper_client::Acl {
-        zookeeper_client::Acl::new(
-            self.perms.to_zk(),
-            zookeeper_client::AuthId::new(&self.scheme, &self.id),
-        )
     }
 }
 
@@ -563,18 +525,11 @@ mod tests {
     }
 
     #[test]
-    fn acl_entries_survive_the_client_librarys_form() {
-        let perms = [
-            Perms::READ,
-            Perms::WRITE | Perms::DELETE,
-            Perms::CREATE | Perms::ADMIN,
-            Perms::ALL,
-            Perms(0),
-        ];
-        for perms in perms {
-            let acl = Acl::digest("alice", "secret", perms);
-            assert_eq!(Acl::from_zk(&acl.to_zk()), acl);
-        }
-        assert_eq!(Acl::from_zk(&Acl::anyone_all().to_zk()), Acl::anyone_all());
+    fn permission_bits_are_zookeepers() {
+        assert_eq!(Perms::READ.bits(), 1);
+        assert_eq!((Perms::CREATE | Perms::ADMIN).bits(), 20);
+        assert_eq!(Perms::from_bits(31), Perms::ALL);
+        assert_eq!(Perms::from_bits(-1), Perms::ALL);
+        assert_eq!(Perms::from_bits(64), Perms(0));
     }
 }

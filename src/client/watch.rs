@@ -2,10 +2,14 @@
 //! wait on.
 
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use super::batch::{node_reads, BatchResults};
+use super::ops::unexpected;
 use super::request::Opts;
+use super::session::{Link, WatchKind, WatchReg, Watches};
+use super::wire::{Reply, Request};
 use super::{Stat, ZkClient};
 use crate::error::Result;
 use crate::path;
@@ -13,13 +17,15 @@ use crate::sync::Latch;
 
 /// A one-shot watch left by [`ZkClient::get_children_watch`](crate::ZkClient::get_children_watch).
 ///
-/// It fires once, on the next change of the node's children, the node's
-/// deletion, or a change of the connection (after which the children may
-/// have changed unseen). The watcher callback only opens a latch; waiting
-/// happens on the caller's thread. Dropping the watch removes the watcher;
-/// once no other watcher of the client is left on the node, the client also
-/// asks the server to remove its watch there, as the watch is dropped and
-/// without waiting for the answer.
+/// It fires once, on the next change of the node's children or the node's
+/// deletion, or when the session ends (it expired, or the client closed),
+/// after which the children may have changed unseen. A disconnection does
+/// not fire it: when the client reattaches the session it sets the watch on
+/// the server again, and the server fires it for a change made while the
+/// client was away. The reader thread only opens a latch; waiting happens on
+/// the caller's thread. Dropping the watch removes the watcher; once no other
+/// watch of the client is left on the node, the client also asks the server
+/// to remove its watch there, without waiting for the answer.
 ///
 /// ```no_run
 /// # fn main() -> Result<(), zk_queue::Error> {
@@ -36,14 +42,20 @@ use crate::sync::Latch;
 #[must_use = "a watch does nothing unless waited on"]
 pub struct ChildWatch {
     latch: Latch,
-    _task: async_global_executor::Task<()>,
+    link: Weak<Link>,
+    path: String,
+    id: u64,
+}
+
+impl Drop for ChildWatch {
+    fn drop(&mut self) {
+        if let Some(link) = self.link.upgrade() {
+            link.remove_child_watch(&self.path, self.id);
+        }
+    }
 }
 
 impl ChildWatch {
-    pub(crate) fn new(latch: Latch, task: async_global_executor::Task<()>) -> ChildWatch {
-        ChildWatch { latch, _task: task }
-    }
-
     /// Whether the watch has fired.
     ///
     /// ```no_run
@@ -142,44 +154,46 @@ impl ZkClient {
             && !self.shared.no_multi_read.load(Ordering::Relaxed)
             && ahead.iter().all(|p| path::validate(p).is_ok());
         let counters = &self.shared.counters;
-        let (children, stat, watcher, answer) = self.send("get_children", path, opts, |c| async move {
-            let mut reader = read_ahead.then(|| c.new_multi_reader());
-            if let Some(r) = &mut reader {
-                if ahead.iter().any(|p| r.add_get_data(p).is_err()) {
-                    reader = None;
-                } else {
-                    counters.count("get_data");
-                }
+        let watches: &Arc<Watches> = self.shared.link().watches();
+        let (children, stat, id, answer) = self.run("get_children", opts, |deadline, fence| {
+            let started = Instant::now();
+            let id = watches.next_id();
+            let watch = WatchReg::OneShot {
+                path: path.to_owned(),
+                kind: WatchKind::Child,
+                id,
+                latch: latch.clone(),
+            };
+            let mut requests = Vec::with_capacity(2);
+            if read_ahead {
+                counters.count("get_data");
+                requests.push((Request::MultiRead { paths: ahead }, None));
             }
-            // Both requests are sent before either answer is awaited.
-            let read = reader.as_mut().map(|r| r.commit());
-            let listed = c.get_and_watch_children(path);
-            let (listed, read) = futures::join!(listed, async move {
-                match read {
-                    Some(read) => Some(read.await),
-                    None => None,
-                }
-            });
-            listed.map(|(children, stat, watcher)| (children, stat, watcher, read))
+            requests.push((Request::GetChildren { path, watch: true }, Some(watch)));
+            // Both requests are written before either answer is awaited.
+            let mut pending = self.shared.link().send(requests, fence, deadline).into_iter();
+            let read = read_ahead.then(|| pending.next()).flatten();
+            let listing = pending.next().ok_or(crate::error::Error::Closed)?;
+            let (children, stat) = match self.reply("get_children", path, &listing, deadline, started)? {
+                Reply::Children { names, stat } => (names, stat),
+                other => return Err(unexpected(other, path)),
+            };
+            let answer = read.map(|read| self.reply("get_data", path, &read, deadline, started));
+            Ok((children, stat, id, answer))
         })?;
         let mut read = Vec::new();
         if let Some(answer) = answer {
-            node_reads(
-                ahead,
-                answer.map_err(|e| crate::error::Error::from_zk(e, path)),
-                &mut read,
-            );
+            node_reads(ahead, answer, &mut read);
         }
-        let opener = latch.clone();
-        // The callback only signals.
-        let task = async_global_executor::spawn(async move {
-            watcher.changed().await;
-            opener.open();
-        });
         Ok(Listing {
             children,
-            stat: stat.into(),
-            watch: ChildWatch::new(latch.clone(), task),
+            stat,
+            watch: ChildWatch {
+                latch: latch.clone(),
+                link: self.shared.link_weak(),
+                path: path.to_owned(),
+                id,
+            },
             read,
         })
     }

@@ -19,6 +19,7 @@ mod leases;
 mod outages;
 mod put_replies;
 mod random_faults;
+mod reattach;
 mod requeue_replies;
 
 use std::path::PathBuf;

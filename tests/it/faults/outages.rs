@@ -123,10 +123,18 @@ fn a_stalled_server_gives_errors_in_bounded_time_and_the_session_outlives_the_st
     // The stall lasts half the session timeout in all.
     thread::sleep((SESSION_TIMEOUT / 2).saturating_sub(started.elapsed()));
     server.resume().unwrap();
-    wait_for_state(&states, ConnectionState::Reconnected, Duration::from_secs(30));
-
+    // A stall shorter than two thirds of the session timeout may not even
+    // cost the connection (the client gives a silent server that long); a
+    // resumed server serves the same session either way.
+    let serving = Instant::now() + Duration::from_secs(30);
+    while let Err(e) = queue.offer(b"after") {
+        assert!(Instant::now() < serving, "no offer served after the stall: {e}");
+    }
+    assert!(
+        !states.try_iter().any(|state| state == ConnectionState::Lost),
+        "the stall cost the session"
+    );
     assert_eq!(client.session_id().unwrap(), session, "the same session");
-    queue.offer(b"after").unwrap();
     let mut items = Vec::new();
     while let Some(item) = queue.poll().unwrap() {
         items.push(item);

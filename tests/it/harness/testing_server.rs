@@ -1,7 +1,6 @@
 //! The test harness itself: `zk_queue::testing::TestingServer` starts a real server, injects
 //! faults, and never leaves a JVM behind.
 
-use std::future::Future;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -12,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use zk_queue::testing::{ServerError, TestingServer};
-use zookeeper_client as zk;
+use zk_queue::{CreateMode, ZkClient};
 
 use crate::support::server::{shared_connect_string, shared_server, unique_path, zookeeper_jvm_runs};
 
@@ -23,18 +22,12 @@ const ORPHAN_HELPER: &str = "harness::testing_server::orphan_helper_starts_a_ser
 /// Line prefix through which the orphan helper reports its server.
 const ORPHAN_MARKER: &str = "orphan-check ";
 
-fn block_on<F: Future>(future: F) -> F::Output {
-    futures::executor::block_on(future)
-}
-
-fn connect(connect: &str) -> anyhow::Result<zk::Client> {
-    block_on(
-        zk::Client::connector()
-            .with_session_timeout(Duration::from_secs(5))
-            .with_connection_timeout(Duration::from_secs(5))
-            .connect(connect),
-    )
-    .with_context(|| format!("connecting to {connect}"))
+fn connect(connect: &str) -> anyhow::Result<ZkClient> {
+    ZkClient::builder(connect)
+        .session_timeout(Duration::from_secs(5))
+        .connection_timeout(Duration::from_secs(5))
+        .connect()
+        .with_context(|| format!("connecting to {connect}"))
 }
 
 /// Polls `condition` every 20 ms until it holds or `timeout` passes; returns whether it held.
@@ -139,12 +132,8 @@ fn kill_then_restart_recovers() -> anyhow::Result<()> {
     let path = unique_path("kill-restart");
     {
         let client = connect(&server.connect_string())?;
-        let options = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
-        match block_on(client.create("/it", &[], &options)) {
-            Ok(_) | Err(zk::Error::NodeExists) => {}
-            Err(e) => return Err(e.into()),
-        }
-        block_on(client.create(&path, b"kept", &options))?;
+        client.ensure_path("/it")?;
+        client.create(&path, b"kept", CreateMode::Persistent)?;
     }
     let pid = server.pid().context("running server has a pid")?;
     server.kill()?;
@@ -154,7 +143,7 @@ fn kill_then_restart_recovers() -> anyhow::Result<()> {
     assert!(matches!(server.pause(), Err(ServerError::NotRunning)));
     server.restart()?;
     let client = connect(&server.connect_string())?;
-    let (data, _) = block_on(client.get_data(&path))?;
+    let (data, _) = client.get_data(&path)?;
     assert_eq!(data, b"kept");
     Ok(())
 }

@@ -84,7 +84,10 @@ fn a_leader_adds_a_shard_when_its_puts_find_every_shard_full_and_never_overfills
     }
     assert_eq!(queue.shard_count(), 3);
     let sizes = shard_sizes(&client, &path);
-    assert!(sizes[2] - sizes[0] <= 2, "not spread over the shards: {sizes:?}");
+    // The handle reckons each shard from its latest count, which errs high
+    // by the puts of the four threads it may have counted in flight; the
+    // least full as reckoned gets each put.
+    assert!(sizes[2] - sizes[0] <= 2 + 4, "not spread over the shards: {sizes:?}");
     assert_eq!(queue.len().unwrap(), 35);
 }
 

@@ -1,0 +1,99 @@
+//! The handshake: opening a connection to one server and presenting a
+//! session (a new one, or one to reattach) within a timeout.
+
+use std::io::{ErrorKind, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use crate::client::connect::{cause_of, dial};
+use crate::client::wire::{ConnectRequest, ConnectResponse, FrameReader};
+use crate::client::ConnectCause;
+
+/// The largest reply frame the client reads: far above any listing or item
+/// the crate handles, and a bound on what a broken stream can make it hold.
+pub(super) const MAX_FRAME: usize = 64 << 20;
+
+/// A server that took the session.
+pub(super) struct Attached {
+    pub(super) stream: TcpStream,
+    /// Holds whatever the server sent after its answer.
+    pub(super) reader: FrameReader,
+    pub(super) response: ConnectResponse,
+}
+
+/// How presenting a session to one server went.
+pub(super) enum Attempt {
+    /// The server took it.
+    Attached(Attached),
+    /// The server said the session expired.
+    Expired,
+    /// No answer from this server; why.
+    Failed(ConnectCause),
+}
+
+/// Presents `request` to `server`, connection and answer within `timeout`.
+/// A read-only server (one cut off from its quorum) is refused: the client
+/// never asks for read-only sessions, and such a server closes the
+/// connection or answers read-only.
+pub(super) fn attach(server: &str, request: &ConnectRequest<'_>, timeout: Duration) -> Attempt {
+    let deadline = Instant::now() + timeout;
+    let mut stream = match dial(server, timeout) {
+        Ok(stream) => stream,
+        Err(cause) => return Attempt::Failed(cause),
+    };
+    let _ = stream.set_nodelay(true);
+    let mut frame = Vec::new();
+    request.encode(&mut frame);
+    let sent = stream
+        .set_write_timeout(Some(left(deadline)))
+        .and_then(|()| stream.write_all(&frame));
+    if let Err(e) = sent {
+        return Attempt::Failed(cause_of(&e));
+    }
+    let mut reader = FrameReader::new(MAX_FRAME);
+    loop {
+        match reader.next_frame() {
+            Ok(Some(frame)) => return answer(stream, reader, &frame),
+            Ok(None) => {}
+            Err(_) => return Attempt::Failed(ConnectCause::NoSession),
+        }
+        if Instant::now() >= deadline {
+            return Attempt::Failed(ConnectCause::NoSession);
+        }
+        if stream.set_read_timeout(Some(left(deadline))).is_err() {
+            return Attempt::Failed(ConnectCause::NoSession);
+        }
+        match reader.read_from(&mut stream) {
+            Ok(0) => return Attempt::Failed(ConnectCause::NoSession),
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                ) => {}
+            Err(_) => return Attempt::Failed(ConnectCause::NoSession),
+        }
+    }
+}
+
+/// The server's answer to the handshake.
+fn answer(stream: TcpStream, reader: FrameReader, frame: &[u8]) -> Attempt {
+    match ConnectResponse::decode(frame) {
+        Ok(response) if response.is_expired() => Attempt::Expired,
+        Ok(response) if response.read_only => Attempt::Failed(ConnectCause::Other("the server is read-only".into())),
+        Ok(response) => Attempt::Attached(Attached {
+            stream,
+            reader,
+            response,
+        }),
+        Err(_) => Attempt::Failed(ConnectCause::NoSession),
+    }
+}
+
+/// The time left until `deadline`, at least a millisecond (a zero timeout
+/// means none to a socket).
+pub(super) fn left(deadline: Instant) -> Duration {
+    deadline
+        .saturating_duration_since(Instant::now())
+        .max(Duration::from_millis(1))
+}

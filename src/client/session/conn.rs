@@ -1,0 +1,137 @@
+//! One TCP connection of a session: the writing half, shared by every
+//! caller (each writes its own requests, under a lock it waits for only
+//! until its deadline), and the requests in flight, answered by the reader.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::net::{Shutdown, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Mutex, MutexGuard};
+
+use super::slot::{Failure, RawReply, Slot};
+use super::watches::{WatchReg, Watches};
+
+/// A request in flight: where its answer goes and the watch it sets.
+pub(super) struct InFlight {
+    pub(super) slot: Arc<Slot>,
+    pub(super) watch: Option<WatchReg>,
+}
+
+/// One connection.
+pub(super) struct Conn {
+    writer: Mutex<TcpStream>,
+    /// The same socket, for shutting it down while a writer holds the lock.
+    socket: TcpStream,
+    in_flight: Mutex<HashMap<i32, InFlight>>,
+    dead: AtomicBool,
+    opened: Instant,
+    /// When something was last written, in milliseconds since `opened`.
+    last_send: AtomicU64,
+}
+
+impl Conn {
+    pub(super) fn new(stream: TcpStream) -> std::io::Result<Conn> {
+        Ok(Conn {
+            socket: stream.try_clone()?,
+            writer: Mutex::new(stream),
+            in_flight: Mutex::new(HashMap::new()),
+            dead: AtomicBool::new(false),
+            opened: Instant::now(),
+            last_send: AtomicU64::new(0),
+        })
+    }
+
+    /// The writing half, if it can be had by `deadline`.
+    pub(super) fn writer_until(&self, deadline: Instant) -> Option<MutexGuard<'_, TcpStream>> {
+        self.writer.try_lock_until(deadline)
+    }
+
+    /// Whether the connection was given up.
+    pub(super) fn is_dead(&self) -> bool {
+        self.dead.load(Ordering::Acquire)
+    }
+
+    /// Notes a request whose frame is about to be written; gives it back if
+    /// the connection is already given up (its requests were failed).
+    pub(super) fn expect(&self, xid: i32, in_flight: InFlight) -> Result<(), InFlight> {
+        let mut map = self.in_flight.lock();
+        // Checked under the map's lock: `fail_all` marks the connection dead
+        // before it drains the map, so no request is left behind.
+        if self.is_dead() {
+            return Err(in_flight);
+        }
+        map.insert(xid, in_flight);
+        Ok(())
+    }
+
+    /// Writes whole frames with the writer held, by `deadline`. A write that
+    /// fails or does not finish in time leaves the stream unusable: the
+    /// connection is given up, and its requests fail.
+    pub(super) fn write(&self, writer: &mut TcpStream, frames: &[u8], deadline: Instant) -> bool {
+        let left = deadline
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(1));
+        let written = writer
+            .set_write_timeout(Some(left))
+            .and_then(|()| writer.write_all(frames));
+        match written {
+            Ok(()) => {
+                self.last_send
+                    .store(self.opened.elapsed().as_millis() as u64, Ordering::Relaxed);
+                true
+            }
+            Err(e) => {
+                log::debug!("writing to zookeeper failed: {e}");
+                self.kill();
+                false
+            }
+        }
+    }
+
+    /// How long ago something was last written.
+    pub(super) fn since_last_send(&self) -> Duration {
+        let last = Duration::from_millis(self.last_send.load(Ordering::Relaxed));
+        self.opened.elapsed().saturating_sub(last)
+    }
+
+    /// The request answered by `xid`, no longer in flight.
+    pub(super) fn answered(&self, xid: i32) -> Option<InFlight> {
+        self.in_flight.lock().remove(&xid)
+    }
+
+    /// Hands a reply to its request's caller, setting its watch first.
+    pub(super) fn deliver(&self, watches: &Watches, xid: i32, reply: RawReply) {
+        match self.answered(xid) {
+            Some(InFlight { slot, watch }) => {
+                if let Some(watch) = watch {
+                    watches.answered(watch, reply.err);
+                }
+                slot.fill(Ok(reply));
+            }
+            None => log::debug!("a reply to an unknown request ({xid}) was dropped"),
+        }
+    }
+
+    /// Gives the connection up: the reader's next read fails, and so does
+    /// every later write.
+    pub(super) fn kill(&self) {
+        self.dead.store(true, Ordering::Release);
+        // Unblocks the reader, and a writer stuck on a full buffer.
+        let _ = self.socket.shutdown(Shutdown::Both);
+    }
+
+    /// Fails every request still in flight with `failure`.
+    pub(super) fn fail_all(&self, watches: &Watches, failure: &Failure) {
+        self.dead.store(true, Ordering::Release);
+        let drained: Vec<InFlight> = self.in_flight.lock().drain().map(|(_, f)| f).collect();
+        for InFlight { slot, watch } in drained {
+            if let Some(watch) = watch {
+                watches.unanswered(watch);
+            }
+            slot.fill(Err(failure.clone()));
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! Connection states, and the [`Hub`] that tells them to listeners and
+//! wakes blocked callers.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crossbeam_channel::{Receiver, Sender};
+use parking_lot::Mutex;
+
+use super::session::LinkEvent;
+use crate::sync::Latch;
+
+/// The state of a client's connection to the ensemble, as Curator names it.
+///
+/// ```
+/// use zk_queue::ConnectionState;
+/// assert!(ConnectionState::Reconnected.is_connected());
+/// assert!(!ConnectionState::Suspended.is_connected());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ConnectionState {
+    /// The first session is established.
+    Connected,
+    /// The connection dropped; the session may still be alive. The client
+    /// tries to reconnect at least once a second, for as long as it takes:
+    /// only a server can say the session expired. Requests wait for a
+    /// reconnection (each within its deadline).
+    Suspended,
+    /// Connected again: to the same session after [`Suspended`](Self::Suspended),
+    /// or to a new session after [`Lost`](Self::Lost).
+    Reconnected,
+    /// The session expired: its ephemeral nodes and watches are gone. The
+    /// client is opening a new session.
+    Lost,
+}
+
+impl ConnectionState {
+    /// Whether requests can be served in this state.
+    ///
+    /// ```
+    /// use zk_queue::ConnectionState;
+    /// assert!(ConnectionState::Reconnected.is_connected());
+    /// assert!(!ConnectionState::Lost.is_connected());
+    /// ```
+    pub fn is_connected(self) -> bool {
+        matches!(self, ConnectionState::Connected | ConnectionState::Reconnected)
+    }
+}
+
+/// The latest state, its listeners and the latches of blocked callers; the
+/// session thread reports to it, and it only signals.
+pub(crate) struct Hub {
+    state: Mutex<ConnectionState>,
+    listeners: Mutex<Vec<Sender<ConnectionState>>>,
+    /// Latches of blocked callers, opened on every state change and on close.
+    wakers: Mutex<Vec<(u64, Latch)>>,
+    next_waker: AtomicU64,
+}
+
+impl Hub {
+    pub(crate) fn new() -> Hub {
+        Hub {
+            state: Mutex::new(ConnectionState::Connected),
+            listeners: Mutex::new(Vec::new()),
+            wakers: Mutex::new(Vec::new()),
+            next_waker: AtomicU64::new(0),
+        }
+    }
+
+    /// The latest state.
+    pub(crate) fn state(&self) -> ConnectionState {
+        *self.state.lock()
+    }
+
+    /// Tells what the session thread reports, as a connection state.
+    pub(crate) fn report(&self, event: LinkEvent) {
+        let state = match event {
+            LinkEvent::Suspended => ConnectionState::Suspended,
+            LinkEvent::Reconnected | LinkEvent::NewSession => ConnectionState::Reconnected,
+            LinkEvent::Expired | LinkEvent::AuthFailed => ConnectionState::Lost,
+        };
+        match state {
+            ConnectionState::Connected | ConnectionState::Reconnected => log::info!("zookeeper session {state:?}"),
+            ConnectionState::Suspended | ConnectionState::Lost => log::warn!("zookeeper session {state:?}"),
+        }
+        *self.state.lock() = state;
+        self.listeners.lock().retain(|tx| tx.send(state).is_ok());
+        self.wake_all();
+    }
+
+    /// A new listener, sent the current state first.
+    pub(crate) fn listen(&self) -> Receiver<ConnectionState> {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let mut listeners = self.listeners.lock();
+        let _ = tx.send(self.state());
+        listeners.push(tx);
+        rx
+    }
+
+    /// Registers a latch opened on every state change and on close; returns
+    /// its id for [`forget`](Self::forget).
+    pub(crate) fn wake_on_change(&self, latch: &Latch) -> u64 {
+        let id = self.next_waker.fetch_add(1, Ordering::Relaxed);
+        self.wakers.lock().push((id, latch.clone()));
+        id
+    }
+
+    /// Removes a latch registered by [`wake_on_change`](Self::wake_on_change).
+    pub(crate) fn forget(&self, id: u64) {
+        self.wakers.lock().retain(|(i, _)| *i != id);
+    }
+
+    /// Disconnects every listener and wakes every blocked caller: the client closed.
+    pub(crate) fn close(&self) {
+        self.listeners.lock().clear();
+        self.wake_all();
+    }
+
+    fn wake_all(&self) {
+        for (_, latch) in self.wakers.lock().iter() {
+            latch.open();
+        }
+    }
+}
