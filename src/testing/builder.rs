@@ -34,6 +34,7 @@ pub struct TestingServerBuilder {
     pub(super) startup_timeout: Duration,
     pub(super) force_sync: bool,
     pub(super) max_heap_mb: Option<usize>,
+    pub(super) extended_types: bool,
 }
 
 impl Default for TestingServerBuilder {
@@ -48,6 +49,7 @@ impl Default for TestingServerBuilder {
             startup_timeout: Duration::from_secs(30),
             force_sync: true,
             max_heap_mb: None,
+            extended_types: false,
         }
     }
 }
@@ -189,6 +191,27 @@ impl TestingServerBuilder {
         self
     }
 
+    /// Sets whether the server accepts ZooKeeper's extended node types, the
+    /// TTL nodes ([`CreateMode::PersistentWithTtl`](crate::CreateMode::PersistentWithTtl))
+    /// among them (system property `zookeeper.extendedTypesEnabled`). The
+    /// server reaps expired TTL nodes at each
+    /// [container check](TestingServerBuilder::container_check_interval).
+    ///
+    /// Defaults to off (the server's default): TTL creates are refused.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use zk_queue::testing::TestingServer;
+    /// let builder = TestingServer::builder()
+    ///     .extended_types(true)
+    ///     .container_check_interval(Duration::from_millis(100)); // TTL nodes reaped quickly
+    /// # let _ = builder;
+    /// ```
+    pub fn extended_types(mut self, on: bool) -> TestingServerBuilder {
+        self.extended_types = on;
+        self
+    }
+
     /// Starts the server and waits until it answers `ruok`.
     ///
     /// # Errors
@@ -273,6 +296,9 @@ impl TestingServerBuilder {
         if !self.force_sync {
             props.push("-Dzookeeper.forceSync=no".to_owned());
         }
+        if self.extended_types {
+            props.push("-Dzookeeper.extendedTypesEnabled=true".to_owned());
+        }
         props
     }
 }
@@ -303,13 +329,15 @@ mod tests {
             .container_check_interval(Duration::from_millis(100))
             .jute_max_buffer(4096)
             .force_sync(false)
+            .extended_types(true)
             .system_properties();
         assert_eq!(
             props,
             [
                 "-Dznode.container.checkIntervalMs=100",
                 "-Djute.maxbuffer=4096",
-                "-Dzookeeper.forceSync=no"
+                "-Dzookeeper.forceSync=no",
+                "-Dzookeeper.extendedTypesEnabled=true"
             ]
         );
     }
