@@ -15,9 +15,9 @@ use std::sync::{Arc, Weak};
 use parking_lot::Mutex;
 
 use super::session::{Link, Notice, Sink, WatchReg};
-use super::wire::{EventType, Request};
+use super::wire::{Code, EventType, Request};
 use super::{Opts, ZkClient};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::path;
 use crate::sync::Latch;
 
@@ -102,8 +102,15 @@ impl ZkClient {
     /// watch; ZooKeeper 3.6 and later). Deleting the [`Arrivals`] ends the
     /// watcher; the server keeps the watch until the session ends, or until
     /// the client removes it when no other watcher of its is left on `path`.
+    ///
+    /// A client built [without persistent
+    /// watches](super::ZkClientBuilder::without_persistent_watches) refuses
+    /// it without sending anything, with the error an older server answers.
     pub(crate) fn watch_arrivals(&self, path: &str) -> Result<Arrivals> {
         path::validate(path)?;
+        if !self.shared.config.persistent_watches {
+            return Err(Error::from_code(Code::UNIMPLEMENTED, path));
+        }
         let shared = Arc::new(Shared::default());
         let recorder = Arc::clone(&shared);
         let parent = path.to_owned();

@@ -246,7 +246,9 @@ impl ZkClient {
 
     /// Reads many nodes' data and stats, as `opts` say, with as few requests
     /// as the server allows: multi-reads, or on a server without them (it is
-    /// asked once per client), pipelined reads. Per-node results, in order.
+    /// asked once per client) and for a client built
+    /// [without them](super::ZkClientBuilder::without_multi_read), pipelined
+    /// reads. Per-node results, in order.
     pub(crate) fn read_many_with(&self, paths: &[String], opts: Opts<'_>) -> Result<BatchResults<(Vec<u8>, Stat)>> {
         if !self.shared.no_multi_read.load(Ordering::Relaxed) {
             let results = self.get_data_multi_with(paths, opts)?;

@@ -36,6 +36,8 @@ pub struct ZkClientBuilder {
     auth: Vec<(String, Vec<u8>)>,
     default_acl: Vec<Acl>,
     max_packet_size: usize,
+    multi_read: bool,
+    persistent_watches: bool,
 }
 
 impl ZkClientBuilder {
@@ -51,6 +53,8 @@ impl ZkClientBuilder {
             auth: Vec::new(),
             default_acl: vec![Acl::anyone_all()],
             max_packet_size: DEFAULT_MAX_PACKET_SIZE,
+            multi_read: true,
+            persistent_watches: true,
         }
     }
 
@@ -176,6 +180,39 @@ impl ZkClientBuilder {
         self
     }
 
+    /// Never sends multi-reads (ZooKeeper 3.6 and later), for servers older
+    /// than 3.6: such a server answers one as unimplemented and closes the
+    /// connection that sent it, failing every request in flight on it. The
+    /// client then reads each node with a request of its own, as it does by
+    /// itself after a server refused a multi-read. Defaults to sending them.
+    ///
+    /// ```
+    /// use zk_queue::ZkClient;
+    /// let builder = ZkClient::builder("127.0.0.1:2181").without_multi_read();
+    /// # drop(builder);
+    /// ```
+    pub fn without_multi_read(mut self) -> Self {
+        self.multi_read = false;
+        self
+    }
+
+    /// Never sets persistent watches (ZooKeeper 3.6 and later), for servers
+    /// older than 3.6, which answer one as unimplemented and close the
+    /// connection that asked for it. Priority queue consumers, which follow
+    /// the items created since their last listing with such a watch, then
+    /// list the queue instead, as they do after a server refused the watch.
+    /// Defaults to setting them.
+    ///
+    /// ```
+    /// use zk_queue::ZkClient;
+    /// let builder = ZkClient::builder("127.0.0.1:2181").without_persistent_watches();
+    /// # drop(builder);
+    /// ```
+    pub fn without_persistent_watches(mut self) -> Self {
+        self.persistent_watches = false;
+        self
+    }
+
     /// Checks the settings and connects.
     ///
     /// # Errors
@@ -233,6 +270,8 @@ impl ZkClientBuilder {
             retry: self.retry,
             default_acl: self.default_acl,
             max_packet_size: self.max_packet_size,
+            multi_read: self.multi_read,
+            persistent_watches: self.persistent_watches,
         };
         ZkClient::start(config, self.auth)
     }

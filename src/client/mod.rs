@@ -106,6 +106,12 @@ pub(crate) struct Config {
     pub(crate) retry: Box<dyn RetryPolicy>,
     pub(crate) default_acl: Vec<Acl>,
     pub(crate) max_packet_size: usize,
+    /// Whether multi-reads may be sent
+    /// ([`ZkClientBuilder::without_multi_read`]).
+    pub(crate) multi_read: bool,
+    /// Whether persistent watches may be set
+    /// ([`ZkClientBuilder::without_persistent_watches`]).
+    pub(crate) persistent_watches: bool,
 }
 
 pub(crate) struct Shared {
@@ -116,8 +122,8 @@ pub(crate) struct Shared {
     hub: Arc<Hub>,
     closed: AtomicBool,
     pub(crate) counters: stats::Counters,
-    /// The server refused a multi-read (older than 3.6): nodes are read one
-    /// request each.
+    /// The server refused a multi-read (older than 3.6), or the client was
+    /// built without them: nodes are read one request each.
     pub(crate) no_multi_read: AtomicBool,
 }
 
@@ -167,6 +173,7 @@ impl ZkClient {
             Box::new(move |event| reporter.report(event)),
         )?;
         log::info!("connected to {}", config.connect_string);
+        let no_multi_read = AtomicBool::new(!config.multi_read);
         Ok(ZkClient {
             shared: Arc::new(Shared {
                 config,
@@ -174,7 +181,7 @@ impl ZkClient {
                 hub,
                 closed: AtomicBool::new(false),
                 counters: stats::Counters::default(),
-                no_multi_read: AtomicBool::new(false),
+                no_multi_read,
             }),
         })
     }
