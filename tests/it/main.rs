@@ -5,8 +5,9 @@
 //! `queue` (the Curator-style queues, with Curator's own tests ported in
 //! `queue/curator`), `simple_queue` (the classic recipe), `hostile` (bad input
 //! and hostile data), `faults` (real faults and the delivery guarantees),
-//! `leader_latch` (the leader latch, with Curator's), `cli` (the `zkq` tool)
-//! and `harness` (the test harness itself); `client`,
+//! `leader_latch` (the leader latch, with Curator's), `cli` (the `zkq` tool),
+//! `wire` (every request the client sends, checked on a real server) and
+//! `harness` (the test harness itself); `client`,
 //! `security` and `bench` are single files; `support` holds the shared helpers.
 
 mod bench;
@@ -20,3 +21,4 @@ mod queue;
 mod security;
 mod simple_queue;
 mod support;
+mod wire;
