@@ -8,15 +8,21 @@
 //!   reaped).
 //! - `requests`: delete, exists, get_data, set_data, ACLs, children,
 //!   multi, the pipelined batches and closing a session.
+//! - `chroot`: a connect string with a chroot.
+//! - `lost_replies`: a write whose reply is lost, applied once, and the
+//!   session going on.
 
+mod chroot;
 mod create_modes;
+mod lost_replies;
 mod requests;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use zk_queue::{Stat, ZkClient};
+use crossbeam_channel::Receiver;
+use zk_queue::{ConnectionState, Stat, ZkClient};
 
-/// The longest wait for a server's reaper.
+/// The longest wait for a state, a watch or a server's reaper.
 const WAIT: Duration = Duration::from_secs(30);
 
 /// Asserts that `reader` finds `path` holding `data`, with exactly the stat
@@ -41,4 +47,30 @@ fn sequence_of(path: &str, prefix: &str) -> u32 {
         "{path}: the sequence {digits:?} is not 10 digits"
     );
     digits.parse().unwrap()
+}
+
+/// The connection states of `client` from now on (the current one, which a
+/// listener gets first, is taken out).
+fn state_changes(client: &ZkClient) -> Receiver<ConnectionState> {
+    let states = client.state_listener();
+    states.recv_timeout(WAIT).expect("the current state");
+    states
+}
+
+/// Waits for `states` ([`state_changes`]) to report the client connected
+/// again, and asserts that no state on the way said the session was lost.
+fn wait_for_reattach(states: &Receiver<ConnectionState>) {
+    let deadline = Instant::now() + WAIT;
+    let mut seen = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let state = states
+            .recv_timeout(left)
+            .unwrap_or_else(|e| panic!("not reconnected within {WAIT:?} ({e}); states {seen:?}"));
+        seen.push(state);
+        assert_ne!(state, ConnectionState::Lost, "the session was lost: {seen:?}");
+        if state == ConnectionState::Reconnected {
+            return;
+        }
+    }
 }
