@@ -11,10 +11,13 @@
 //! - `chroot`: a connect string with a chroot.
 //! - `lost_replies`: a write whose reply is lost, applied once, and the
 //!   session going on.
+//! - `older_servers`: a client told that its server lacks multi-reads or
+//!   persistent watches (ZooKeeper before 3.6), under real queue traffic.
 
 mod chroot;
 mod create_modes;
 mod lost_replies;
+mod older_servers;
 mod requests;
 
 use std::time::{Duration, Instant};
