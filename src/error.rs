@@ -107,17 +107,20 @@ pub enum Error {
         /// The client's error.
         source: ClientError,
     },
-    /// No answer within the deadline.
+    /// A connected server did not answer within the deadline (a stalled or
+    /// overloaded server).
     Timeout {
         /// What was waited for.
         operation: &'static str,
         /// How long it waited.
         after: Duration,
     },
-    /// No session could be opened within the connection timeout: each
-    /// server of the connect string with why it could not be used.
+    /// No server could be reached: when connecting (within the connection
+    /// timeout, or at once when every server refused), and for any call
+    /// whose deadline passed while the client was disconnected. Each server
+    /// of the connect string with why it could not be used, as last tried.
     Unreachable {
-        /// How long connecting was tried.
+        /// How long the call (or connecting) waited.
         after: Duration,
         /// Each server tried, with the cause seen when it was last tried.
         servers: Vec<crate::client::ServerFailure>,
@@ -380,7 +383,7 @@ impl fmt::Display for Error {
                 write!(f, "{operation} timed out after {} ms", after.as_millis())
             }
             Error::Unreachable { after, servers } => {
-                write!(f, "no zookeeper session within {} ms", after.as_millis())?;
+                write!(f, "no zookeeper server reachable within {} ms", after.as_millis())?;
                 for (i, server) in servers.iter().enumerate() {
                     f.write_str(if i == 0 { ": " } else { "; " })?;
                     write!(f, "{server}")?;

@@ -127,11 +127,17 @@
 //! # Threads and blocking
 //! [`ZkClient`] is cheap to clone and may be used from any number of threads;
 //! clones share one session. Each call blocks until ZooKeeper answers, the
-//! attempt's deadline passes ([`ZkClientBuilder::request_timeout`]) or the
-//! retry policy gives up, so nothing waits forever on a hung server. Blocking
+//! retry policy gives up, or its deadline passes: its own (`take_timeout`,
+//! `put_timeout`, ...), or else the request timeout
+//! ([`ZkClientBuilder::request_timeout`], which bounds the whole call,
+//! retries included), so nothing waits forever on a hung server. Blocking
 //! calls come in families named like std and crossbeam, the same on every
-//! handle: `take` (waits), `try_take` (never waits), `take_timeout` (waits up
-//! to a bound), and `put` / `try_put` / `put_timeout` likewise;
+//! handle: `take` (waits), `try_take` (never waits for an item), `take_timeout`
+//! (waits up to a bound), and `put` / `try_put` / `put_timeout` likewise; a
+//! `try_` call waits for a server at most one second. Whatever the handle, a
+//! call whose deadline passes while no server can be reached fails with the
+//! same error, [`Error::Unreachable`], naming each server and why; an empty
+//! queue is `None`, never that error;
 //! [`SimpleQueue`] also answers to the Java recipe's names (`offer`, `poll`,
 //! `peek`, `element`, `remove`).
 //! One background thread per client follows the session; watcher callbacks

@@ -44,7 +44,7 @@ pub use watch::ChildWatch;
 
 pub(crate) use arrivals::Arrivals;
 pub(crate) use ops::Deleted;
-pub(crate) use request::Opts;
+pub(crate) use request::{Opts, TRY_WAIT};
 pub(crate) use retry::Retry;
 
 use self::session::{Link, LinkConfig};
@@ -323,6 +323,11 @@ impl ZkClient {
         self.shared.wake_on_state_change(latch)
     }
 
+    /// A handle that does not keep the session open.
+    pub(crate) fn downgrade(&self) -> WeakClient {
+        WeakClient(Arc::downgrade(&self.shared))
+    }
+
     /// The current session.
     pub(crate) fn session(&self) -> Session {
         Session(self.shared.link.epoch())
@@ -358,6 +363,24 @@ impl std::fmt::Debug for ZkClient {
             .field("state", &self.state())
             .field("closed", &self.is_closed())
             .finish()
+    }
+}
+
+/// A client that does not keep its session open, for handles that only
+/// need to ask about it while someone else still uses it.
+#[derive(Clone)]
+pub(crate) struct WeakClient(std::sync::Weak<Shared>);
+
+impl WeakClient {
+    /// A handle on no client, for tests of handles without a server.
+    #[cfg(test)]
+    pub(crate) fn detached() -> WeakClient {
+        WeakClient(std::sync::Weak::new())
+    }
+
+    /// The client, if a clone of it is still alive.
+    pub(crate) fn upgrade(&self) -> Option<ZkClient> {
+        self.0.upgrade().map(|shared| ZkClient { shared })
     }
 }
 

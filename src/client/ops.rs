@@ -212,7 +212,8 @@ impl ZkClient {
     /// The node's ACL and stat.
     ///
     /// ZooKeeper answers only a client with `READ` or `ADMIN` on the node;
-    /// digest entries show the stored hash, never the password.
+    /// digest entries never show the password (a client without `ADMIN` on the
+    /// node sees `user:x` in place of the stored hash, on ZooKeeper 3.6 and later).
     ///
     /// # Errors
     /// [`Error::NoNode`], [`Error::NotAuthorized`], or a connection error once

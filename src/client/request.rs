@@ -13,6 +13,12 @@ use super::wire::{decode_reply, Reply, ReplyError, Request};
 /// late. So a call with a deadline returns by the deadline plus this at the
 /// latest, and by the deadline itself while the client is disconnected.
 pub(crate) const DEADLINE_GRACE: Duration = Duration::from_secs(1);
+
+/// How long a call that never waits for an item or for room (`try_take`,
+/// `try_put`, `poll`, `peek`) may wait for a server: while none answers, it
+/// returns [`Error::Unreachable`] after this; while one is connected, an
+/// answer in flight may take [`DEADLINE_GRACE`] more.
+pub(crate) const TRY_WAIT: Duration = Duration::from_secs(1);
 use super::{Acl, CreateMode, Session, ZkClient};
 use crate::error::{ClientError, Error, Result};
 
@@ -182,6 +188,11 @@ impl ZkClient {
             let deadline = opts.deadline(started, request_timeout, connected);
             let now = Instant::now();
             if now >= deadline {
+                // No server to ask: the one error of an unreachable ensemble,
+                // whatever the attempts met on the way.
+                if !connected {
+                    return Err(self.unreachable(retry.elapsed()));
+                }
                 return Err(last.unwrap_or(Error::Timeout {
                     operation,
                     after: retry.elapsed(),
@@ -233,13 +244,19 @@ impl ZkClient {
                 source: ClientError::connection_lost(path),
             },
             Failure::Timeout => Error::Timeout { operation, after },
-            Failure::Unreachable => Error::Unreachable {
-                after,
-                servers: self.shared.link().failures(),
-            },
+            Failure::Unreachable => self.unreachable(after),
             Failure::SessionExpired => Error::SessionExpired,
             Failure::Closed => Error::Closed,
             Failure::AuthFailed => Error::AuthFailed,
+        }
+    }
+
+    /// The error of a call that found no server to answer it within `after`:
+    /// each server of the connect string and why it could not be used.
+    pub(crate) fn unreachable(&self, after: Duration) -> Error {
+        Error::Unreachable {
+            after,
+            servers: self.shared.link().failures(),
         }
     }
 

@@ -161,7 +161,7 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// # }
     /// ```
     pub fn pull_consumer(mut self) -> (Self, ItemReceiver<T>) {
-        let (consumer, receiver) = pull::channel();
+        let (consumer, receiver) = pull::channel(self.client.downgrade());
         self.consumer = Some(Consumer::Pull(Arc::new(consumer)));
         (self, receiver)
     }
@@ -293,8 +293,8 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// How many threads run a callback [`consumer`](Self::consumer): how
     /// many items are processed at once. 1 keeps FIFO order within this
     /// process. A [`pull_consumer`](Self::pull_consumer) has no threads of
-    /// its own (its takers are the threads), so this does not apply to it.
-    /// Defaults to 1.
+    /// its own (its takers are the threads): building one with a count other
+    /// than 1 fails with [`Error::InvalidArgument`]. Defaults to 1.
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -692,6 +692,9 @@ impl<T: Send + 'static> QueueBuilder<T> {
         }
         if self.options.consumer_threads == 0 {
             return invalid("consumer threads must be at least 1");
+        }
+        if self.pulls() && self.options.consumer_threads != 1 {
+            return invalid("consumer threads do not apply to a pull consumer: its takers are its threads");
         }
         if self.options.max_attempts == Some(0) {
             return invalid("max attempts must be at least 1");

@@ -131,9 +131,10 @@ impl Link {
             on_event,
             thread: Mutex::new(None),
         });
+        let mut patience = thread::Patience::new(link.config.session_timeout, link.config.servers.len());
         let attached = loop {
             let round_started = Instant::now();
-            match thread::round(&link, Some(deadline)) {
+            match thread::round(&link, Some(deadline), &patience) {
                 thread::Round::Attached(attached) => break attached,
                 thread::Round::Expired => {}
                 thread::Round::Failed(failures) => {
@@ -143,6 +144,7 @@ impl Link {
                             super::ConnectCause::Refused | super::ConnectCause::NameNotResolved
                         )
                     });
+                    patience.after(&failures);
                     link.state.lock().failures = failures.clone();
                     if definite || Instant::now() >= deadline {
                         return Err(Error::Unreachable {

@@ -18,12 +18,47 @@ use crate::client::wire::{
     Code, ConnectRequest, FrameReader, ReplyHeader, Request, WatchEvent, XID_AUTH, XID_PING, XID_SET_WATCHES,
     XID_WATCH_EVENT,
 };
-use crate::client::ServerFailure;
+use crate::client::{ConnectCause, ServerFailure};
 use crate::error::{Error, Result};
 
-/// The shortest and longest time one server may take to connect and answer
-/// a handshake.
-const ATTEMPT_BOUNDS: (Duration, Duration) = (Duration::from_millis(500), Duration::from_secs(5));
+/// How long one server may take to connect and answer a handshake at
+/// first, and at most.
+const PATIENCE: (Duration, Duration) = (Duration::from_millis(500), Duration::from_secs(5));
+
+/// How long one server may take to connect and answer a handshake: half a
+/// second at first, doubled after each round in which a server stayed
+/// silent, up to the server's share of the session timeout (at most 5 s).
+/// A server that is still starting accepts connections it never answers,
+/// so a short first wait lets the next round come soon after it is ready;
+/// a slow server gets longer and longer waits.
+pub(super) struct Patience {
+    now: Duration,
+    most: Duration,
+}
+
+impl Patience {
+    /// The patience of a client of `servers` servers asking for
+    /// `session_timeout`.
+    pub(super) fn new(session_timeout: Duration, servers: usize) -> Patience {
+        let share = session_timeout / servers.max(1) as u32;
+        let most = share.clamp(PATIENCE.0, PATIENCE.1);
+        Patience {
+            now: PATIENCE.0.min(most),
+            most,
+        }
+    }
+
+    /// Waits longer after a round in which a server connected but did not
+    /// answer, or did not connect in time.
+    pub(super) fn after(&mut self, failures: &[ServerFailure]) {
+        let silent = failures
+            .iter()
+            .any(|f| matches!(f.cause(), ConnectCause::NoSession | ConnectCause::TimedOut));
+        if silent {
+            self.now = (self.now * 2).min(self.most);
+        }
+    }
+}
 
 /// The gap between the starts of two rounds over the servers: at least this,
 /// plus a jitter of up to as much again (so at most half a second).
@@ -44,16 +79,15 @@ pub(super) enum Round {
 }
 
 /// Presents the session to each server once, in a random order, each within
-/// a share of the session timeout (and `deadline`).
-pub(super) fn round(link: &Link, deadline: Option<Instant>) -> Round {
+/// the `patience` of the round (and `deadline`).
+pub(super) fn round(link: &Link, deadline: Option<Instant>, patience: &Patience) -> Round {
     let mut order: Vec<usize> = (0..link.config.servers.len()).collect();
     fastrand::shuffle(&mut order);
     let (session_id, password) = {
         let state = link.state.lock();
         (state.session_id, state.password.clone())
     };
-    let share = link.config.session_timeout / order.len().max(1) as u32;
-    let attempt = share.clamp(ATTEMPT_BOUNDS.0, ATTEMPT_BOUNDS.1);
+    let attempt = patience.now;
     let timeout_ms = i32::try_from(link.config.session_timeout.as_millis()).unwrap_or(i32::MAX);
     let mut failures = Vec::with_capacity(order.len());
     for &index in &order {
@@ -150,12 +184,13 @@ pub(super) fn run(link: Arc<Link>, mut conn: Arc<Conn>, mut stream: TcpStream, m
 /// Rounds over the servers until one serves the session (or a new one after
 /// an expiry), or the link closes.
 fn reconnect(link: &Link) -> Option<(Arc<Conn>, TcpStream, FrameReader)> {
+    let mut patience = Patience::new(link.config.session_timeout, link.config.servers.len());
     loop {
         if link.is_closed() {
             return None;
         }
         let started = Instant::now();
-        match round(link, None) {
+        match round(link, None, &patience) {
             Round::Attached(attached) => match link.install(attached, false) {
                 Ok(installed) => return Some(installed),
                 Err(Error::Closed) => return None,
@@ -167,6 +202,7 @@ fn reconnect(link: &Link) -> Option<(Arc<Conn>, TcpStream, FrameReader)> {
             }
             Round::Failed(failures) => {
                 log::debug!("no zookeeper server took the session: {failures:?}");
+                patience.after(&failures);
                 link.state.lock().failures = failures;
             }
         }
@@ -410,6 +446,25 @@ mod tests {
         assert_eq!(chunks[4].child, ["/q8", "/q9"]);
         assert_eq!(chunks[4].recursive, ["/r"]);
         assert!(super::chunks(WatchLists::default(), 20).is_empty());
+    }
+
+    #[test]
+    fn patience_doubles_after_a_silent_server_up_to_the_servers_share() {
+        let mut patience = Patience::new(Duration::from_secs(4), 1);
+        assert_eq!(patience.now, Duration::from_millis(500));
+        patience.after(&[ServerFailure::new("a:1", ConnectCause::Refused)]);
+        assert_eq!(patience.now, Duration::from_millis(500), "a refusal is an answer");
+        for expected in [1_000, 2_000, 4_000, 4_000] {
+            patience.after(&[ServerFailure::new("a:1", ConnectCause::NoSession)]);
+            assert_eq!(patience.now, Duration::from_millis(expected));
+        }
+        let three = Patience::new(Duration::from_secs(30), 3);
+        assert_eq!(three.most, Duration::from_secs(5));
+        let short = Patience::new(Duration::from_secs(1), 3);
+        assert_eq!(
+            (short.now, short.most),
+            (Duration::from_millis(500), Duration::from_millis(500))
+        );
     }
 
     #[test]

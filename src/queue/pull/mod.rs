@@ -16,6 +16,7 @@ use self::consumer::{Denial, UNREAD_ERRORS};
 pub use self::delivery::Delivery;
 pub(crate) use self::delivery::Released;
 use super::engine::POLL;
+use crate::client::WeakClient;
 use crate::error::{Error, Result};
 
 /// Where a queue built with [`QueueBuilder::pull_consumer`](crate::QueueBuilder::pull_consumer)
@@ -91,6 +92,8 @@ pub struct ItemReceiver<T> {
     errors: Receiver<Error>,
     /// Takes (of every clone) waiting for an item now.
     waiting: Arc<AtomicUsize>,
+    /// The queue's client, asked whether a server can be reached.
+    client: WeakClient,
 }
 
 /// Counts one waiting take for as long as it lives.
@@ -166,7 +169,10 @@ impl<T> ItemReceiver<T> {
 
     /// Waits at most `timeout` for the next item; `None` if none came
     /// (none was ready, or `claim_window` deliveries stayed outstanding).
-    /// Errors as for [`take`](Self::take).
+    /// Errors as for [`take`](Self::take), and
+    /// [`Error::Unreachable`] if no item came while no server could be
+    /// reached at the deadline: an empty queue and an ensemble out of reach
+    /// are told apart, as on every handle.
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -190,8 +196,8 @@ impl<T> ItemReceiver<T> {
     }
 
     /// The next item if one is being offered right now (never while
-    /// `claim_window` deliveries are outstanding). Errors as for
-    /// [`take`](Self::take).
+    /// `claim_window` deliveries are outstanding); never waits. Errors as
+    /// for [`take_timeout`](Self::take_timeout).
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -230,6 +236,7 @@ impl<T> ItemReceiver<T> {
     }
 
     fn take_until(&self, deadline: Option<Instant>) -> Result<Option<Delivery<T>>> {
+        let started = Instant::now();
         let mut waiting = None;
         loop {
             if self.closing.load(Ordering::Acquire) {
@@ -256,10 +263,24 @@ impl<T> ItemReceiver<T> {
                 Err(RecvTimeoutError::Disconnected) => return Err(Error::QueueClosed),
                 Err(RecvTimeoutError::Timeout) => {
                     if deadline.is_some_and(|d| Instant::now() >= d) {
-                        return Ok(None);
+                        return self.nothing_by_the_deadline(started);
                     }
                 }
             }
+        }
+    }
+}
+
+impl<T> ItemReceiver<T> {
+    /// What a take that got no item by its deadline returns: `None` (nothing
+    /// came in time), or, while no server can be reached, the error that
+    /// says so, as every handle's timed call does.
+    fn nothing_by_the_deadline(&self, started: Instant) -> Result<Option<Delivery<T>>> {
+        match self.client.upgrade() {
+            Some(client) if !client.is_closed() && !client.state().is_connected() => {
+                Err(client.unreachable(started.elapsed()))
+            }
+            _ => Ok(None),
         }
     }
 }
@@ -294,6 +315,7 @@ impl<T> Clone for ItemReceiver<T> {
             denied: Arc::clone(&self.denied),
             errors: self.errors.clone(),
             waiting: Arc::clone(&self.waiting),
+            client: self.client.clone(),
         }
     }
 }
@@ -305,7 +327,7 @@ impl<T> std::fmt::Debug for ItemReceiver<T> {
 }
 
 /// A connected consumer and receiver.
-pub(crate) fn channel<T>() -> (PullConsumer<T>, ItemReceiver<T>) {
+pub(crate) fn channel<T>(client: WeakClient) -> (PullConsumer<T>, ItemReceiver<T>) {
     // A rendezvous: nothing waits in the channel, so an item is delivered
     // only to a taker that asked for it, and in the dispatcher's order.
     let (tx, rx) = crossbeam_channel::bounded(0);
@@ -326,6 +348,7 @@ pub(crate) fn channel<T>() -> (PullConsumer<T>, ItemReceiver<T>) {
             denied,
             errors,
             waiting: Arc::new(AtomicUsize::new(0)),
+            client,
         },
     )
 }
@@ -345,7 +368,7 @@ mod tests {
 
     #[test]
     fn a_take_counts_as_waiting_from_its_first_wait_until_it_returns() {
-        let (consumer, receiver) = channel::<String>();
+        let (consumer, receiver) = channel::<String>(WeakClient::detached());
         assert!(matches!(receiver.try_take(), Ok(None)));
         assert_eq!(receiver.waiting_takers(), 0, "a try_take never waits");
         let taker = receiver.clone();
@@ -363,7 +386,7 @@ mod tests {
 
     #[test]
     fn reported_errors_reach_the_errors_channel_in_order() {
-        let (consumer, receiver) = channel::<String>();
+        let (consumer, receiver) = channel::<String>(WeakClient::detached());
         let errors = receiver.errors();
         consumer.error(&Error::LeaseLost {
             path: "/q/queue-1".into(),
@@ -383,7 +406,7 @@ mod tests {
 
     #[test]
     fn a_denial_is_returned_by_one_take_and_passing_faults_are_not() {
-        let (consumer, receiver) = channel::<String>();
+        let (consumer, receiver) = channel::<String>(WeakClient::detached());
         consumer.error(&Error::SessionExpired);
         assert!(matches!(receiver.try_take(), Ok(None)));
         consumer.error(&Error::NotAuthorized { path: "/q".into() });
@@ -424,13 +447,13 @@ mod tests {
 
     #[test]
     fn a_delivered_item_clears_a_claim_denial_but_not_a_denied_acknowledge() {
-        let (consumer, receiver) = channel::<String>();
+        let (consumer, receiver) = channel::<String>(WeakClient::detached());
         consumer.error(&Error::NotAuthorized { path: "/q".into() });
         let (item, then) = deliver(consumer, &receiver, "a");
         assert_eq!(item, "a");
         assert!(then.is_ok(), "access came back: {then:?}");
 
-        let (consumer, receiver) = channel::<String>();
+        let (consumer, receiver) = channel::<String>(WeakClient::detached());
         let denied_ack = Error::MultiFailed {
             index: 0,
             source: Box::new(Error::NotAuthorized {

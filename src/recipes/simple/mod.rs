@@ -12,7 +12,7 @@ pub use builder::SimpleQueueBuilder;
 
 use self::ahead::Ahead;
 use self::local::LocalList;
-use crate::client::{Acl, CreateMode, Opts, ZkClient};
+use crate::client::{Acl, CreateMode, Opts, ZkClient, TRY_WAIT};
 use crate::error::{Error, Result};
 use crate::path;
 use crate::sync::{earliest, Backoff, Latch};
@@ -161,7 +161,10 @@ impl SimpleQueue {
         &self.dir
     }
 
-    /// Appends an item and returns the path of its node. Creates the queue
+    /// Appends an item and returns the path of its node (where
+    /// [`Queue::put`](crate::Queue) returns `()`: this recipe's items are raw
+    /// bytes that only their node names, so the path is how a caller finds
+    /// one again). Creates the queue
     /// node (and its ancestors) if missing, also when another client creates
     /// it at the same moment or the server reaped it as an empty container.
     ///
@@ -192,14 +195,60 @@ impl SimpleQueue {
     /// # }
     /// ```
     pub fn put(&self, data: &[u8]) -> Result<String> {
+        self.put_until(data, None)
+    }
+
+    /// [`put`](Self::put), waiting for a server at most one second: while none can be reached it fails with
+    /// [`Error::Unreachable`] then, storing nothing. The queue is unbounded,
+    /// so it never waits for room.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = zk_queue::SimpleQueue::new(&client, "/jobs")?;
+    /// match queue.try_put(b"payload") {
+    ///     Ok(node) => println!("stored as {node}"),
+    ///     Err(zk_queue::Error::Unreachable { .. }) => println!("no server now; try later"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn try_put(&self, data: &[u8]) -> Result<String> {
+        self.put_until(data, Instant::now().checked_add(TRY_WAIT))
+    }
+
+    /// [`put`](Self::put), giving up at `timeout` (retries included) with
+    /// [`Error::Unreachable`] while no server can be reached, or with the
+    /// last error; an attempt a connected server is still answering may
+    /// finish up to a second later. As with `put`, an attempt whose reply
+    /// was lost may have stored the item.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// use std::time::Duration;
+    /// let queue = zk_queue::SimpleQueue::new(&client, "/jobs")?;
+    /// let node = queue.put_timeout(b"payload", Duration::from_secs(2))?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn put_timeout(&self, data: &[u8], timeout: Duration) -> Result<String> {
+        self.put_until(data, Instant::now().checked_add(timeout))
+    }
+
+    /// The one implementation of the put family: each request gives up at
+    /// `deadline` (`None`: the client's request timeout).
+    fn put_until(&self, data: &[u8], deadline: Option<Instant>) -> Result<String> {
         let prefix = path::join(&self.dir, ITEM_PREFIX);
+        let opts = Opts::new()
+            .mode(CreateMode::PersistentSequential)
+            .acl(&self.acl)
+            .until(deadline);
         for _ in 0..MAX_RECREATES {
-            match self
-                .client
-                .create_with_acl(&prefix, data, CreateMode::PersistentSequential, &self.acl)
-            {
+            match self.client.create_with(&prefix, data, opts) {
                 Ok((created, _)) => return Ok(created),
-                Err(Error::NoNode { .. }) => self.ensure_dir(Opts::new())?,
+                Err(Error::NoNode { .. }) => self.ensure_dir(Opts::new().until(deadline))?,
                 Err(e) => return Err(e),
             }
         }
@@ -422,7 +471,8 @@ impl SimpleQueue {
                     }
                     let pause = backoff.pause();
                     let pause = deadline.map_or(pause, |d| pause.min(d - now));
-                    log::warn!("{}: {e}; still waiting for an item", self.dir);
+                    // The connection's state changes are logged once each.
+                    log::debug!("{}: {e}; still waiting for an item", self.dir);
                     std::thread::sleep(pause);
                 }
                 other => return other,
@@ -433,18 +483,25 @@ impl SimpleQueue {
     /// Works through the local list, lists again when it is used up, and waits
     /// for a change if asked to.
     fn next_once(&self, remove: bool, wait: Wait) -> Result<Option<Vec<u8>>> {
-        // Each request gives up at the call's deadline, if it has one.
+        // Each request gives up at the call's deadline, if it has one; a call
+        // that never waits for an item waits for a server at most `TRY_WAIT`.
         let deadline = match wait {
             Wait::Until(deadline) => deadline,
             Wait::No => None,
         };
-        let opts = Opts::new().until(deadline);
+        let opts = match wait {
+            Wait::Until(deadline) => Opts::new().until(deadline),
+            Wait::No => Opts::new().until(Instant::now().checked_add(TRY_WAIT)),
+        };
         loop {
             if let Some(data) = self.next_known(remove, opts, deadline)? {
                 return Ok(Some(data));
             }
             let (listing, watch) = match wait {
-                Wait::No => (self.client.get_children(&self.dir).map(|(names, _)| names), None),
+                Wait::No => (
+                    self.client.get_children_with(&self.dir, opts).map(|(names, _)| names),
+                    None,
+                ),
                 Wait::Until(_) => match self.client.watch_children(&self.dir, &Latch::new(), opts) {
                     Ok((names, _, watch)) => (Ok(names), Some(watch)),
                     Err(e) => (Err(e), None),

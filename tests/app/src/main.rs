@@ -7,8 +7,13 @@
 //! or comes back too late, loses its session. After each restart the first request must be served
 //! soon after the server answers again.
 //!
+//! The client must also log quietly: at most one line at WARN or above per outage (the
+//! disconnection), and none for a clean close.
+//!
 //! Each round reports on one line; the first round that breaks a promise ends the run with a
 //! message saying which and a non-zero exit status. `RUST_LOG=debug` shows the client's log.
+
+mod loudness;
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
@@ -18,6 +23,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context, Result};
+use loudness::Loudness;
 use zk_queue::testing::TestingServer;
 use zk_queue::{ConnectionState, CreateMode, Error, RetryForever, ZkClient};
 
@@ -70,9 +76,12 @@ const RUN_BUDGET: Duration = Duration::from_secs(140);
 /// The ephemeral node that witnesses the session.
 const WITNESS: &str = "/outage-scenario-witness";
 
+/// The most lines at WARN or above the client may log for one outage: the disconnection.
+const LOUD_LINES_PER_OUTAGE: usize = 1;
+
 fn main() -> ExitCode {
-    env_logger::init();
-    match run() {
+    let loudness = Loudness::install();
+    match run(loudness) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("outage scenario FAILED: {e:#}");
@@ -124,7 +133,7 @@ struct Round {
     states: Vec<ConnectionState>,
 }
 
-fn run() -> Result<()> {
+fn run(loudness: &Loudness) -> Result<()> {
     let run_started = Instant::now();
     let mut server = TestingServer::builder()
         .tick_time(TICK_TIME)
@@ -158,6 +167,11 @@ fn run() -> Result<()> {
 
     // Skip the state the listener starts with (`Connected`).
     states.try_iter().for_each(drop);
+    let connecting = loudness.take();
+    ensure!(
+        connecting.is_empty(),
+        "connecting logged at WARN or above: {connecting:?}"
+    );
     let limit = (SERVE_WITHIN + LOAD_MARGIN).as_secs_f64();
     let mut slowest = f64::NEG_INFINITY;
     for number in 0..ROUNDS {
@@ -195,6 +209,14 @@ fn run() -> Result<()> {
             )),
             Some(_) => {}
         }
+        let loud = loudness.take();
+        if loud.len() > LOUD_LINES_PER_OUTAGE {
+            broken.push(format!(
+                "the client logged {} lines at WARN or above for one outage (at most \
+                 {LOUD_LINES_PER_OUTAGE}): {loud:?}",
+                loud.len()
+            ));
+        }
         if round.served_after_up > limit {
             broken.push(format!(
                 "the first request was served {:.3} s after the server answered again, more than \
@@ -218,7 +240,10 @@ fn run() -> Result<()> {
         !late.contains(&ConnectionState::Lost),
         "the client reported its session lost after the last round: states {late:?}"
     );
+    loudness.take();
     client.close();
+    let closing = loudness.take();
+    ensure!(closing.is_empty(), "a clean close logged at WARN or above: {closing:?}");
     println!(
         "outage scenario passed: {ROUNDS} outages of {SESSION_TIMEOUT:?}, session 0x{session:x} and its \
          ephemeral node kept throughout, first request served at most {slowest:.3} s after the server \

@@ -109,10 +109,11 @@ fn every_call_returns_in_time(fault: impl FnOnce(&mut TestingServer)) {
     assert!(!within("flush_timeout", DEADLINE, || background.flush_timeout(DEADLINE)));
     let report = within("close_timeout", DEADLINE, || background.close_timeout(DEADLINE));
     assert_eq!(report.puts_pending, 1, "{report:?}");
-    within("ItemReceiver::take_timeout", DEADLINE, || {
+    // `None` while the stalled server still looks connected, the error of
+    // an unreachable ensemble once it is gone (see the test below).
+    let _ = within("ItemReceiver::take_timeout", DEADLINE, || {
         receiver.take_timeout(DEADLINE)
-    })
-    .unwrap();
+    });
     within("close_timeout of a consumer", DEADLINE, || {
         pulled.close_timeout(DEADLINE)
     });
@@ -205,4 +206,64 @@ fn connecting_to_a_port_that_never_answers_says_no_session_was_established() {
         causes,
         [(address, ConnectCause::NoSession), (refused, ConnectCause::Refused)]
     );
+}
+
+/// How long a `try_` call may take while no server answers: its documented
+/// bound, plus scheduling on a busy machine.
+const TRY_BOUND: Duration = Duration::from_secs(1);
+
+/// Whether `result` failed with the one error of an unreachable ensemble.
+fn is_unreachable<T: std::fmt::Debug>(what: &str, result: &Result<T, Error>) {
+    assert!(
+        matches!(result, Err(Error::Unreachable { .. })),
+        "{what}: {result:?} instead of Error::Unreachable"
+    );
+}
+
+#[test]
+fn every_handle_reports_an_unreachable_server_with_one_error_and_try_calls_return_within_their_bound() {
+    let mut server = TestingServer::start().unwrap();
+    let client = ZkClient::connect(&server.connect_string()).unwrap();
+    let simple = SimpleQueue::new(&client, &unique_path("unreachable-simple")).unwrap();
+    let raw = RawQueue::new(&client, &unique_path("unreachable-raw")).unwrap();
+    let bounded = QueueBuilder::new(&client, &unique_path("unreachable-bounded"), StringSerializer)
+        .max_items(10)
+        .put_in_background(false)
+        .build_queue()
+        .unwrap();
+    let (builder, receiver) = QueueBuilder::new(&client, &unique_path("unreachable-pull"), StringSerializer)
+        .lock_path(&unique_path("unreachable-pull-locks"))
+        .pull_consumer();
+    let _pulled = builder.build_queue().unwrap();
+    let states = client.state_listener();
+    server.kill().unwrap();
+    crate::support::wait_for_state(&states, zk_queue::ConnectionState::Suspended, Duration::from_secs(30));
+
+    let r = within("SimpleQueue::take_timeout", DEADLINE, || simple.take_timeout(DEADLINE));
+    is_unreachable("SimpleQueue::take_timeout", &r);
+    let r = within("SimpleQueue::try_take", TRY_BOUND, || simple.try_take());
+    is_unreachable("SimpleQueue::try_take", &r);
+
+    is_unreachable("SimpleQueue::len", &r);
+    let r = within("SimpleQueue::put_timeout", DEADLINE, || {
+        simple.put_timeout(b"x", DEADLINE)
+    });
+    is_unreachable("SimpleQueue::put_timeout", &r);
+    let r = within("SimpleQueue::try_put", TRY_BOUND, || simple.try_put(b"x"));
+    is_unreachable("SimpleQueue::try_put", &r);
+    let r = within("RawQueue::take_timeout", DEADLINE, || raw.take_timeout(10, DEADLINE));
+    is_unreachable("RawQueue::take_timeout", &r);
+    let r = within("ItemReceiver::take_timeout", DEADLINE, || {
+        receiver.take_timeout(DEADLINE)
+    });
+    is_unreachable("ItemReceiver::take_timeout", &r);
+    let r = within("ItemReceiver::try_take", TRY_BOUND, || receiver.try_take());
+    is_unreachable("ItemReceiver::try_take", &r);
+    let r = within("Queue::put_timeout", DEADLINE, || {
+        bounded.put_timeout("x".into(), DEADLINE)
+    })
+    .map_err(Error::from);
+    is_unreachable("Queue::put_timeout", &r);
+    let r = within("Queue::try_put", TRY_BOUND, || bounded.try_put("x".into())).map_err(Error::from);
+    is_unreachable("Queue::try_put", &r);
 }

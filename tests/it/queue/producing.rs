@@ -60,6 +60,8 @@ fn inconsistent_options_are_refused_at_build() {
     assert!(refused(b("/q").error_mode(ErrorMode::Delete).build_queue()).contains("needs a lock path"));
     assert!(refused(b("/q").max_items(0).build_queue()).contains("max items"));
     assert!(refused(b("q").build_queue()).starts_with("invalid path"));
+    let (pull, _receiver) = b("/q").consumer_threads(4).pull_consumer();
+    assert!(refused(pull.build_queue()).contains("consumer threads do not apply to a pull consumer"));
     assert!(matches!(b("/a|b").build_id_queue(), Err(Error::InvalidPath { .. })));
 }
 

@@ -144,7 +144,6 @@ fn closing_a_pull_consumer_charges_no_attempt_to_items_no_caller_took() {
             .lock_path(&locks)
             .max_attempts(2)
             .dead_letter_path(&dead)
-            .consumer_threads(2)
             .pull_consumer();
         let queue = builder.build_queue().unwrap();
         // Wait until the queue has claimed items and offers one, then close
