@@ -311,7 +311,8 @@ impl Error {
     }
 
     /// Whether a retry policy may try the request again: the connection was
-    /// lost, no answer came in time, or the session was replaced.
+    /// lost, no answer came in time, no server could be reached (yet), or
+    /// the session was replaced.
     ///
     /// ```
     /// use std::time::Duration;
@@ -323,7 +324,7 @@ impl Error {
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
-            Error::ConnectionLoss { .. } | Error::Timeout { .. } | Error::SessionExpired
+            Error::ConnectionLoss { .. } | Error::Timeout { .. } | Error::Unreachable { .. } | Error::SessionExpired
         )
     }
 

@@ -76,7 +76,7 @@
 //! | cancel queued items by id | [`QueueBuilder::build_id_queue`] |
 //! | many small items at high rate | `put_multi` (one node per batch) on any Curator kind, or [`QueueBuilder::coalesce_puts`] for single puts from many threads |
 //! | backlogs past ten thousand items (a ZooKeeper listing stays small) | [`QueueBuilder::build_sharded_queue`] ([`ShardedQueue`], Curator's `QueueSharder` layout) |
-//! | one process of many doing something alone | [`LeaderLatch`] (Curator's `LeaderLatch` names) |
+//! | one process of many doing something alone | [`LeaderLatch`](recipes::LeaderLatch) (Curator's `LeaderLatch` names) |
 //! | a bounded queue whose producers wait | [`QueueBuilder::max_items`] with `put`, `try_put` or `put_timeout` |
 //!
 //! # Sharing queues with Java
@@ -94,7 +94,7 @@
 //!   existence, so either side's consumers can take either side's items.
 //! - Sharded: Curator's `QueueSharder` over `DistributedQueue` shards and a
 //!   [`ShardedQueue`] here, with the same queue and leader paths; the leader
-//!   election is Curator's `LeaderLatch`'s, as [`LeaderLatch`] here.
+//!   election is Curator's `LeaderLatch`'s, as [`LeaderLatch`](recipes::LeaderLatch) here.
 //!
 //! What this crate does that Curator does not (requeue keeping priority, a
 //! failed-delivery count, dead letters) stays readable by Curator: requeued
@@ -106,15 +106,15 @@
 //! # Layers
 //! - [`ZkClient`]: the crate's own blocking ZooKeeper client (no async
 //!   runtime), with a deadline on every request, Curator-style
-//!   [`RetryPolicy`]s, [`ConnectionState`] listeners, sessions kept through
+//!   [`RetryPolicy`](client::RetryPolicy)s, [`ConnectionState`] listeners, sessions kept through
 //!   outages shorter than their timeout, and a new session after an expiry.
 //! - Codec and names: the item frame of Curator's `ItemSerializer`, a
 //!   [`QueueSerializer`] per item type, and Curator's node names.
 //! - Recipes: [`SimpleQueue`], and the Curator family on a consumer engine
 //!   that lists the queue with one watch and works through each listing.
 //! - [`inspect`]: item names, consumption order and item data, parsed
-//!   without a server (what the `zkq` tool shows); [`RawQueue`] and
-//!   [`DeadLetters`] take, purge and requeue items of either layout as
+//!   without a server (what the `zkq` tool shows); [`RawQueue`](admin::RawQueue) and
+//!   [`DeadLetters`](admin::DeadLetters) take, purge and requeue items of either layout as
 //!   stored bytes (what the `zkq` tool changes).
 //! - `testing` (feature `testing`): real ZooKeeper servers and ensembles, and
 //!   a fault-injecting proxy, for tests.
@@ -151,7 +151,7 @@
 //! | lock-safe consumer ([`QueueBuilder::lock_path`]) | at least once, nothing lost: the item is deleted only after the consumer returns `Ok` (or acks a [`Delivery`]); a consumer holds at most `claim_window` leases and acknowledges in pipelined batches; a crashed or expired consumer's items go to another consumer once its locks vanish (at once if it is idle, within about a second if it is busy with a backlog), so at most `claim_window` nodes (a `put_multi` node holds several items) are delivered twice per consumer that crashed and per session lost; a lock create or acknowledge whose reply was lost is settled in the same session; the acknowledge is one multi fenced on the lock, so a consumer that lost its lock gets [`Error::LeaseLost`] and deletes nothing |
 //! | pull consumer ([`QueueBuilder::pull_consumer`]) | the guarantee of its mode; up to `claim_window` deliveries outstanding at once over any number of threads (one thread may hold several), and a take beyond that waits until one is settled; [`ItemReceiver`] is `Clone + Send + Sync` |
 //! | [`IdQueue::remove`] of a held item | skipped by a handle with the consumers' lock path; removed by one without it, and then the holder only releases its lock and is told [`Error::ItemRemoved`] |
-//! | consumer error, [`ErrorMode::Requeue`] | the item is requeued atomically, keeping its priority, delay or id; records of a multi-item node already consumed are not delivered again; it is delivered again after a back-off ([`QueueBuilder::redelivery_backoff`]: 1 s doubling up to 60 s, with jitter, by default; zero for at once) recorded in the node, so every consumer of this crate waits for it, also after the requeuing one crashed (Curator's may take it sooner); failures are counted (a consumer reads the attempt in [`ItemMeta`]), and after `max_attempts` the item moves to the dead-letter path under its own name prefix, recording why, when and from where ([`DeadLetters::list`]) |
+//! | consumer error, [`ErrorMode::Requeue`] | the item is requeued atomically, keeping its priority, delay or id; records of a multi-item node already consumed are not delivered again; it is delivered again after a back-off ([`QueueBuilder::redelivery_backoff`]: 1 s doubling up to 60 s, with jitter, by default; zero for at once) recorded in the node, so every consumer of this crate waits for it, also after the requeuing one crashed (Curator's may take it sooner); failures are counted (a consumer reads the attempt in [`ItemMeta`]), and after `max_attempts` the item moves to the dead-letter path under its own name prefix, recording why, when and from where ([`DeadLetters::list`](admin::DeadLetters::list)) |
 //! | corrupt or foreign item | never deleted: foreign names are skipped, undecodable `queue-` items move to the dead-letter path (or stay in place without one) |
 //! | `put` | stored once `Ok` is returned; each put carries a token, so a create whose reply a dropped connection lost is read back and stored once (unless a consumer took it before the read-back: then it is stored again, never lost) |
 //! | [`SimpleQueue::put`] (`offer`) | stored once `Ok` is returned; raw bytes carry no token, so a create whose reply was lost is retried, and each attempt whose reply is lost adds one copy (twice after one lost reply; at most once per attempt the retry policy allows) |
@@ -168,14 +168,15 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-mod client;
+pub mod admin;
+pub mod client;
 mod codec;
 mod error;
 pub mod inspect;
 mod naming;
 pub mod path;
 mod queue;
-mod recipes;
+pub mod recipes;
 mod sync;
 
 #[cfg(feature = "testing")]
@@ -187,20 +188,15 @@ pub mod fuzzing {
     pub use crate::client::wire::decode_any_reply;
 }
 
-pub use client::{
-    Acl, BatchResults, ChildWatch, ClientStats, ConnectCause, ConnectionState, CreateMode, ExponentialBackoffRetry, Op,
-    OpResult, Perms, RetryForever, RetryNTimes, RetryOneTime, RetryPolicy, RetryUntilElapsed, ServerFailure, Stat,
-    ZkClient, ZkClientBuilder,
-};
-pub use codec::{BytesSerializer, CodecError, FrameError, QueueSerializer, StringSerializer};
+pub use client::{ConnectionState, ZkClient, ZkClientBuilder};
+pub use codec::{BytesSerializer, CodecError, QueueSerializer, StringSerializer};
 #[cfg(feature = "serde")]
 pub use codec::{CompactSerializer, JsonSerializer};
-pub use error::{ClientError, Error, PutError, Result};
-pub use naming::Kind;
+pub use error::{Error, PutError, Result};
 pub use queue::kinds;
 pub use queue::{
-    CloseReport, ConsumeError, DeadLetter, DeadLetters, DelayQueue, DeliverAt, Delivery, DistributedQueue, ErrorMode,
-    IdQueue, ItemMeta, ItemReceiver, PriorityQueue, Purged, PutListener, Queue, QueueBuilder, QueueConsumer,
-    QueueStats, RawItem, RawQueue, RawTaken, Requeued, ShardChoice, ShardPolicy, ShardedQueue, Undecodable,
+    CloseReport, ConsumeError, DelayQueue, DeliverAt, Delivery, DistributedQueue, ErrorMode, IdQueue, ItemMeta,
+    ItemReceiver, PriorityQueue, PutListener, Queue, QueueBuilder, QueueConsumer, QueueStats, ShardChoice, ShardPolicy,
+    ShardedQueue,
 };
-pub use recipes::{LeaderLatch, LeaderLatchBuilder, Leadership, Participant, SimpleQueue, SimpleQueueBuilder};
+pub use recipes::{SimpleQueue, SimpleQueueBuilder};

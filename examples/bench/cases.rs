@@ -7,8 +7,8 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{bail, ensure, Context};
 use clap::ValueEnum;
 use zk_queue::{
-    kinds, BytesSerializer, ClientStats, ConsumeError, DeliverAt, Error, Kind, PutListener, Queue, QueueBuilder,
-    ZkClient,
+    client::ClientStats, inspect::Kind, kinds, BytesSerializer, ConsumeError, DeliverAt, Error, PutListener, Queue,
+    QueueBuilder, ZkClient,
 };
 
 use super::report::CaseReport;

@@ -6,7 +6,10 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 use serde::Serialize;
-use zk_queue::{CreateMode, Op, ZkClient};
+use zk_queue::{
+    client::{CreateMode, Op},
+    ZkClient,
+};
 
 use super::cpu::CpuUse;
 use super::java::JavaCeiling;

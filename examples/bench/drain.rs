@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context};
 use serde::{Deserialize, Serialize};
-use zk_queue::{BytesSerializer, ConsumeError, CreateMode, QueueBuilder, ZkClient};
+use zk_queue::{client::CreateMode, BytesSerializer, ConsumeError, QueueBuilder, ZkClient};
 
 use super::cases::Ctx;
 use super::report::DrainReport;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
-use zk_queue::{ClientStats, Error, ZkClient};
+use zk_queue::{client::ClientStats, Error, ZkClient};
 
 /// The parent of every run's nodes.
 pub const BENCH_ROOT: &str = "/zk-queue-bench";

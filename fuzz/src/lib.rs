@@ -6,7 +6,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use zk_queue::fuzzing::decode_any_reply;
 use zk_queue::inspect::{decode_item, order, DecodedItem, ItemName, Kind, Layout};
-use zk_queue::FrameError;
+use zk_queue::inspect::FrameError;
 
 const KINDS: [Kind; 4] = [Kind::Plain, Kind::Priority, Kind::Delay, Kind::Id];
 const LAYOUTS: [Layout; 2] = [Layout::Classic, Layout::Curator];

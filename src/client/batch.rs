@@ -20,7 +20,7 @@ use crate::path;
 ///
 /// ``` no_run
 /// # fn main() -> Result<(), zk_queue::Error> {
-/// use zk_queue::{BatchResults, CreateMode, ZkClient};
+/// use zk_queue::{ZkClient, client::{BatchResults, CreateMode}};
 /// let client = ZkClient::connect("127.0.0.1:2181")?;
 /// let nodes = vec![("/jobs/a".to_string(), b"1".to_vec()), ("/jobs/b".to_string(), b"2".to_vec())];
 /// let results: BatchResults<String> = client.create_many(&nodes, CreateMode::Persistent)?;
@@ -51,7 +51,7 @@ impl ZkClient {
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
-    /// use zk_queue::{CreateMode, ZkClient};
+    /// use zk_queue::{ZkClient, client::CreateMode};
     /// let client = ZkClient::connect("127.0.0.1:2181")?;
     /// client.ensure_path("/batch")?;
     /// let nodes: Vec<(String, Vec<u8>)> = (0..100).map(|i| ("/batch/n-".to_string(), vec![i])).collect();
@@ -141,7 +141,7 @@ impl ZkClient {
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
-    /// use zk_queue::{Op, ZkClient};
+    /// use zk_queue::{ZkClient, client::Op};
     /// let client = ZkClient::connect("127.0.0.1:2181")?;
     /// let multis = vec![
     ///     vec![Op::check("/jobs", 0), Op::delete("/jobs/a", None)],

@@ -13,7 +13,7 @@ pub(crate) const DEFAULT_MAX_PACKET_SIZE: usize = 0xfffff;
 /// ```no_run
 /// # fn main() -> Result<(), zk_queue::Error> {
 /// use std::time::Duration;
-/// use zk_queue::{Acl, RetryNTimes, ZkClient};
+/// use zk_queue::{ZkClient, client::{Acl, RetryNTimes}};
 /// let client = ZkClient::builder("127.0.0.1:2181/my-app")
 ///     .session_timeout(Duration::from_secs(15))
 ///     .connection_timeout(Duration::from_secs(5))
@@ -117,7 +117,7 @@ impl ZkClientBuilder {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use zk_queue::{RetryForever, ZkClient};
+    /// use zk_queue::{ZkClient, client::RetryForever};
     /// let builder = ZkClient::builder("127.0.0.1:2181").retry_policy(RetryForever::new(Duration::from_secs(1)));
     /// # drop(builder);
     /// ```
@@ -154,7 +154,7 @@ impl ZkClientBuilder {
     /// Defaults to [`Acl::anyone_all`] (ZooKeeper's `OPEN_ACL_UNSAFE`).
     ///
     /// ```
-    /// use zk_queue::{Acl, ZkClient};
+    /// use zk_queue::{ZkClient, client::Acl};
     /// let builder = ZkClient::builder("127.0.0.1:2181")
     ///     .add_auth("digest", b"alice:secret")
     ///     .default_acl(vec![Acl::creator_all()]);

@@ -14,7 +14,7 @@ const DEFAULT_PORT: u16 = 2181;
 /// was last tried. Part of [`Error::Unreachable`](crate::Error::Unreachable).
 ///
 /// ```
-/// use zk_queue::{ConnectCause, ServerFailure};
+/// use zk_queue::{client::{ConnectCause, ServerFailure}};
 /// let failure = ServerFailure::new("127.0.0.1:2181", ConnectCause::Refused);
 /// assert_eq!(failure.to_string(), "127.0.0.1:2181: connection refused");
 /// ```
@@ -29,7 +29,7 @@ impl ServerFailure {
     /// the connect string) for `cause`.
     ///
     /// ```
-    /// use zk_queue::{ConnectCause, ServerFailure};
+    /// use zk_queue::{client::{ConnectCause, ServerFailure}};
     /// let failure = ServerFailure::new("zk1:2181", ConnectCause::NameNotResolved);
     /// assert_eq!(failure.address(), "zk1:2181");
     /// ```
@@ -43,7 +43,7 @@ impl ServerFailure {
     /// The server's address as written in the connect string.
     ///
     /// ```
-    /// use zk_queue::{ConnectCause, ServerFailure};
+    /// use zk_queue::{client::{ConnectCause, ServerFailure}};
     /// assert_eq!(ServerFailure::new("zk1:2181", ConnectCause::TimedOut).address(), "zk1:2181");
     /// ```
     pub fn address(&self) -> &str {
@@ -53,7 +53,7 @@ impl ServerFailure {
     /// Why it could not be used.
     ///
     /// ```
-    /// use zk_queue::{ConnectCause, ServerFailure};
+    /// use zk_queue::{client::{ConnectCause, ServerFailure}};
     /// let failure = ServerFailure::new("zk1:2181", ConnectCause::Refused);
     /// assert_eq!(failure.cause(), &ConnectCause::Refused);
     /// ```
@@ -71,7 +71,7 @@ impl fmt::Display for ServerFailure {
 /// Why a server could not be used.
 ///
 /// ```
-/// use zk_queue::ConnectCause;
+/// use zk_queue::client::ConnectCause;
 /// assert_eq!(ConnectCause::NameNotResolved.to_string(), "name not resolved");
 /// ```
 #[non_exhaustive]

@@ -1,14 +1,35 @@
 //! The crate's own blocking ZooKeeper client.
 //!
-//! - The facade ([`ZkClient`], its builder, request options, batches,
-//!   retry policies): every call writes its requests on the session's
-//!   connection from the calling thread and waits for the replies until its
-//!   deadline ([`ZkClientBuilder::request_timeout`]), retrying what the
-//!   [`RetryPolicy`] allows.
-//! - `session/`: the session, its connection and the session thread that
-//!   reads replies and events, pings and reconnects; after an expiry it opens
-//!   a new session so the client keeps working.
-//! - `wire/`: ZooKeeper's records and framing.
+//! Queue users need only [`ZkClient`], its builder and [`ConnectionState`]
+//! (all three also at the crate root): connect once and hand the client to
+//! the queues. Everything else here is a general-purpose ZooKeeper client
+//! for code that shares the session with the queues: node operations
+//! ([`ZkClient::create`], [`ZkClient::get_data`], ...), pipelined batches
+//! ([`ZkClient::create_many`], ...), transactions ([`ZkClient::multi`],
+//! [`Op`]), ACLs ([`Acl`], [`Perms`]), child watches ([`ChildWatch`]), and
+//! Curator's retry policies ([`RetryPolicy`]). It speaks ZooKeeper's protocol
+//! itself (no async runtime): each call writes its requests on the session's
+//! connection from the calling thread and waits for the replies until its
+//! deadline, retrying what the retry policy allows; one reader thread per
+//! connection reads replies and events, pings, and keeps the session through
+//! disconnections.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), zk_queue::Error> {
+//! use zk_queue::client::{CreateMode, Op, RetryNTimes};
+//! use zk_queue::ZkClient;
+//! use std::time::Duration;
+//! let client = ZkClient::builder("127.0.0.1:2181")
+//!     .retry_policy(RetryNTimes::new(3, Duration::from_millis(100)))
+//!     .connect()?;
+//! client.ensure_path("/app")?;
+//! client.multi(&[
+//!     Op::create("/app/a", b"1".to_vec(), CreateMode::Persistent),
+//!     Op::create("/app/b", b"2".to_vec(), CreateMode::Persistent),
+//! ])?;
+//! # Ok(())
+//! # }
+//! ```
 
 mod arrivals;
 mod batch;
@@ -83,7 +104,7 @@ use crate::sync::Latch;
 /// # Examples
 /// ```no_run
 /// # fn main() -> Result<(), zk_queue::Error> {
-/// use zk_queue::{CreateMode, ZkClient};
+/// use zk_queue::{ZkClient, client::CreateMode};
 /// let client = ZkClient::connect("127.0.0.1:2181")?;
 /// client.ensure_path("/app/config")?;
 /// let (path, _stat) = client.create("/app/config/key", b"value", CreateMode::Persistent)?;
@@ -147,7 +168,7 @@ impl ZkClient {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// use std::time::Duration;
-    /// use zk_queue::{ExponentialBackoffRetry, ZkClient};
+    /// use zk_queue::{ZkClient, client::ExponentialBackoffRetry};
     /// let client = ZkClient::builder("127.0.0.1:2181")
     ///     .session_timeout(Duration::from_secs(10))
     ///     .retry_policy(ExponentialBackoffRetry::new(Duration::from_millis(100), 5))

@@ -16,7 +16,7 @@ impl ZkClient {
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
-    /// use zk_queue::{CreateMode, Op, ZkClient};
+    /// use zk_queue::{ZkClient, client::{CreateMode, Op}};
     /// let client = ZkClient::connect("127.0.0.1:2181")?;
     /// client.multi(&[
     ///     Op::delete("/jobs/job-0000000001", None),

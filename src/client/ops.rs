@@ -35,7 +35,7 @@ impl ZkClient {
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
-    /// use zk_queue::{CreateMode, ZkClient};
+    /// use zk_queue::{ZkClient, client::CreateMode};
     /// let client = ZkClient::connect("127.0.0.1:2181")?;
     /// client.ensure_path("/jobs")?;
     /// let (path, stat) = client.create("/jobs/job-", b"{}", CreateMode::PersistentSequential)?;
@@ -52,7 +52,7 @@ impl ZkClient {
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
-    /// use zk_queue::{Acl, CreateMode, ZkClient};
+    /// use zk_queue::{ZkClient, client::{Acl, CreateMode}};
     /// let client = ZkClient::builder("127.0.0.1:2181").add_auth("digest", b"alice:secret").connect()?;
     /// client.create_with_acl("/private", b"", CreateMode::Persistent, &[Acl::creator_all()])?;
     /// # Ok(())
@@ -221,7 +221,7 @@ impl ZkClient {
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
-    /// use zk_queue::{Acl, ZkClient};
+    /// use zk_queue::{ZkClient, client::Acl};
     /// let client = ZkClient::connect("127.0.0.1:2181")?;
     /// let (acl, _stat) = client.get_acl("/jobs")?;
     /// for entry in &acl {
@@ -254,7 +254,7 @@ impl ZkClient {
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
-    /// use zk_queue::{Acl, Perms, ZkClient};
+    /// use zk_queue::{ZkClient, client::{Acl, Perms}};
     /// let client = ZkClient::builder("127.0.0.1:2181").add_auth("digest", b"ops:secret").connect()?;
     /// // Only `ops` may touch /jobs from now on.
     /// client.set_acl("/jobs", &[Acl::digest("ops", "secret", Perms::ALL)], None)?;

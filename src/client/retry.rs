@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 ///
 /// ```
 /// use std::time::Duration;
-/// use zk_queue::{RetryNTimes, RetryPolicy};
+/// use zk_queue::{client::{RetryNTimes, RetryPolicy}};
 /// let policy = RetryNTimes::new(2, Duration::from_millis(10));
 /// assert_eq!(policy.allow_retry(0, Duration::ZERO), Some(Duration::from_millis(10)));
 /// assert_eq!(policy.allow_retry(2, Duration::ZERO), None);
@@ -35,7 +35,7 @@ pub trait RetryPolicy: Send + Sync + fmt::Debug {
 ///
 /// ```
 /// use std::time::Duration;
-/// use zk_queue::{ExponentialBackoffRetry, RetryPolicy};
+/// use zk_queue::{client::{ExponentialBackoffRetry, RetryPolicy}};
 /// let policy = ExponentialBackoffRetry::new(Duration::from_millis(100), 3)
 ///     .max_sleep(Duration::from_millis(250));
 /// let sleep = policy.allow_retry(2, Duration::ZERO).unwrap();
@@ -58,7 +58,7 @@ impl ExponentialBackoffRetry {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use zk_queue::{ExponentialBackoffRetry, RetryPolicy};
+    /// use zk_queue::{client::{ExponentialBackoffRetry, RetryPolicy}};
     /// let policy = ExponentialBackoffRetry::new(Duration::from_millis(100), 3);
     /// assert!(policy.allow_retry(2, Duration::ZERO).is_some());
     /// assert!(policy.allow_retry(3, Duration::ZERO).is_none());
@@ -75,7 +75,7 @@ impl ExponentialBackoffRetry {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use zk_queue::{ExponentialBackoffRetry, RetryPolicy};
+    /// use zk_queue::{client::{ExponentialBackoffRetry, RetryPolicy}};
     /// let policy = ExponentialBackoffRetry::new(Duration::from_secs(1), 10).max_sleep(Duration::from_secs(2));
     /// assert!(policy.allow_retry(9, Duration::ZERO) <= Some(Duration::from_secs(2)));
     /// ```
@@ -101,7 +101,7 @@ impl RetryPolicy for ExponentialBackoffRetry {
 ///
 /// ```
 /// use std::time::Duration;
-/// use zk_queue::{RetryNTimes, RetryPolicy};
+/// use zk_queue::{client::{RetryNTimes, RetryPolicy}};
 /// let policy = RetryNTimes::new(1, Duration::from_millis(5));
 /// assert!(policy.allow_retry(0, Duration::ZERO).is_some());
 /// assert!(policy.allow_retry(1, Duration::ZERO).is_none());
@@ -117,7 +117,7 @@ impl RetryNTimes {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use zk_queue::{RetryNTimes, RetryPolicy};
+    /// use zk_queue::{client::{RetryNTimes, RetryPolicy}};
     /// let policy = RetryNTimes::new(3, Duration::from_millis(50));
     /// assert_eq!(policy.allow_retry(2, Duration::ZERO), Some(Duration::from_millis(50)));
     /// assert_eq!(policy.allow_retry(3, Duration::ZERO), None);
@@ -137,7 +137,7 @@ impl RetryPolicy for RetryNTimes {
 ///
 /// ```
 /// use std::time::Duration;
-/// use zk_queue::{RetryOneTime, RetryPolicy};
+/// use zk_queue::{client::{RetryOneTime, RetryPolicy}};
 /// let policy = RetryOneTime::new(Duration::from_millis(5));
 /// assert!(policy.allow_retry(0, Duration::ZERO).is_some());
 /// assert!(policy.allow_retry(1, Duration::ZERO).is_none());
@@ -150,7 +150,7 @@ impl RetryOneTime {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use zk_queue::{RetryOneTime, RetryPolicy};
+    /// use zk_queue::{client::{RetryOneTime, RetryPolicy}};
     /// let policy = RetryOneTime::new(Duration::from_millis(50));
     /// assert_eq!(policy.allow_retry(0, Duration::ZERO), Some(Duration::from_millis(50)));
     /// ```
@@ -170,7 +170,7 @@ impl RetryPolicy for RetryOneTime {
 ///
 /// ```
 /// use std::time::Duration;
-/// use zk_queue::{RetryPolicy, RetryUntilElapsed};
+/// use zk_queue::{client::{RetryPolicy, RetryUntilElapsed}};
 /// let policy = RetryUntilElapsed::new(Duration::from_secs(1), Duration::from_millis(10));
 /// assert!(policy.allow_retry(50, Duration::from_millis(500)).is_some());
 /// assert!(policy.allow_retry(0, Duration::from_secs(1)).is_none());
@@ -186,7 +186,7 @@ impl RetryUntilElapsed {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use zk_queue::{RetryPolicy, RetryUntilElapsed};
+    /// use zk_queue::{client::{RetryPolicy, RetryUntilElapsed}};
     /// let policy = RetryUntilElapsed::new(Duration::from_secs(10), Duration::from_millis(50));
     /// assert_eq!(policy.allow_retry(0, Duration::from_secs(9)), Some(Duration::from_millis(50)));
     /// assert_eq!(policy.allow_retry(0, Duration::from_secs(10)), None);
@@ -208,7 +208,7 @@ impl RetryPolicy for RetryUntilElapsed {
 ///
 /// ```
 /// use std::time::Duration;
-/// use zk_queue::{RetryForever, RetryPolicy};
+/// use zk_queue::{client::{RetryForever, RetryPolicy}};
 /// let policy = RetryForever::new(Duration::from_millis(10));
 /// assert!(policy.allow_retry(u32::MAX, Duration::MAX).is_some());
 /// ```
@@ -222,7 +222,7 @@ impl RetryForever {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use zk_queue::{RetryForever, RetryPolicy};
+    /// use zk_queue::{client::{RetryForever, RetryPolicy}};
     /// let policy = RetryForever::new(Duration::from_millis(50));
     /// assert_eq!(policy.allow_retry(1_000, Duration::ZERO), Some(Duration::from_millis(50)));
     /// ```

@@ -4,7 +4,7 @@
 /// Metadata of a znode, as ZooKeeper reports it.
 ///
 /// ```
-/// let stat = zk_queue::Stat::default();
+/// let stat = zk_queue::client::Stat::default();
 /// assert_eq!(stat.num_children, 0);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -37,7 +37,7 @@ pub struct Stat {
 /// The kind of znode to create.
 ///
 /// ```
-/// use zk_queue::CreateMode;
+/// use zk_queue::client::CreateMode;
 /// assert!(CreateMode::PersistentSequential.is_sequential());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -72,7 +72,7 @@ impl CreateMode {
     /// Whether the server appends a sequence number to the name.
     ///
     /// ```
-    /// use zk_queue::CreateMode;
+    /// use zk_queue::client::CreateMode;
     /// assert!(CreateMode::EphemeralSequential.is_sequential());
     /// assert!(!CreateMode::Container.is_sequential());
     /// ```
@@ -90,7 +90,7 @@ impl CreateMode {
 /// `DELETE`, `ADMIN`).
 ///
 /// ```
-/// use zk_queue::Perms;
+/// use zk_queue::client::Perms;
 /// let rw = Perms::READ | Perms::WRITE;
 /// assert!(rw.contains(Perms::READ));
 /// assert!(!rw.contains(Perms::DELETE));
@@ -102,7 +102,7 @@ impl Perms {
     /// Read data and list children.
     ///
     /// ```
-    /// use zk_queue::Perms;
+    /// use zk_queue::client::Perms;
     /// assert!(Perms::ALL.contains(Perms::READ));
     /// assert!(!Perms::WRITE.contains(Perms::READ));
     /// ```
@@ -110,7 +110,7 @@ impl Perms {
     /// Set data.
     ///
     /// ```
-    /// use zk_queue::Perms;
+    /// use zk_queue::client::Perms;
     /// assert!(Perms::ALL.contains(Perms::WRITE));
     /// assert!(!Perms::READ.contains(Perms::WRITE));
     /// ```
@@ -118,7 +118,7 @@ impl Perms {
     /// Create children.
     ///
     /// ```
-    /// use zk_queue::Perms;
+    /// use zk_queue::client::Perms;
     /// assert!(Perms::ALL.contains(Perms::CREATE));
     /// assert!(!Perms::DELETE.contains(Perms::CREATE));
     /// ```
@@ -126,7 +126,7 @@ impl Perms {
     /// Delete children.
     ///
     /// ```
-    /// use zk_queue::Perms;
+    /// use zk_queue::client::Perms;
     /// assert!(Perms::ALL.contains(Perms::DELETE));
     /// assert!(!Perms::CREATE.contains(Perms::DELETE));
     /// ```
@@ -134,7 +134,7 @@ impl Perms {
     /// Set the ACL.
     ///
     /// ```
-    /// use zk_queue::Perms;
+    /// use zk_queue::client::Perms;
     /// assert!(Perms::ALL.contains(Perms::ADMIN));
     /// assert!(!Perms::READ.contains(Perms::ADMIN));
     /// ```
@@ -142,7 +142,7 @@ impl Perms {
     /// Every permission.
     ///
     /// ```
-    /// use zk_queue::Perms;
+    /// use zk_queue::client::Perms;
     /// let each = Perms::READ | Perms::WRITE | Perms::CREATE | Perms::DELETE | Perms::ADMIN;
     /// assert_eq!(each, Perms::ALL);
     /// ```
@@ -151,7 +151,7 @@ impl Perms {
     /// Whether every bit of `other` is set in `self`.
     ///
     /// ```
-    /// use zk_queue::Perms;
+    /// use zk_queue::client::Perms;
     /// let rw = Perms::READ | Perms::WRITE;
     /// assert!(rw.contains(Perms::WRITE));
     /// assert!(!Perms::READ.contains(rw));
@@ -191,7 +191,7 @@ impl std::ops::BitOr for Perms {
 ///   ([`Acl::creator_all`]); the server stores those instead.
 ///
 /// ```
-/// use zk_queue::{Acl, Perms};
+/// use zk_queue::{client::{Acl, Perms}};
 /// let open = Acl::anyone_all();
 /// assert_eq!(open.scheme(), "world");
 /// let mine = Acl::digest("alice", "secret", Perms::ALL);
@@ -209,7 +209,7 @@ impl Acl {
     /// `digest`, `ip`, ...).
     ///
     /// ```
-    /// use zk_queue::{Acl, Perms};
+    /// use zk_queue::{client::{Acl, Perms}};
     /// let acl = Acl::new(Perms::READ, "ip", "10.0.0.0/8");
     /// assert_eq!((acl.scheme(), acl.id()), ("ip", "10.0.0.0/8"));
     /// ```
@@ -224,7 +224,7 @@ impl Acl {
     /// Everything for everyone (`world:anyone`), ZooKeeper's `OPEN_ACL_UNSAFE`.
     ///
     /// ```
-    /// use zk_queue::{Acl, Perms};
+    /// use zk_queue::{client::{Acl, Perms}};
     /// let open = Acl::anyone_all();
     /// assert_eq!((open.scheme(), open.id(), open.perms()), ("world", "anyone", Perms::ALL));
     /// ```
@@ -236,7 +236,7 @@ impl Acl {
     /// (`auth` scheme), ZooKeeper's `CREATOR_ALL_ACL`.
     ///
     /// ```
-    /// use zk_queue::{Acl, Perms};
+    /// use zk_queue::{client::{Acl, Perms}};
     /// let mine = Acl::creator_all();
     /// assert_eq!((mine.scheme(), mine.perms()), ("auth", Perms::ALL));
     /// ```
@@ -256,7 +256,7 @@ impl Acl {
     /// containing `:` can never authenticate.
     ///
     /// ```
-    /// use zk_queue::{Acl, Perms};
+    /// use zk_queue::{client::{Acl, Perms}};
     /// let acl = Acl::digest("user", "password", Perms::READ | Perms::WRITE);
     /// assert_eq!(acl.scheme(), "digest");
     /// assert_eq!(acl.id(), "user:tpUq/4Pn5A64fVZyQ0gOJ8ZWqkY=");
@@ -275,7 +275,7 @@ impl Acl {
     /// count as the proxy's address.
     ///
     /// ```
-    /// use zk_queue::{Acl, Perms};
+    /// use zk_queue::{client::{Acl, Perms}};
     /// let local = Acl::ip("127.0.0.1", Perms::ALL);
     /// assert_eq!((local.scheme(), local.id()), ("ip", "127.0.0.1"));
     /// let office = Acl::ip("10.1.0.0/16", Perms::READ);
@@ -288,7 +288,7 @@ impl Acl {
     /// The granted permissions.
     ///
     /// ```
-    /// use zk_queue::{Acl, Perms};
+    /// use zk_queue::{client::{Acl, Perms}};
     /// let acl = Acl::new(Perms::READ | Perms::WRITE, "world", "anyone");
     /// assert!(acl.perms().contains(Perms::WRITE));
     /// ```
@@ -299,7 +299,7 @@ impl Acl {
     /// The scheme.
     ///
     /// ```
-    /// use zk_queue::{Acl, Perms};
+    /// use zk_queue::{client::{Acl, Perms}};
     /// assert_eq!(Acl::new(Perms::ALL, "digest", "alice:hash").scheme(), "digest");
     /// ```
     pub fn scheme(&self) -> &str {
@@ -309,7 +309,7 @@ impl Acl {
     /// The id within the scheme.
     ///
     /// ```
-    /// use zk_queue::{Acl, Perms};
+    /// use zk_queue::{client::{Acl, Perms}};
     /// assert_eq!(Acl::new(Perms::ALL, "digest", "alice:hash").id(), "alice:hash");
     /// ```
     pub fn id(&self) -> &str {
@@ -320,7 +320,7 @@ impl Acl {
 /// One operation of a [`multi`](crate::ZkClient::multi) transaction.
 ///
 /// ```
-/// use zk_queue::{Acl, CreateMode, Op, Perms};
+/// use zk_queue::{client::{Acl, CreateMode, Op, Perms}};
 /// let ops = vec![
 ///     Op::check("/q/lock", 0),
 ///     Op::delete("/q/item", None),
@@ -378,7 +378,7 @@ impl Op {
     /// A create operation; the node gets the client's default ACL.
     ///
     /// ```
-    /// use zk_queue::{CreateMode, Op};
+    /// use zk_queue::{client::{CreateMode, Op}};
     /// let op = Op::create("/jobs/queue-", b"job".to_vec(), CreateMode::PersistentSequential);
     /// assert_eq!(op.path(), "/jobs/queue-");
     /// ```
@@ -396,7 +396,7 @@ impl Op {
     /// before sending otherwise).
     ///
     /// ```
-    /// use zk_queue::{Acl, CreateMode, Op, Perms};
+    /// use zk_queue::{client::{Acl, CreateMode, Op, Perms}};
     /// let acl = vec![Acl::digest("alice", "secret", Perms::ALL)];
     /// let op = Op::create_with_acl("/jobs/queue-", b"job".to_vec(), CreateMode::PersistentSequential, acl.clone());
     /// assert!(matches!(op, Op::Create { acl: Some(a), .. } if a == acl));
@@ -413,7 +413,7 @@ impl Op {
     /// A delete operation.
     ///
     /// ```
-    /// use zk_queue::Op;
+    /// use zk_queue::client::Op;
     /// let op = Op::delete("/jobs/queue-0000000001", Some(0));
     /// assert_eq!(op, Op::Delete { path: "/jobs/queue-0000000001".into(), version: Some(0) });
     /// ```
@@ -427,7 +427,7 @@ impl Op {
     /// A set-data operation.
     ///
     /// ```
-    /// use zk_queue::Op;
+    /// use zk_queue::client::Op;
     /// let op = Op::set_data("/config", b"v2".to_vec(), None);
     /// assert_eq!(op.path(), "/config");
     /// ```
@@ -442,7 +442,7 @@ impl Op {
     /// A version check.
     ///
     /// ```
-    /// use zk_queue::Op;
+    /// use zk_queue::client::Op;
     /// let op = Op::check("/jobs-locks/queue-0000000001", 0);
     /// assert_eq!(op, Op::Check { path: "/jobs-locks/queue-0000000001".into(), version: 0 });
     /// ```
@@ -456,7 +456,7 @@ impl Op {
     /// The path the operation concerns.
     ///
     /// ```
-    /// use zk_queue::Op;
+    /// use zk_queue::client::Op;
     /// assert_eq!(Op::delete("/jobs/a", None).path(), "/jobs/a");
     /// ```
     pub fn path(&self) -> &str {
@@ -471,7 +471,7 @@ impl Op {
 /// The result of one operation of a successful multi.
 ///
 /// ```
-/// use zk_queue::OpResult;
+/// use zk_queue::client::OpResult;
 /// let r = OpResult::Delete;
 /// assert!(matches!(r, OpResult::Delete));
 /// ```

@@ -36,7 +36,7 @@ const RECORD_OVERHEAD: usize = 1 + 4;
 ///
 /// # Examples
 /// ```
-/// use zk_queue::FrameError;
+/// use zk_queue::inspect::FrameError;
 ///
 /// let err = FrameError::UnknownOpcode { opcode: 0x07, offset: 4 };
 /// assert_eq!(err.to_string(), "unknown opcode 0x07 at byte 4 of the item frame");

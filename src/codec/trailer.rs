@@ -88,12 +88,12 @@ pub(crate) struct Trailer {
 /// Why an item was moved to a dead-letter path, as recorded in it.
 ///
 /// Read with [`inspect::decode_item`](crate::inspect::decode_item) or
-/// [`DeadLetters::list`](crate::DeadLetters::list).
+/// [`DeadLetters::list`](crate::admin::DeadLetters::list).
 ///
 /// ```no_run
 /// # fn main() -> Result<(), zk_queue::Error> {
 /// let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-/// for letter in zk_queue::DeadLetters::new(&client, "/jobs-dead")?.list()? {
+/// for letter in zk_queue::admin::DeadLetters::new(&client, "/jobs-dead")?.list()? {
 ///     if let Some(death) = &letter.death {
 ///         println!("{} from {}/{}: {}", letter.name.name, death.source, death.original_name, death.reason);
 ///     }

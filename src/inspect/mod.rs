@@ -21,9 +21,9 @@
 
 use std::time::SystemTime;
 
+use crate::codec::decode_frame;
 use crate::codec::trailer;
-use crate::codec::{decode_frame, FrameError};
-pub use crate::codec::{Death, TrailerError};
+pub use crate::codec::{Death, FrameError, TrailerError};
 pub use crate::naming::Kind;
 use crate::naming::{
     delay_epoch, is_item, parse_id, parse_priority, parse_sequence, split_item, SequenceKey, PRIORITY_PREFIX_LEN,
@@ -261,7 +261,7 @@ pub fn order<S: AsRef<str>>(names: &[S], layout: Layout, kind: Kind) -> Vec<Item
 /// let item = decode_item(Layout::Classic, b"raw")?;
 /// assert_eq!(item.records, [b"raw".to_vec()]);
 /// assert_eq!((item.attempts, item.put_at, item.death), (0, None, None));
-/// # Ok::<(), zk_queue::FrameError>(())
+/// # Ok::<(), zk_queue::inspect::FrameError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -291,7 +291,7 @@ pub struct DecodedItem {
 ///
 /// ```
 /// use zk_queue::inspect::{decode_item, Layout};
-/// use zk_queue::FrameError;
+/// use zk_queue::inspect::FrameError;
 ///
 /// // What Curator's `put("x")` stores.
 /// let data = [0x00, 0x01, 0x00, 0x01, 0x01, 0x00, 0x00, 0x00, 0x01, b'x', 0x02];

@@ -10,7 +10,7 @@ use super::{SequenceKey, QUEUE_PREFIX};
 /// the order items are taken in.
 ///
 /// ```
-/// use zk_queue::Kind;
+/// use zk_queue::inspect::Kind;
 ///
 /// assert_eq!(Kind::of_name("queue-0000000003"), Kind::Plain);
 /// assert_eq!(Kind::of_name("queue-1000000050000000000"), Kind::Priority);
@@ -41,7 +41,7 @@ impl Kind {
     /// and foreign names) is [`Kind::Plain`].
     ///
     /// ```
-    /// use zk_queue::Kind;
+    /// use zk_queue::inspect::Kind;
     /// assert_eq!(Kind::of_name("queue-|BEEF|0000000001"), Kind::Delay);
     /// assert_eq!(Kind::of_name("qn-0000000001"), Kind::Plain);
     /// ```
@@ -73,7 +73,7 @@ impl Kind {
     /// to priority, then delay, then id. Foreign and classic names are ignored.
     ///
     /// ```
-    /// use zk_queue::Kind;
+    /// use zk_queue::inspect::Kind;
     /// let names = ["queue-0000000002", "queue-|00000005|0000000000", "queue-|00000007|0000000001"];
     /// assert_eq!(Kind::detect(&names), Kind::Delay);
     /// assert_eq!(Kind::detect(&["queue-0000000000", "qn-0000000001"]), Kind::Plain);
@@ -133,7 +133,7 @@ impl fmt::Display for Kind {
     /// The kind's name in lowercase: `plain`, `priority`, `delay` or `id`.
     ///
     /// ```
-    /// assert_eq!(zk_queue::Kind::Delay.to_string(), "delay");
+    /// assert_eq!(zk_queue::inspect::Kind::Delay.to_string(), "delay");
     /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

@@ -417,7 +417,7 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// pause holds across consumers and crashes: this crate's consumers (with
     /// or without a lock path, callback or pull) leave it alone until then,
     /// each reading it once and waking for it when it is due, by its clock
-    /// (as for delay queues). Curator's consumers, [`RawQueue`](crate::RawQueue)
+    /// (as for delay queues). Curator's consumers, [`RawQueue`](crate::admin::RawQueue)
     /// and `zkq take` see an ordinary item and may take it earlier; that is
     /// correct, only sooner.
     ///
@@ -447,7 +447,7 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// their name prefix (priority, due time or id) and their frame, so a
     /// queue on that path (this crate's or Curator's) reads them as the
     /// original items; after the frame each records why it died, when, and
-    /// the queue and node it came from ([`DeadLetters::list`](crate::DeadLetters::list)). It must not be
+    /// the queue and node it came from ([`DeadLetters::list`](crate::admin::DeadLetters::list)). It must not be
     /// the queue path, lie inside it, or be the lock path. Defaults to none:
     /// undecodable items are left in place and logged.
     ///
@@ -477,7 +477,7 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// consumer is told through [`QueueConsumer::error`] (or its
     /// [`ItemReceiver`]'s takes return the error) while the queue retries with
     /// back-off; nothing is deleted or left locked. Whether a node exists, and
-    /// its [`Stat`](crate::Stat), stay visible to every client.
+    /// its [`Stat`](crate::client::Stat), stay visible to every client.
     ///
     /// Give the queue's own clients every permission: consuming lists and
     /// deletes items and creates and deletes lock nodes, and requeueing
@@ -491,7 +491,7 @@ impl<T: Send + 'static> QueueBuilder<T> {
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
-    /// use zk_queue::{Acl, Perms, QueueBuilder, StringSerializer, ZkClient};
+    /// use zk_queue::{QueueBuilder, StringSerializer, ZkClient, client::{Acl, Perms}};
     /// let client = ZkClient::builder("127.0.0.1:2181").add_auth("digest", b"worker:secret").connect()?;
     /// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer)
     ///     .acl(vec![Acl::digest("worker", "secret", Perms::ALL)])

@@ -24,7 +24,7 @@ const READ_BATCH: usize = 1_000;
 ///
 /// ```no_run
 /// # fn main() -> Result<(), zk_queue::Error> {
-/// use zk_queue::{DeadLetters, ZkClient};
+/// use zk_queue::{ZkClient, admin::DeadLetters};
 /// let client = ZkClient::connect("127.0.0.1:2181")?;
 /// let dead = DeadLetters::new(&client, "/jobs-dead")?;
 /// for letter in dead.list()? {
@@ -46,7 +46,7 @@ pub struct DeadLetters {
 /// ```no_run
 /// # fn main() -> Result<(), zk_queue::Error> {
 /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-/// for letter in zk_queue::DeadLetters::new(&client, "/jobs-dead")?.list()? {
+/// for letter in zk_queue::admin::DeadLetters::new(&client, "/jobs-dead")?.list()? {
 ///     match (&letter.death, &letter.undecodable) {
 ///         (Some(death), _) => println!("{}: {} (from {})", letter.name.name, death.reason, death.source),
 ///         (None, Some(error)) => println!("{}: undecodable: {error}", letter.name.name),
@@ -94,7 +94,7 @@ impl DeadLetters {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// let dead = zk_queue::DeadLetters::new(&client, "/jobs-dead")?;
+    /// let dead = zk_queue::admin::DeadLetters::new(&client, "/jobs-dead")?;
     /// assert_eq!(dead.path(), "/jobs-dead");
     /// # Ok(())
     /// # }
@@ -110,7 +110,7 @@ impl DeadLetters {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// let dead = zk_queue::DeadLetters::new(&client, "/jobs-dead")?;
+    /// let dead = zk_queue::admin::DeadLetters::new(&client, "/jobs-dead")?;
     /// println!("{}", dead.path());
     /// # Ok(())
     /// # }
@@ -125,7 +125,7 @@ impl DeadLetters {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// let dead = zk_queue::DeadLetters::new(&client, "/jobs-dead")?;
+    /// let dead = zk_queue::admin::DeadLetters::new(&client, "/jobs-dead")?;
     /// println!("{} dead letters", dead.names()?.len());
     /// # Ok(())
     /// # }
@@ -148,7 +148,7 @@ impl DeadLetters {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// let dead = zk_queue::DeadLetters::new(&client, "/jobs-dead")?;
+    /// let dead = zk_queue::admin::DeadLetters::new(&client, "/jobs-dead")?;
     /// for letter in dead.list()? {
     ///     if let Some(death) = &letter.death {
     ///         println!("{}: {}", death.original_name, death.reason);
@@ -208,7 +208,7 @@ impl DeadLetters {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// let dead = zk_queue::DeadLetters::new(&client, "/jobs-dead")?;
+    /// let dead = zk_queue::admin::DeadLetters::new(&client, "/jobs-dead")?;
     /// let moved = dead.requeue_to("/jobs")?;
     /// assert_eq!(moved.requeued + moved.skipped, moved.requeued + moved.skipped);
     /// # Ok(())
@@ -265,7 +265,7 @@ impl DeadLetters {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// let dead = zk_queue::DeadLetters::new(&client, "/jobs-dead")?;
+    /// let dead = zk_queue::admin::DeadLetters::new(&client, "/jobs-dead")?;
     /// println!("{} deleted", dead.purge()?);
     /// # Ok(())
     /// # }

@@ -161,7 +161,7 @@ impl<T: Send + 'static, K> Queue<T, K> {
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
-    /// # use zk_queue::{Kind, QueueBuilder, StringSerializer, ZkClient};
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient, inspect::Kind};
     /// # let client = ZkClient::connect("127.0.0.1:2181")?;
     /// let queue = QueueBuilder::new(&client, "/tasks", StringSerializer).build_priority_queue(10)?;
     /// assert_eq!(queue.kind(), Kind::Priority);

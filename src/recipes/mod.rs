@@ -1,5 +1,17 @@
-//! Recipes built on the client facade: the classic queue, and the leader
-//! latch that sharded queues elect their leader with.
+//! Recipes on the client besides the Curator queue family: the classic
+//! queue ([`SimpleQueue`], also at the crate root) and Curator's
+//! coordination recipes, so far the [`LeaderLatch`] that sharded queues
+//! elect their leader with.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), zk_queue::Error> {
+//! use zk_queue::recipes::LeaderLatch;
+//! let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+//! let latch = LeaderLatch::builder(&client, "/app/leader").build()?;
+//! latch.await_leadership()?;
+//! # Ok(())
+//! # }
+//! ```
 
 mod leader;
 mod simple;

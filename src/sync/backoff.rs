@@ -1,7 +1,7 @@
 //! [`Backoff`]: the pauses of every loop that retries until it succeeds or
 //! is told to stop (a consumer's scanner, a waiting `SimpleQueue` call, the
 //! session renewal), and of a failed item's redeliveries. Requests retried a
-//! bounded number of times follow a [`RetryPolicy`](crate::RetryPolicy)
+//! bounded number of times follow a [`RetryPolicy`](crate::client::RetryPolicy)
 //! instead.
 
 use std::time::Duration;

@@ -192,7 +192,7 @@ impl TestingServerBuilder {
     }
 
     /// Sets whether the server accepts ZooKeeper's extended node types, the
-    /// TTL nodes ([`CreateMode::PersistentWithTtl`](crate::CreateMode::PersistentWithTtl))
+    /// TTL nodes ([`CreateMode::PersistentWithTtl`](crate::client::CreateMode::PersistentWithTtl))
     /// among them (system property `zookeeper.extendedTypesEnabled`). The
     /// server reaps expired TTL nodes at each
     /// [container check](TestingServerBuilder::container_check_interval).

@@ -5,7 +5,10 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::RecvTimeoutError;
 use zk_queue::testing::TestingServer;
-use zk_queue::{Acl, ConnectionState, CreateMode, Error, Op, OpResult, RetryNTimes, SimpleQueue, ZkClient};
+use zk_queue::{
+    client::{Acl, CreateMode, Op, OpResult, RetryNTimes},
+    ConnectionState, Error, SimpleQueue, ZkClient,
+};
 
 use crate::support::{
     client, client_of, server::shared_connect_string, server::unique_path, wait_for_watches, CloseOnPanic,

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use zk_queue::{
-    Acl, ConsumeError, CreateMode, DistributedQueue, Error, Perms, QueueBuilder, QueueConsumer, SimpleQueue,
-    StringSerializer, ZkClient,
+    client::{Acl, CreateMode, Perms},
+    ConsumeError, DistributedQueue, Error, QueueBuilder, QueueConsumer, SimpleQueue, StringSerializer, ZkClient,
 };
 
 use crate::support::queues::producer;

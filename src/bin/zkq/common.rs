@@ -5,7 +5,7 @@ use std::time::Duration;
 use anyhow::{bail, Context as _};
 use serde::Serialize;
 use zk_queue::inspect::Listing;
-use zk_queue::{DeliverAt, RetryNTimes, ZkClient};
+use zk_queue::{client::RetryNTimes, DeliverAt, ZkClient};
 
 /// The client and output mode shared by subcommands.
 pub struct Context {

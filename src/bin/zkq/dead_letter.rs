@@ -2,8 +2,8 @@
 
 use clap::{Args, Subcommand};
 use serde::Serialize;
+use zk_queue::admin::DeadLetters;
 use zk_queue::inspect::Layout;
-use zk_queue::DeadLetters;
 
 use crate::common::Context;
 use crate::purge::{purge, PurgeArgs};

@@ -2,7 +2,7 @@
 //! else the one the queue's lock-safe consumers recorded, unless forced.
 
 use clap::Args;
-use zk_queue::RawQueue;
+use zk_queue::admin::RawQueue;
 
 #[derive(Debug, Args)]
 pub struct LockArgs {

@@ -7,7 +7,7 @@ use anyhow::bail;
 use clap::Args;
 use indicatif::ProgressBar;
 use serde::Serialize;
-use zk_queue::RawQueue;
+use zk_queue::admin::RawQueue;
 
 use crate::common::Context;
 use crate::locks::LockArgs;

@@ -7,8 +7,8 @@ use clap::Args;
 use serde::Serialize;
 use zk_queue::inspect::{decode_item, ItemName, Kind, Layout, Listing};
 
+use zk_queue::admin::DeadLetters;
 use zk_queue::path::join as child;
-use zk_queue::DeadLetters;
 
 use crate::common::{list, now_ms, preview, Context};
 use crate::shards;

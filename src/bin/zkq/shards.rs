@@ -5,9 +5,9 @@
 //! given is the parent of each shard's own, a child named after the shard.
 
 use serde::Serialize;
+use zk_queue::admin::RawQueue;
 use zk_queue::inspect::is_shard_name;
 use zk_queue::path::join as child;
-use zk_queue::RawQueue;
 
 use crate::common::{list, Context};
 use crate::locks::LockArgs;

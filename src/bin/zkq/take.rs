@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use clap::Args;
 use serde::Serialize;
-use zk_queue::RawQueue;
+use zk_queue::admin::RawQueue;
 
 use crate::common::{parse_duration, Context};
 use crate::locks::LockArgs;

@@ -35,7 +35,7 @@ mod take;
 /// ```no_run
 /// # fn main() -> Result<(), zk_queue::Error> {
 /// use std::time::Duration;
-/// use zk_queue::{RawQueue, ZkClient};
+/// use zk_queue::{ZkClient, admin::RawQueue};
 ///
 /// let client = ZkClient::connect("127.0.0.1:2181")?;
 /// let jobs = RawQueue::new(&client, "/jobs")?;
@@ -80,7 +80,7 @@ impl RawTaken {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// let taken = zk_queue::RawQueue::new(&client, "/jobs")?.try_take(5)?;
+    /// let taken = zk_queue::admin::RawQueue::new(&client, "/jobs")?.try_take(5)?;
     /// let records: Vec<&[u8]> = taken.records().collect();
     /// # Ok(())
     /// # }
@@ -136,7 +136,7 @@ impl RawQueue {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// let jobs = zk_queue::RawQueue::new(&client, "/jobs")?;
+    /// let jobs = zk_queue::admin::RawQueue::new(&client, "/jobs")?;
     /// assert_eq!(jobs.path(), "/jobs");
     /// # Ok(())
     /// # }
@@ -158,7 +158,7 @@ impl RawQueue {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// use zk_queue::{inspect::Layout, RawQueue};
+    /// use zk_queue::{inspect::Layout, admin::RawQueue};
     /// let jobs = RawQueue::new(&client, "/jobs")?.layout(Layout::Classic);
     /// # Ok(())
     /// # }
@@ -181,7 +181,7 @@ impl RawQueue {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// let jobs = zk_queue::RawQueue::new(&client, "/jobs")?.lock_path("/jobs-locks")?;
+    /// let jobs = zk_queue::admin::RawQueue::new(&client, "/jobs")?.lock_path("/jobs-locks")?;
     /// let taken = jobs.try_take(10)?;
     /// println!("{} taken, {} held by consumers", taken.items.len(), taken.held.len());
     /// # Ok(())
@@ -209,7 +209,7 @@ impl RawQueue {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// let mut jobs = zk_queue::RawQueue::new(&client, "/jobs")?;
+    /// let mut jobs = zk_queue::admin::RawQueue::new(&client, "/jobs")?;
     /// if let Some(locks) = jobs.recorded_lock_path()? {
     ///     jobs = jobs.lock_path(&locks)?;
     /// }
@@ -226,7 +226,7 @@ impl RawQueue {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// println!("{}", zk_queue::RawQueue::new(&client, "/jobs")?.path());
+    /// println!("{}", zk_queue::admin::RawQueue::new(&client, "/jobs")?.path());
     /// # Ok(())
     /// # }
     /// ```
@@ -244,7 +244,7 @@ impl RawQueue {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// let listing = zk_queue::RawQueue::new(&client, "/jobs")?.listing()?;
+    /// let listing = zk_queue::admin::RawQueue::new(&client, "/jobs")?.listing()?;
     /// println!("{} {} items", listing.kind, listing.items.len());
     /// # Ok(())
     /// # }
@@ -267,7 +267,7 @@ impl RawQueue {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// let taken = zk_queue::RawQueue::new(&client, "/jobs")?.try_take(1)?;
+    /// let taken = zk_queue::admin::RawQueue::new(&client, "/jobs")?.try_take(1)?;
     /// if taken.items.is_empty() {
     ///     println!("nothing to take");
     /// }
@@ -293,7 +293,7 @@ impl RawQueue {
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
     /// use std::time::Duration;
-    /// let jobs = zk_queue::RawQueue::new(&client, "/jobs")?;
+    /// let jobs = zk_queue::admin::RawQueue::new(&client, "/jobs")?;
     /// let taken = jobs.take_timeout(1, Duration::from_secs(2))?;
     /// println!("{} records", taken.records().count());
     /// # Ok(())
@@ -316,7 +316,7 @@ impl RawQueue {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// let purged = zk_queue::RawQueue::new(&client, "/jobs")?.purge()?;
+    /// let purged = zk_queue::admin::RawQueue::new(&client, "/jobs")?.purge()?;
     /// println!("{} deleted, {} held", purged.deleted, purged.held);
     /// # Ok(())
     /// # }

@@ -10,7 +10,7 @@ use crate::path;
 ///
 /// ```no_run
 /// # fn main() -> Result<(), zk_queue::Error> {
-/// use zk_queue::{LeaderLatch, Leadership, ZkClient};
+/// use zk_queue::{ZkClient, recipes::{LeaderLatch, Leadership}};
 /// let client = ZkClient::connect("127.0.0.1:2181")?;
 /// let latch = LeaderLatch::builder(&client, "/leader")
 ///     .id("worker-1")
@@ -46,7 +46,7 @@ impl LeaderLatchBuilder {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// let latch = zk_queue::LeaderLatch::builder(&client, "/leader").id("host-a:8080").build()?;
+    /// let latch = zk_queue::recipes::LeaderLatch::builder(&client, "/leader").id("host-a:8080").build()?;
     /// # Ok(())
     /// # }
     /// ```
@@ -61,8 +61,8 @@ impl LeaderLatchBuilder {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// use zk_queue::Acl;
-    /// let latch = zk_queue::LeaderLatch::builder(&client, "/leader").acl(vec![Acl::anyone_all()]).build()?;
+    /// use zk_queue::client::Acl;
+    /// let latch = zk_queue::recipes::LeaderLatch::builder(&client, "/leader").acl(vec![Acl::anyone_all()]).build()?;
     /// # Ok(())
     /// # }
     /// ```
@@ -79,8 +79,8 @@ impl LeaderLatchBuilder {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// use zk_queue::Leadership;
-    /// let latch = zk_queue::LeaderLatch::builder(&client, "/leader")
+    /// use zk_queue::recipes::Leadership;
+    /// let latch = zk_queue::recipes::LeaderLatch::builder(&client, "/leader")
     ///     .listener(|change| {
     ///         if change == Leadership::Lost {
     ///             eprintln!("stopping leader-only work");
@@ -103,7 +103,7 @@ impl LeaderLatchBuilder {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// let latch = zk_queue::LeaderLatch::builder(&client, "/leader").build()?;
+    /// let latch = zk_queue::recipes::LeaderLatch::builder(&client, "/leader").build()?;
     /// # Ok(())
     /// # }
     /// ```

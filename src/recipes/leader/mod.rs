@@ -34,7 +34,7 @@ use crate::sync::Joiner;
 /// ([`LeaderLatchBuilder::listener`]).
 ///
 /// ```
-/// use zk_queue::Leadership;
+/// use zk_queue::recipes::Leadership;
 /// assert_ne!(Leadership::Gained, Leadership::Lost);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -53,7 +53,7 @@ pub enum Leadership {
 /// ```no_run
 /// # fn main() -> Result<(), zk_queue::Error> {
 /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-/// # let latch = zk_queue::LeaderLatch::builder(&client, "/leader").build()?;
+/// # let latch = zk_queue::recipes::LeaderLatch::builder(&client, "/leader").build()?;
 /// for participant in latch.participants()? {
 ///     println!("{} {}", participant.id, if participant.is_leader { "leads" } else { "waits" });
 /// }
@@ -83,7 +83,7 @@ pub struct Participant {
 /// ```no_run
 /// # fn main() -> Result<(), zk_queue::Error> {
 /// use std::time::Duration;
-/// use zk_queue::{LeaderLatch, ZkClient};
+/// use zk_queue::{ZkClient, recipes::LeaderLatch};
 /// let client = ZkClient::connect("127.0.0.1:2181")?;
 /// let latch = LeaderLatch::builder(&client, "/services/billing/leader").id("billing-1").build()?;
 /// if latch.await_leadership_timeout(Duration::from_secs(30))? {
@@ -107,7 +107,7 @@ impl LeaderLatch {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// let latch = zk_queue::LeaderLatch::builder(&client, "/leader").id("worker-7").build()?;
+    /// let latch = zk_queue::recipes::LeaderLatch::builder(&client, "/leader").id("worker-7").build()?;
     /// # Ok(())
     /// # }
     /// ```
@@ -132,7 +132,7 @@ impl LeaderLatch {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// # let latch = zk_queue::LeaderLatch::builder(&client, "/leader").build()?;
+    /// # let latch = zk_queue::recipes::LeaderLatch::builder(&client, "/leader").build()?;
     /// if latch.has_leadership() {
     ///     println!("leading");
     /// }
@@ -148,7 +148,7 @@ impl LeaderLatch {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// # let latch = zk_queue::LeaderLatch::builder(&client, "/leader").build()?;
+    /// # let latch = zk_queue::recipes::LeaderLatch::builder(&client, "/leader").build()?;
     /// latch.await_leadership()?;
     /// # Ok(())
     /// # }
@@ -166,7 +166,7 @@ impl LeaderLatch {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// # let latch = zk_queue::LeaderLatch::builder(&client, "/leader").build()?;
+    /// # let latch = zk_queue::recipes::LeaderLatch::builder(&client, "/leader").build()?;
     /// use std::time::Duration;
     /// if !latch.await_leadership_timeout(Duration::from_secs(5))? {
     ///     println!("another participant leads");
@@ -192,7 +192,7 @@ impl LeaderLatch {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// let latch = zk_queue::LeaderLatch::builder(&client, "/leader").id("a").build()?;
+    /// let latch = zk_queue::recipes::LeaderLatch::builder(&client, "/leader").id("a").build()?;
     /// assert_eq!(latch.id(), "a");
     /// # Ok(())
     /// # }
@@ -206,7 +206,7 @@ impl LeaderLatch {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// # let latch = zk_queue::LeaderLatch::builder(&client, "/leader").build()?;
+    /// # let latch = zk_queue::recipes::LeaderLatch::builder(&client, "/leader").build()?;
     /// println!("{:?}", latch.our_path());
     /// # Ok(())
     /// # }
@@ -221,7 +221,7 @@ impl LeaderLatch {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// # let latch = zk_queue::LeaderLatch::builder(&client, "/leader").build()?;
+    /// # let latch = zk_queue::recipes::LeaderLatch::builder(&client, "/leader").build()?;
     /// println!("{} participants", latch.participants()?.len());
     /// # Ok(())
     /// # }
@@ -262,7 +262,7 @@ impl LeaderLatch {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// # let latch = zk_queue::LeaderLatch::builder(&client, "/leader").build()?;
+    /// # let latch = zk_queue::recipes::LeaderLatch::builder(&client, "/leader").build()?;
     /// if let Some(leader) = latch.leader()? {
     ///     println!("{} leads", leader.id);
     /// }
@@ -284,7 +284,7 @@ impl LeaderLatch {
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// # let latch = zk_queue::LeaderLatch::builder(&client, "/leader").build()?;
+    /// # let latch = zk_queue::recipes::LeaderLatch::builder(&client, "/leader").build()?;
     /// latch.close()?;
     /// assert!(!latch.has_leadership());
     /// # Ok(())

@@ -13,7 +13,7 @@ use crate::path;
 ///
 /// ```no_run
 /// # fn main() -> Result<(), zk_queue::Error> {
-/// use zk_queue::{Acl, SimpleQueue, ZkClient};
+/// use zk_queue::{SimpleQueue, ZkClient, client::Acl};
 /// let client = ZkClient::connect("127.0.0.1:2181")?;
 /// let queue = SimpleQueue::builder(&client, "/jobs")
 ///     .acl(vec![Acl::anyone_all()])
@@ -54,7 +54,7 @@ impl SimpleQueueBuilder {
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
-    /// # use zk_queue::{Acl, SimpleQueue, ZkClient};
+    /// # use zk_queue::{SimpleQueue, ZkClient, client::Acl};
     /// # let client = ZkClient::connect("127.0.0.1:2181")?;
     /// let queue = SimpleQueue::builder(&client, "/jobs").acl(vec![Acl::creator_all()]).build()?;
     /// # Ok(())
@@ -72,7 +72,7 @@ impl SimpleQueueBuilder {
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
-    /// # use zk_queue::{Acl, SimpleQueue, ZkClient};
+    /// # use zk_queue::{SimpleQueue, ZkClient, client::Acl};
     /// # let client = ZkClient::connect("127.0.0.1:2181")?;
     /// let queue = SimpleQueue::builder(&client, "/jobs").container(true).build()?;
     /// # Ok(())
@@ -139,7 +139,7 @@ impl SimpleQueueBuilder {
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
-    /// # use zk_queue::{Acl, SimpleQueue, ZkClient};
+    /// # use zk_queue::{SimpleQueue, ZkClient, client::Acl};
     /// # let client = ZkClient::connect("127.0.0.1:2181")?;
     /// let queue = SimpleQueue::builder(&client, "/jobs").build()?;
     /// assert!(SimpleQueue::builder(&client, "jobs").build().is_err()); // not absolute

@@ -137,7 +137,7 @@ impl SimpleQueue {
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
-    /// use zk_queue::{Acl, SimpleQueue, ZkClient};
+    /// use zk_queue::{SimpleQueue, ZkClient, client::Acl};
     /// let client = ZkClient::connect("127.0.0.1:2181")?;
     /// let queue = SimpleQueue::builder(&client, "/jobs").acl(vec![Acl::anyone_all()]).build()?;
     /// # Ok(())

@@ -25,7 +25,10 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, ensure, Context, Result};
 use loudness::Loudness;
 use zk_queue::testing::TestingServer;
-use zk_queue::{ConnectionState, CreateMode, Error, RetryForever, ZkClient};
+use zk_queue::{
+    client::{CreateMode, RetryForever},
+    ConnectionState, Error, ZkClient,
+};
 
 /// The session timeout the client asks for, and how long each outage lasts.
 const SESSION_TIMEOUT: Duration = Duration::from_secs(4);
@@ -48,8 +51,8 @@ const SERVE_WITHIN: Duration = Duration::from_millis(1200);
 
 /// Added to [`SERVE_WITHIN`]: it absorbs scheduling delays on a loaded 2-core machine (the
 /// server's JVM starting, the probe and request threads waiting for a core), which are no delay
-/// of the client's.
-const LOAD_MARGIN: Duration = Duration::from_millis(300);
+/// of the client's. The same margin as the integration suite's `support::LOAD_MARGIN`.
+const LOAD_MARGIN: Duration = Duration::from_millis(500);
 
 /// How often the probe asks the restarting server `ruok`.
 const PROBE_INTERVAL: Duration = Duration::from_millis(10);

@@ -2,7 +2,10 @@
 
 use std::time::Duration;
 
-use zk_queue::{Acl, ConsumeError, CreateMode, Perms, QueueBuilder, StringSerializer};
+use zk_queue::{
+    client::{Acl, CreateMode, Perms},
+    ConsumeError, QueueBuilder, StringSerializer,
+};
 
 use super::{children, json, ok};
 use crate::support::server::unique_path;

@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use zk_queue::{BytesSerializer, CreateMode, QueueBuilder};
+use zk_queue::{client::CreateMode, BytesSerializer, QueueBuilder};
 
 use super::{json, lines, ok};
 use crate::support::client;

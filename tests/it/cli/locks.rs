@@ -99,7 +99,7 @@ fn a_consumer_never_records_its_lock_path_over_data_of_the_queue_nodes_own() {
         .build_queue()
         .unwrap();
     assert_eq!(zk.get_data(&path).unwrap().0, b"10.0.0.1");
-    let raw = zk_queue::RawQueue::new(&zk, &path).unwrap();
+    let raw = zk_queue::admin::RawQueue::new(&zk, &path).unwrap();
     assert_eq!(raw.recorded_lock_path().unwrap(), None);
     consumer.close();
 }

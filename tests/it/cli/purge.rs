@@ -1,7 +1,7 @@
 //! `zkq purge`: deletes a queue's items, keeps foreign children, and asks
 //! first.
 
-use zk_queue::CreateMode;
+use zk_queue::client::CreateMode;
 
 use super::{children, json, ok, zkq_with_stdin};
 use crate::support::server::unique_path;

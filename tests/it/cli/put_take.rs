@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use zk_queue::{CreateMode, SimpleQueue};
+use zk_queue::{client::CreateMode, SimpleQueue};
 
 use super::{children, json, lines, ok, zkq, zkq_with_stdin};
 use crate::support::client;

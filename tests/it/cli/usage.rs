@@ -5,7 +5,10 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use zk_queue::{Acl, Perms, ZkClient};
+use zk_queue::{
+    client::{Acl, Perms},
+    ZkClient,
+};
 
 use super::{json, zkq};
 use crate::support::client;

@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use zk_queue::testing::TestingServer;
 use zk_queue::{
-    ConnectCause, Error, LeaderLatch, QueueBuilder, RawQueue, ShardPolicy, SimpleQueue, StringSerializer, ZkClient,
+    admin::RawQueue, client::ConnectCause, recipes::LeaderLatch, Error, QueueBuilder, ShardPolicy, SimpleQueue,
+    StringSerializer, ZkClient,
 };
 
 use crate::support::server::unique_path;

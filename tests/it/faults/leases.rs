@@ -10,8 +10,8 @@ use crossbeam_channel::{Receiver, Sender};
 use parking_lot::Mutex;
 use zk_queue::testing::{FaultProxy, Request, TestingServer};
 use zk_queue::{
-    ConnectionState, ConsumeError, DistributedQueue, Error, QueueBuilder, QueueConsumer, RetryNTimes, StringSerializer,
-    ZkClient,
+    client::RetryNTimes, ConnectionState, ConsumeError, DistributedQueue, Error, QueueBuilder, QueueConsumer,
+    StringSerializer, ZkClient,
 };
 
 use super::WAIT;

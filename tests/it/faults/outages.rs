@@ -7,7 +7,10 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use zk_queue::testing::{FaultProxy, TestingServer};
-use zk_queue::{ConnectionState, CreateMode, Error, RetryNTimes, SimpleQueue, ZkClient};
+use zk_queue::{
+    client::{CreateMode, RetryNTimes},
+    ConnectionState, Error, SimpleQueue, ZkClient,
+};
 
 use crate::support::server::unique_path;
 use crate::support::{client_of, expire_session, short_session_client, wait_for_state, wait_for_watches};

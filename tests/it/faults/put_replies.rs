@@ -175,7 +175,7 @@ fn put_timeout_gives_up_at_its_deadline_while_the_server_is_unreachable() {
         .connection_timeout(Duration::from_secs(5))
         .request_timeout(Duration::from_secs(1))
         // The policy alone would keep trying for a minute.
-        .retry_policy(zk_queue::RetryUntilElapsed::new(
+        .retry_policy(zk_queue::client::RetryUntilElapsed::new(
             Duration::from_secs(60),
             Duration::from_millis(200),
         ))

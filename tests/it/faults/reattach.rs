@@ -5,7 +5,10 @@
 use std::time::Duration;
 
 use zk_queue::testing::{FaultProxy, TestingServer};
-use zk_queue::{Acl, ConnectionState, CreateMode, Error, ZkClient};
+use zk_queue::{
+    client::{Acl, CreateMode},
+    ConnectionState, Error, ZkClient,
+};
 
 use crate::support::{client_of, server::unique_path, wait_for_state};
 

@@ -3,7 +3,10 @@
 use std::time::{Duration, Instant};
 
 use zk_queue::testing::{FaultProxy, Request, TestingServer};
-use zk_queue::{ConnectionState, CreateMode, Error, Op, RetryNTimes, ZkClient};
+use zk_queue::{
+    client::{CreateMode, Op, RetryNTimes},
+    ConnectionState, Error, ZkClient,
+};
 
 use crate::support::{client_of, server::unique_path, session_marker, wait_for_server_expiry, wait_for_state};
 

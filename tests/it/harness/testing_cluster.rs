@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use zk_queue::testing::TestingCluster;
-use zk_queue::{CreateMode, SimpleQueue, ZkClient};
+use zk_queue::{client::CreateMode, SimpleQueue, ZkClient};
 
 #[test]
 fn an_ensemble_keeps_serving_when_its_leader_dies_and_takes_it_back() {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use zk_queue::testing::{ServerError, TestingServer};
-use zk_queue::{CreateMode, ZkClient};
+use zk_queue::{client::CreateMode, ZkClient};
 
 use crate::support::server::{shared_connect_string, shared_server, unique_path, zookeeper_jvm_runs};
 

@@ -8,7 +8,7 @@ use std::thread;
 use std::time::Duration;
 
 use zk_queue::testing::TestingServer;
-use zk_queue::{CreateMode, QueueBuilder, SimpleQueue, StringSerializer, ZkClient};
+use zk_queue::{client::CreateMode, QueueBuilder, SimpleQueue, StringSerializer, ZkClient};
 
 use super::{children, started_producer, Taker, WAIT};
 use crate::support::recorder::Recorder;

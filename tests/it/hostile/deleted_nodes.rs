@@ -6,7 +6,7 @@
 use std::cell::Cell;
 use std::thread;
 use zk_queue::testing::TestingServer;
-use zk_queue::{CreateMode, Error, QueueBuilder, SimpleQueue, StringSerializer, ZkClient};
+use zk_queue::{client::CreateMode, Error, QueueBuilder, SimpleQueue, StringSerializer, ZkClient};
 
 use super::{children, started_producer, Taker, WAIT};
 use crate::support::queues::consumer;

@@ -118,7 +118,7 @@ fn the_packet_limit_is_exact_one_byte_more_and_the_server_drops_the_connection()
     let connect = crate::support::server::shared_connect_string();
     let unchecked = ZkClient::builder(&connect)
         .max_packet_size(0xfffff + 1)
-        .retry_policy(zk_queue::RetryNTimes::new(0, std::time::Duration::ZERO))
+        .retry_policy(zk_queue::client::RetryNTimes::new(0, std::time::Duration::ZERO))
         .connect()
         .unwrap();
     let path = unique_path("limit-exact");

@@ -1,7 +1,7 @@
 //! Invalid paths and paths that conflict with each other: refused with a typed
 //! error before any request.
 
-use zk_queue::{CreateMode, DistributedQueue, Error, QueueBuilder, SimpleQueue, StringSerializer};
+use zk_queue::{client::CreateMode, DistributedQueue, Error, QueueBuilder, SimpleQueue, StringSerializer};
 
 use crate::support::client;
 

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use zk_queue::testing::TestingServer;
-use zk_queue::{CreateMode, Error, QueueBuilder, SimpleQueue, StringSerializer, ZkClient};
+use zk_queue::{client::CreateMode, Error, QueueBuilder, SimpleQueue, StringSerializer, ZkClient};
 
 use super::WAIT;
 use crate::support::queues::consumer;

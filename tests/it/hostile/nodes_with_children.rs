@@ -1,7 +1,7 @@
 //! A node with children among the items: not an item, so never delivered,
 //! moved or deleted, and its children stay untouched.
 
-use zk_queue::{CreateMode, SimpleQueue, ZkClient};
+use zk_queue::{client::CreateMode, SimpleQueue, ZkClient};
 
 use super::{children, started_producer, WAIT};
 use crate::support::queues::consumer;

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use zk_queue::Leadership;
+use zk_queue::recipes::Leadership;
 
 use super::{join, WAIT};
 use crate::support::client;

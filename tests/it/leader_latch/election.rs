@@ -2,7 +2,10 @@
 
 use std::time::Duration;
 
-use zk_queue::{Error, LeaderLatch, Leadership};
+use zk_queue::{
+    recipes::{LeaderLatch, Leadership},
+    Error,
+};
 
 use super::{join, WAIT};
 use crate::support::client;

@@ -6,7 +6,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use zk_queue::testing::{FaultProxy, Request};
-use zk_queue::{LeaderLatch, Leadership, ZkClient};
+use zk_queue::{
+    recipes::{LeaderLatch, Leadership},
+    ZkClient,
+};
 
 use super::{join, WAIT};
 use crate::support::server::{shared_connect_string, unique_path};

@@ -10,7 +10,10 @@ mod faults;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use zk_queue::{LeaderLatch, Leadership, ZkClient};
+use zk_queue::{
+    recipes::{LeaderLatch, Leadership},
+    ZkClient,
+};
 
 use crate::support::eventually;
 

@@ -9,7 +9,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use zk_queue::testing::{FaultProxy, TestingServer};
-use zk_queue::{ConnectionState, CreateMode, Error, QueueBuilder, StringSerializer};
+use zk_queue::{client::CreateMode, ConnectionState, Error, QueueBuilder, StringSerializer};
 
 use crate::queue::{items, plain, WAIT};
 use crate::support::queues::{consumer, producer};

@@ -3,7 +3,7 @@
 use std::time::{Duration, SystemTime};
 
 use zk_queue::inspect::{decode_item, Kind, Layout};
-use zk_queue::{CreateMode, DeadLetters, Error};
+use zk_queue::{admin::DeadLetters, client::CreateMode, Error};
 
 use crate::support::java::PeerCommand;
 use crate::support::queues::{consumer, producer};

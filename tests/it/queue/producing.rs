@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use zk_queue::{CreateMode, Error, ErrorMode, PutError, QueueBuilder, StringSerializer};
+use zk_queue::{client::CreateMode, Error, ErrorMode, PutError, QueueBuilder, StringSerializer};
 
 use crate::queue::{counted, in_millis, WAIT};
 use crate::support::queues::{consumer, producer};

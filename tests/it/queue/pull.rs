@@ -94,7 +94,7 @@ fn the_errors_channel_tells_of_an_item_moved_to_the_dead_letter_path() {
         .create(
             &format!("{path}/queue-"),
             b"not a frame",
-            zk_queue::CreateMode::PersistentSequential,
+            zk_queue::client::CreateMode::PersistentSequential,
         )
         .unwrap();
     let producer = producer(&client, &path).build_queue().unwrap();

@@ -5,14 +5,14 @@ use std::thread;
 use std::time::Duration;
 
 use zk_queue::inspect::{Kind, Layout};
-use zk_queue::{CreateMode, DeliverAt, Error, RawQueue, SimpleQueue};
+use zk_queue::{admin::RawQueue, client::CreateMode, DeliverAt, Error, SimpleQueue};
 
 use crate::support::queues::producer;
 use crate::support::{client, eventually, frame, server::unique_path};
 
 const WAIT: Duration = Duration::from_secs(30);
 
-fn texts(taken: &zk_queue::RawTaken) -> Vec<String> {
+fn texts(taken: &zk_queue::admin::RawTaken) -> Vec<String> {
     taken
         .records()
         .map(|r| String::from_utf8_lossy(r).into_owned())

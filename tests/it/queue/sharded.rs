@@ -120,8 +120,11 @@ fn a_consumer_takes_every_item_once_from_every_shard_also_those_added_after_it_s
     let leader_path = unique_path("sharded-consumer-leader");
     let producer = producer(&clients[0], &path, &leader_path, policy(10));
     eventually(WAIT, "the producer leads", || producer.is_leader());
-    let recorder = Recorder::new();
+    // Held until the puts are done, and lock-safe, so that the items stay
+    // and fill the shards meanwhile: the producer adds two.
+    let recorder = Recorder::new().held();
     let consumer = QueueBuilder::new(&clients[1], &path, StringSerializer)
+        .lock_path(&unique_path("sharded-consumer-locks"))
         .consumer(recorder.clone())
         .build_sharded_queue(&leader_path, policy(10))
         .unwrap();
@@ -131,6 +134,7 @@ fn a_consumer_takes_every_item_once_from_every_shard_also_those_added_after_it_s
         producer.put(item.clone()).unwrap();
     }
     assert_eq!(producer.shard_count(), 3);
+    recorder.release();
     let mut got = recorder.wait_for(expected.len(), WAIT);
     got.sort();
     let mut want = expected;

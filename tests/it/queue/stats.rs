@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use zk_queue::{CreateMode, DistributedQueue};
+use zk_queue::{client::CreateMode, DistributedQueue};
 
 use crate::support::queues::{consumer, producer};
 use crate::support::recorder::Recorder;

@@ -6,7 +6,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use zk_queue::testing::TestingServer;
-use zk_queue::{CreateMode, Error, SimpleQueue, ZkClient};
+use zk_queue::{client::CreateMode, Error, SimpleQueue, ZkClient};
 
 use crate::support::{client, client_of, eventually, server::unique_path, wait_for_watches, watch_count, CloseOnPanic};
 

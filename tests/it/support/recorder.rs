@@ -22,6 +22,9 @@ struct Inner {
     /// Deliveries (0-based, counted over all items) that fail.
     fail: Mutex<Option<FailRule>>,
     delay: Mutex<Duration>,
+    /// While set, each delivery waits ([`Recorder::held`]).
+    held: Mutex<bool>,
+    released: Condvar,
 }
 
 type FailRule = Box<dyn FnMut(&str, usize) -> bool + Send>;
@@ -41,6 +44,19 @@ impl Recorder {
     pub fn slow(self, delay: Duration) -> Recorder {
         *self.inner.delay.lock() = delay;
         self
+    }
+
+    /// Holds every delivery until [`release`](Self::release): a lock-safe
+    /// queue keeps the items it delivered meanwhile.
+    pub fn held(self) -> Recorder {
+        *self.inner.held.lock() = true;
+        self
+    }
+
+    /// Lets held deliveries, and every later one, go on.
+    pub fn release(&self) {
+        *self.inner.held.lock() = false;
+        self.inner.released.notify_all();
     }
 
     /// Items consumed successfully, in order.
@@ -89,6 +105,11 @@ impl Recorder {
 
 impl QueueConsumer<String> for Recorder {
     fn consume(&self, item: String) -> Result<(), ConsumeError> {
+        let mut held = self.inner.held.lock();
+        while *held {
+            self.inner.released.wait(&mut held);
+        }
+        drop(held);
         let delay = *self.inner.delay.lock();
         if !delay.is_zero() {
             std::thread::sleep(delay);

@@ -3,7 +3,10 @@
 //! (created names, children, watch events) is relative to it again.
 
 use zk_queue::testing::{FaultProxy, TestingServer};
-use zk_queue::{CreateMode, Op, OpResult, ZkClient};
+use zk_queue::{
+    client::{CreateMode, Op, OpResult},
+    ZkClient,
+};
 
 use super::{sequence_of, state_changes, wait_for_reattach, WAIT};
 use crate::support::server::{shared_connect_string, unique_path};

@@ -6,7 +6,7 @@ use std::error::Error as _;
 use std::time::Duration;
 
 use zk_queue::testing::TestingServer;
-use zk_queue::{CreateMode, Error};
+use zk_queue::{client::CreateMode, Error};
 
 use super::{assert_read_back, sequence_of, WAIT};
 use crate::support::server::unique_path;

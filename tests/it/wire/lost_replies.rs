@@ -7,7 +7,10 @@ use std::time::Duration;
 
 use crossbeam_channel::Receiver;
 use zk_queue::testing::{FaultProxy, Request, TestingServer};
-use zk_queue::{Acl, ConnectionState, CreateMode, Error, Op, Perms, RetryNTimes, ZkClient};
+use zk_queue::{
+    client::{Acl, CreateMode, Op, Perms, RetryNTimes},
+    ConnectionState, Error, ZkClient,
+};
 
 use super::{sequence_of, state_changes, wait_for_reattach};
 use crate::support::server::unique_path;

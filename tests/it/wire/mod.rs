@@ -23,7 +23,7 @@ mod requests;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Receiver;
-use zk_queue::{ConnectionState, Stat, ZkClient};
+use zk_queue::{client::Stat, ConnectionState, ZkClient};
 
 /// The longest wait for a state, a watch or a server's reaper.
 const WAIT: Duration = Duration::from_secs(30);

@@ -4,7 +4,10 @@
 
 use std::time::{Duration, Instant};
 
-use zk_queue::{Acl, CreateMode, Error, Op, OpResult, Perms, ZkClient};
+use zk_queue::{
+    client::{Acl, CreateMode, Op, OpResult, Perms},
+    Error, ZkClient,
+};
 
 use super::{assert_read_back, sequence_of};
 use crate::support::server::{shared_connect_string, unique_path};
