@@ -210,7 +210,17 @@ impl ZkClient {
             if opts.once || !err.is_retryable() {
                 return Err(err);
             }
-            retry.pause(err.clone(), session)?;
+            let connected = self.shared.link().is_connected();
+            let deadline = opts.deadline(started, request_timeout, connected);
+            if Instant::now() >= deadline {
+                // Nothing left to pause for: the error the deadline calls for, now.
+                return Err(if connected {
+                    err
+                } else {
+                    self.unreachable(retry.elapsed())
+                });
+            }
+            retry.pause(err.clone(), session, Some(deadline))?;
             last = Some(err);
         }
     }

@@ -272,8 +272,8 @@ impl<'a> Retry<'a> {
     /// Decides by the retry policy whether a retryable `err`, met in session
     /// `session`, may be retried: if so, counts the retry and waits as the
     /// policy says (after an expiry, first for a new session), but not past
-    /// the deadline; if not, returns the error to give up with.
-    pub(crate) fn pause(&mut self, err: Error, session: Session) -> Result<()> {
+    /// the deadline nor `until`; if not, returns the error to give up with.
+    pub(crate) fn pause(&mut self, err: Error, session: Session, until: Option<Instant>) -> Result<()> {
         let shared = &self.client.shared;
         if shared.is_closed() {
             return Err(Error::Closed);
@@ -283,7 +283,8 @@ impl<'a> Retry<'a> {
         };
         self.retries += 1;
         log::debug!("{} failed: {err}; retry {} in {sleep:?}", self.operation, self.retries);
-        let cap = |until: Instant| self.deadline.map_or(until, |d| until.min(d));
+        let deadline = crate::sync::earliest(self.deadline, until);
+        let cap = |at: Instant| deadline.map_or(at, |d| at.min(d));
         if matches!(err, Error::SessionExpired) {
             let wait = shared.config.connection_timeout;
             shared.wait_for_new_session(session, cap(Instant::now() + wait));

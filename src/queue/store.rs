@@ -115,12 +115,16 @@ impl<T: Send + 'static> Core<T> {
             let err = cause.take().unwrap_or(Error::InvalidState("a put was left unfinished"));
             let paused = if deadline.is_some_and(|d| Instant::now() >= d) {
                 log::debug!("puts under {}: deadline passed after {err}", self.path);
-                Err(Error::Timeout {
-                    operation: "put",
-                    after: retry.elapsed(),
+                Err(if self.client.state().is_connected() {
+                    Error::Timeout {
+                        operation: "put",
+                        after: retry.elapsed(),
+                    }
+                } else {
+                    self.client.unreachable(retry.elapsed())
                 })
             } else {
-                retry.pause(err, session)
+                retry.pause(err, session, None)
             };
             if let Err(e) = paused {
                 log::warn!("puts under {} failed: {e}", self.path);

@@ -31,8 +31,9 @@ use crate::sync::{earliest, Backoff, Gate, Latch};
 pub(super) const MAX_PENDING: usize = 2_048;
 
 /// How often, at most, a pass lists the lock directory again for abandoned
-/// items.
-pub(super) const ABANDONED_CHECK: Duration = Duration::from_secs(1);
+/// items: half a second, so that a busy consumer takes them within a second
+/// of their locks vanishing, the items it has in hand included.
+pub(super) const ABANDONED_CHECK: Duration = Duration::from_millis(500);
 
 pub(super) fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx: Sender<Work<T>>) {
     let mut backoff = Backoff::new(POLL, MAX_BACKOFF);

@@ -9,12 +9,15 @@ use zk_queue::{ConsumeError, DistributedQueue, QueueBuilder, StringSerializer, Z
 
 use super::WAIT;
 use crate::support::server::unique_path;
-use crate::support::{client, eventually};
+use crate::support::{client, eventually, LOAD_MARGIN};
 
 /// Items in the backlog behind the abandoned ones.
 const BACKLOG: usize = 300;
 /// Items each crashing consumer holds.
 const HELD: usize = 4;
+/// The stated bound: a busy consumer takes abandoned items within a second
+/// of their locks vanishing.
+const PICKED_UP_WITHIN: Duration = Duration::from_secs(1);
 
 /// Deliveries a consumer saw, and when.
 type Seen = Arc<Mutex<Vec<(String, Instant)>>>;
@@ -107,10 +110,10 @@ fn abandoned_items_reach_a_busy_consumer(name: &str, holders: usize) {
             last < BACKLOG * 3 / 4,
             "holder {n}: taken as the {last}th delivery, after the backlog (picked up after {picked_up:?})"
         );
-        // Within a second of the lock listing that shows them gone, plus the
-        // item B was on and its window of four: generous on a loaded machine.
+        // Within the stated second of the locks vanishing (which covers the
+        // items B had in hand, 8 × 15 ms), plus the suite's load margin.
         assert!(
-            picked_up < Duration::from_secs(3),
+            picked_up <= PICKED_UP_WITHIN + LOAD_MARGIN,
             "holder {n}: picked up after {picked_up:?}"
         );
     }
