@@ -3,7 +3,6 @@
 //! included, reports them as JSON, and refuses an unknown case.
 
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -23,7 +22,9 @@ fn bench(args: &[&str]) -> Output {
 
 #[test]
 fn bench_runs_small_and_reports_json() {
-    let started = Instant::now();
+    // Its work is bounded by the sizes below and each part by the bench's
+    // own deadlines (a part that misses one fails the run); how long that
+    // takes depends on the machine's load, which this test does not judge.
     let out = bench(&[
         "--json",
         "--items",
@@ -153,11 +154,6 @@ fn bench_runs_small_and_reports_json() {
     assert_eq!(drains[0]["error"], Value::Null, "{:#}", drains[0]);
     assert_eq!(drains[0]["items"], 200);
     assert!(drains[0]["items_per_s"].as_f64().unwrap() > 0.0);
-    assert!(
-        started.elapsed() < Duration::from_secs(60),
-        "bench took {:?}",
-        started.elapsed()
-    );
 }
 
 #[test]
