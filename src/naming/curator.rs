@@ -418,7 +418,7 @@ mod tests {
     }
 
     #[test]
-    fn malformed_names_never_panic() {
+    fn malformed_names_never_panic_and_every_parse_agrees_with_the_name() {
         let pieces = [
             "queue-",
             "|",
@@ -438,9 +438,32 @@ mod tests {
             let name: String = (0..rng.usize(0..8))
                 .map(|_| pieces[rng.usize(..pieces.len())])
                 .collect();
-            let _ = (is_item(&name), delay_epoch(&name), parse_id(&name), split_item(&name));
+            let other: String = (0..rng.usize(0..8))
+                .map(|_| pieces[rng.usize(..pieces.len())])
+                .collect();
+            match split_item(&name) {
+                Some((prefix, sequence)) => {
+                    assert!(is_item(&name) && name.starts_with(prefix), "{name:?}");
+                    // The sequence is the rest of the name, and reads back the same.
+                    assert_eq!(parse_sequence(&name[prefix.len()..], ""), Some(sequence), "{name:?}");
+                    assert_eq!(item_prefix(&name), prefix, "{name:?}");
+                }
+                None => assert_eq!(item_prefix(&name), QUEUE_PREFIX, "{name:?}"),
+            }
+            if !is_item(&name) {
+                assert_eq!(split_item(&name), None, "a foreign name has no sequence: {name:?}");
+            }
+            if let Some(id) = parse_id(&name) {
+                assert!(name.contains(&format!("{SEPARATOR}{id}{SEPARATOR}")), "{name:?}");
+            }
+            if delay_epoch(&name) != 0 {
+                assert!(name.matches(SEPARATOR).count() >= 2, "a due time needs two separators: {name:?}");
+            }
             for kind in [Kind::Plain, Kind::Priority, Kind::Delay, Kind::Id] {
-                let _ = kind.order_key(&name);
+                // Consumption order is a total order: the same both ways round.
+                let (a, b) = (kind.order_key(&name), kind.order_key(&other));
+                assert_eq!(a.cmp(&b), b.cmp(&a).reverse(), "{kind:?}: {name:?} against {other:?}");
+                assert_eq!(a.cmp(&a), std::cmp::Ordering::Equal);
             }
         }
     }

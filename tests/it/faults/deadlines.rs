@@ -69,6 +69,11 @@ fn every_call_returns_in_time(fault: impl FnOnce(&mut TestingServer), late: Dura
     let background = QueueBuilder::new(&client, &unique_path("deadline-background"), StringSerializer)
         .build_queue()
         .unwrap();
+    // `close()` has no deadline of its own: it waits the final-flush time.
+    let flushing = QueueBuilder::new(&client, &unique_path("deadline-final-flush"), StringSerializer)
+        .final_flush(DEADLINE)
+        .build_queue()
+        .unwrap();
     let (builder, receiver) = QueueBuilder::new(&client, &unique_path("deadline-pull"), StringSerializer)
         .lock_path(&unique_path("deadline-pull-locks"))
         .pull_consumer();
@@ -117,6 +122,9 @@ fn every_call_returns_in_time(fault: impl FnOnce(&mut TestingServer), late: Dura
     background.put("pending".into()).unwrap();
     assert!(!within("flush_timeout", bound, || background.flush_timeout(DEADLINE)));
     let report = within("close_timeout", bound, || background.close_timeout(DEADLINE));
+    assert_eq!(report.puts_pending, 1, "{report:?}");
+    flushing.put("pending".into()).unwrap();
+    let report = within("close within the final flush", bound, || flushing.close());
     assert_eq!(report.puts_pending, 1, "{report:?}");
     // `None` while the stalled server still looks connected, the error of
     // an unreachable ensemble once it is gone (see the test below).

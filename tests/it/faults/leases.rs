@@ -18,7 +18,7 @@ use super::WAIT;
 use crate::support::queues::{consumer, producer};
 use crate::support::recorder::Recorder;
 use crate::support::server::unique_path;
-use crate::support::{client_of, eventually, expire_session, short_session_client, wait_for_state};
+use crate::support::{client_of, eventually, expire_session, short_session_client, wait_for_state, LOAD_MARGIN};
 
 /// A consumer that reports each item it starts, and finishes it only when
 /// told to.
@@ -447,12 +447,17 @@ fn consumers_keep_working_on_the_new_session_after_an_expiry() {
     let (pushed, pulled) = (unique_path("expiry-push"), unique_path("expiry-pull"));
     let client = short_session_client(&proxy.connect_string());
     let recorder = Recorder::new();
+    // No rescan within the test: only watches set again on the new session
+    // can bring the items put after the expiry.
+    const NO_RESCAN: Duration = Duration::from_secs(3600);
     let _push = consumer(&client, &pushed, &recorder)
         .lock_path(&unique_path("expiry-push-locks"))
+        .rescan_interval(NO_RESCAN)
         .build_queue()
         .unwrap();
     let (builder, receiver) = QueueBuilder::new(&client, &pulled, StringSerializer)
         .lock_path(&unique_path("expiry-pull-locks"))
+        .rescan_interval(NO_RESCAN)
         .pull_consumer();
     let _pull = builder.build_queue().unwrap();
     let push_producer = producer(&direct, &pushed).build_queue().unwrap();
@@ -496,12 +501,20 @@ fn consumers_keep_working_on_the_new_session_after_an_expiry() {
     let delivery = taken.unwrap().expect("the item put after the expiry");
     assert_eq!(*delivery, "after");
     delivery.ack();
-    assert!(waited < LONG_TAKE + Duration::from_secs(1), "took {waited:?}");
-    // A take that spans the expiry and finds nothing ends at its deadline.
-    let (nothing, waited) = empty;
-    assert!(matches!(nothing, Ok(None)), "{nothing:?}");
     assert!(
-        waited >= SHORT_TAKE && waited < SHORT_TAKE + Duration::from_secs(1),
+        waited <= LONG_TAKE + Duration::from_secs(1) + LOAD_MARGIN,
+        "took {waited:?}"
+    );
+    // A take that spans the expiry and finds nothing ends at its deadline:
+    // empty-handed, or with the error that says no server could be reached
+    // if the partition still lasted then.
+    let (nothing, waited) = empty;
+    assert!(
+        matches!(nothing, Ok(None) | Err(Error::Unreachable { .. })),
+        "{nothing:?}"
+    );
+    assert!(
+        waited >= SHORT_TAKE && waited <= SHORT_TAKE + Duration::from_secs(1) + LOAD_MARGIN,
         "took {waited:?}"
     );
     eventually(WAIT, "the pulled item is acknowledged on the new session", || {

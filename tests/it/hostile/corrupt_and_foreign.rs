@@ -27,6 +27,9 @@ const CORRUPT: [(&str, &[u8]); 6] = [
 /// Children no Curator-style consumer may touch, with valid item data.
 const FOREIGN: [&str; 4] = ["job-1", "lock", "qn-xyz", "qn-0000000001"];
 
+/// How often the consumers here list the queue again.
+const RESCAN: Duration = Duration::from_millis(200);
+
 /// `queue-` names without a server-made sequence, with corrupt data.
 const ODD_NAMES: [&str; 3] = ["queue-", "queue-abc", "queue-|x|"];
 
@@ -75,7 +78,9 @@ fn corrupt_and_foreign_children_are_set_aside(name: &str, lock: bool, dead_lette
     let mut good = (0..).map(|i| format!("good-{i}"));
     let mut corrupt = seed_hostile(&client, &path, "", &mut good);
 
-    let mut builder = QueueBuilder::new(&client, &path, StringSerializer);
+    // Passes over the queue come often, so that one that read a corrupt
+    // item again would show within the test.
+    let mut builder = QueueBuilder::new(&client, &path, StringSerializer).rescan_interval(RESCAN);
     if lock {
         builder = builder.lock_path(&locks);
     }
@@ -127,7 +132,6 @@ fn corrupt_and_foreign_children_are_set_aside(name: &str, lock: bool, dead_lette
         eventually(WAIT, "good items consumed, the rest left", || {
             children(&client, &path).len() == foreign.len() + corrupt.len()
         });
-        thread::sleep(Duration::from_millis(300));
         let left = children(&client, &path);
         assert!(foreign.is_subset(&left), "{left:?}");
         let mut stored: Vec<Vec<u8>> = left
@@ -145,9 +149,26 @@ fn corrupt_and_foreign_children_are_set_aside(name: &str, lock: bool, dead_lette
         eventually(WAIT, "no lock left behind", || children(&client, &locks).is_empty());
     }
     if let Taker::Callback(recorder, _) = &taker {
-        assert!(
-            recorder.errors().iter().any(|e| e.contains("not a valid queue item")),
-            "the consumer hears of corrupt items: {:?}",
+        // More passes over the queue, each of which lists the corrupt items
+        // left in place again: none of them is read, or told, again.
+        let listings = client.stats().get_children;
+        eventually(WAIT, "three more passes over the queue", || {
+            client.stats().get_children >= listings + 3
+        });
+        let told: Vec<String> = recorder
+            .errors()
+            .into_iter()
+            .filter_map(|e| {
+                e.strip_prefix("item ")
+                    .and_then(|rest| rest.strip_suffix(" is not a valid queue item"))
+                    .map(str::to_owned)
+            })
+            .collect();
+        let distinct: BTreeSet<&String> = told.iter().collect();
+        assert_eq!(
+            (told.len(), distinct.len()),
+            (corrupt.len(), corrupt.len()),
+            "each corrupt item told once and never read again: {:?}",
             recorder.errors()
         );
     }

@@ -15,7 +15,7 @@ use crate::queue::{items, plain, WAIT};
 use crate::support::queues::{consumer, producer};
 use crate::support::recorder::Recorder;
 use crate::support::{
-    client, client_of, server::unique_path, session_marker, short_session_client, wait_for_server_expiry,
+    client, client_of, server::unique_path, session_marker, short_session_client, wait_for_server_expiry, LOAD_MARGIN,
 };
 
 #[test]
@@ -125,7 +125,18 @@ fn undecodable_items_are_moved_to_dead_letters_or_left_but_never_deleted() {
         let _queue = builder.build_queue().unwrap();
         plain(&client, &path).put("good".into()).unwrap();
         assert_eq!(recorder.wait_for(1, WAIT), ["good"]);
-        thread::sleep(Duration::from_millis(300));
+        // The consumer told of the corrupt item, and an item put after that
+        // came through: it has dealt with the corrupt one and moved on.
+        recorder.wait_until(WAIT, |r| {
+            r.errors().iter().any(|e| e.contains("not a valid queue item"))
+        });
+        plain(&client, &path).put("after".into()).unwrap();
+        assert_eq!(recorder.wait_for(2, WAIT), ["good", "after"]);
+        if with_dead_letters {
+            crate::support::eventually(WAIT, "the corrupt item is moved", || {
+                client.get_children(&path).unwrap().0 == ["qn-foreign"]
+            });
+        }
         let (mut left, _) = client.get_children(&path).unwrap();
         left.sort();
         if with_dead_letters {
@@ -161,18 +172,24 @@ fn a_stranded_item_is_picked_up_within_a_second_of_its_holder_closing() {
             CreateMode::Ephemeral,
         )
         .unwrap();
+    // Put behind the stranded item: once it is delivered, the consumer has
+    // gone past the stranded one and found it held.
+    plain(&seed, &path).put("canary".into()).unwrap();
     let recorder = Recorder::new();
     let _queue = consumer(&seed, &path, &recorder)
         .lock_path(&locks)
         .build_queue()
         .unwrap();
-    thread::sleep(Duration::from_millis(500));
-    assert!(recorder.deliveries().is_empty(), "held by another consumer");
+    assert_eq!(
+        recorder.wait_for(1, WAIT),
+        ["canary"],
+        "the stranded item is held by another consumer"
+    );
     let closed = Instant::now();
     holder.close();
-    recorder.wait_for(1, Duration::from_secs(5));
+    assert_eq!(recorder.wait_for(2, WAIT), ["canary", "stranded"]);
     assert!(
-        closed.elapsed() < Duration::from_secs(1),
+        closed.elapsed() <= Duration::from_secs(1) + LOAD_MARGIN,
         "picked up after {:?}",
         closed.elapsed()
     );
@@ -476,4 +493,93 @@ fn close_reports_items_that_finished_while_closing_and_items_still_running_at_it
             "a second close reports nothing"
         );
     }
+}
+
+/// Records the name of the thread each callback runs on.
+#[derive(Clone, Default)]
+struct Threads(Arc<parking_lot::Mutex<Vec<(&'static str, String)>>>);
+
+impl Threads {
+    fn note(&self, callback: &'static str) {
+        let name = thread::current().name().unwrap_or("unnamed").to_owned();
+        self.0.lock().push((callback, name));
+    }
+
+    fn seen(&self) -> Vec<(&'static str, String)> {
+        self.0.lock().clone()
+    }
+}
+
+impl zk_queue::QueueConsumer<String> for Threads {
+    fn consume(&self, _item: String) -> Result<(), zk_queue::ConsumeError> {
+        self.note("consume");
+        Ok(())
+    }
+
+    fn state_changed(&self, _state: ConnectionState) {
+        self.note("state_changed");
+    }
+
+    fn error(&self, _error: &Error) {
+        self.note("error");
+    }
+}
+
+impl zk_queue::PutListener<String> for Threads {
+    fn put_completed(&self, _items: &[String]) {
+        self.note("put_completed");
+    }
+}
+
+#[test]
+fn user_callbacks_run_on_the_queues_own_threads_never_on_the_clients() {
+    let server = TestingServer::start().unwrap();
+    let proxy = FaultProxy::start(&server.connect_string()).unwrap();
+    let client = client_of(&proxy.connect_string());
+    let direct = client_of(&server.connect_string());
+    let path = unique_path("q-callback-threads");
+    direct.ensure_path(&path).unwrap();
+    // A corrupt item, for the consumer's `error`.
+    direct
+        .create(
+            &format!("{path}/queue-"),
+            b"not a frame",
+            CreateMode::PersistentSequential,
+        )
+        .unwrap();
+    let threads = Threads::default();
+    let queue = QueueBuilder::new(&client, &path, StringSerializer)
+        .consumer(threads.clone())
+        .build_queue()
+        .unwrap();
+    queue.add_put_listener(threads.clone());
+    queue.put("item".into()).unwrap();
+    // A cut, for `state_changed`.
+    let states = client.state_listener();
+    proxy.cut();
+    crate::support::wait_for_state(&states, ConnectionState::Reconnected, WAIT);
+    crate::support::eventually(WAIT, "every callback ran", || {
+        let seen = threads.seen();
+        ["consume", "state_changed", "error", "put_completed"]
+            .iter()
+            .all(|callback| seen.iter().any(|(c, _)| c == callback))
+    });
+    for (callback, thread) in threads.seen() {
+        // The client's own thread reads every reply and event of the
+        // connection: user code there would hold up the whole session.
+        assert!(
+            thread.starts_with("zk-queue-") && thread != "zk-queue-session" && thread != "zk-queue-release",
+            "{callback} ran on thread {thread:?}"
+        );
+    }
+    let consume_threads: Vec<String> = threads
+        .seen()
+        .into_iter()
+        .filter(|(c, _)| *c == "consume")
+        .map(|(_, t)| t)
+        .collect();
+    assert!(
+        consume_threads.iter().all(|t| t == "zk-queue-worker"),
+        "the consumer runs on the queue's worker threads: {consume_threads:?}"
+    );
 }

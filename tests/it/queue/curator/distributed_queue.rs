@@ -57,7 +57,8 @@ fn requeue_redelivers_a_failed_item_and_delete_mode_drops_it() {
     let path = unique_path("q-error-mode");
     let locks = unique_path("q-error-mode-locks");
     let client = client();
-    let recorder = Recorder::new().failing(|item, _| item == "fail-once" || item == "always");
+    // Only the first delivery of "fail-once" fails.
+    let recorder = Recorder::new().failing(|item, delivery| (item == "fail-once" && delivery == 0) || item == "always");
     let requeue = consumer(&client, &path, &recorder)
         .lock_path(&locks)
         .build_queue()
@@ -67,6 +68,8 @@ fn requeue_redelivers_a_failed_item_and_delete_mode_drops_it() {
     recorder.wait_until(WAIT, |r| r.deliveries().len() >= 2);
     let deliveries = recorder.deliveries();
     assert_eq!(deliveries[..2], ["fail-once", "fail-once"]);
+    // The second delivery succeeded: requeued once, then consumed.
+    assert_eq!(recorder.wait_for(1, WAIT), ["fail-once"]);
     requeue.close();
 
     let path = unique_path("q-delete-mode");
