@@ -11,7 +11,9 @@
 //!
 //! A lock whose fate a lost reply left unknown (its creation, or a release
 //! that failed) is never forgotten: it is kept as an orphan and deleted on a
-//! later pass, if it is still ours.
+//! later pass, if it is still ours. Until it is known gone it keeps its place
+//! in the claim window ([`Leases::room`]), as it may still be on the server:
+//! a consumer's locks never outnumber its window.
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -40,7 +42,8 @@ pub(super) struct Leases {
     /// begun before their settling may still name them.
     settled: Mutex<HashSet<String>>,
     /// Locks of ours that could not be released, or whose creation's outcome
-    /// is unknown: deleted on a later pass, so none outlives its use.
+    /// is unknown: deleted on a later pass, so none outlives its use, and
+    /// counted in the window until then.
     orphans: Mutex<Vec<Orphan>>,
 }
 
@@ -73,14 +76,42 @@ impl Leases {
         self.settled.lock().clear();
     }
 
-    /// Waits until fewer than `window` leases are held (or `stopping` says
-    /// the queue stops) and returns how many more may be taken.
-    pub(super) fn room(&self, window: usize, stopping: impl Fn() -> bool) -> usize {
-        let mut held = self.held.lock();
-        while held.len() >= window && !stopping() {
-            self.freed.wait_for(&mut held, POLL);
+    /// Waits until this consumer has fewer than `window` locks that may
+    /// exist (or `stopping` says the queue stops) and returns how many more
+    /// leases may be taken. Its locks are the leases held and the orphans of
+    /// its current session: an orphan's lock may still be on the server, so
+    /// it keeps its place in the window until it is known gone, and orphans
+    /// in the way are settled meanwhile. For the scanner, the one thread that
+    /// takes leases and settles orphans.
+    pub(super) fn room<T: Send + 'static>(&self, core: &Core<T>, window: usize, stopping: impl Fn() -> bool) -> usize {
+        let mut settle_at = Instant::now();
+        loop {
+            let mut held = self.held.lock();
+            // Counted after the leases: a lease let go becomes an orphan
+            // before it leaves `held`, so no lock is missed in between.
+            let orphans = self.orphans_of(core.client.session());
+            let locks = held.len() + orphans;
+            if locks < window || stopping() {
+                return window.saturating_sub(locks);
+            }
+            let now = Instant::now();
+            if orphans > 0 && now >= settle_at {
+                drop(held);
+                settle_at = self.settle_orphans(core).unwrap_or(now);
+                continue;
+            }
+            let wait = match orphans {
+                0 => POLL,
+                _ => settle_at.saturating_duration_since(now).min(POLL),
+            };
+            self.freed.wait_for(&mut held, wait);
         }
-        window.saturating_sub(held.len())
+    }
+
+    /// How many orphaned locks of `session` are kept (those of an earlier
+    /// session went with it).
+    fn orphans_of(&self, session: Session) -> usize {
+        self.orphans.lock().iter().filter(|o| o.session == session).count()
     }
 
     /// The items named are finished: their leases are free.
@@ -151,7 +182,8 @@ impl Leases {
 
     /// Releases a lease: deletes the lock if it is still ours, and forgets the
     /// item. A lock that could not be deleted (its fate unknown) becomes an
-    /// orphan, deleted on a later pass.
+    /// orphan, deleted on a later pass; it keeps the lease's place in the
+    /// window until then (it becomes an orphan before the lease is freed).
     pub(super) fn let_go<T: Send + 'static>(&self, core: &Core<T>, name: &str, lease: &Lease) {
         // A newer session means the lock went with the old one.
         if !lease.release(core) && core.client.session() == lease.session {

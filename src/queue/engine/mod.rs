@@ -15,12 +15,17 @@
 //! competing for one queue spread their claims over it instead of all
 //! claiming its head (`spread`).
 //!
-//! In lock-safe mode a consumer holds at most `claim_window` leases at once
-//! (locked items not yet acknowledged, released or requeued), so a consumer
-//! that dies or loses its session leaves at most that many items to be
-//! delivered again. The lease itself, from taking its lock to settling it
-//! (and keeping a lock whose fate a lost reply left unknown as an orphan,
-//! settled on a later pass), lives in `lease`.
+//! In lock-safe mode a consumer never has more than `claim_window` lock
+//! nodes on the server: the leases it holds (locked items not yet
+//! acknowledged, released or requeued), and the locks it could not delete
+//! yet or whose creation's outcome is unknown (orphans). A place in the
+//! window is freed only once the server confirmed the lock's deletion or the
+//! lock is known gone (another holder's, or gone with an expired session),
+//! never when a delete is merely sent. So a consumer that dies or loses its
+//! session leaves at most that many items to be delivered again. The lease
+//! itself, from taking its lock to settling it (and keeping a lock whose fate
+//! a lost reply left unknown as an orphan, settled on a later pass), lives in
+//! `lease`.
 
 mod ack;
 mod claim;

@@ -170,13 +170,14 @@ fn scan<T: Send + 'static>(
     // where it may have to look again.
     let window = refresh_after.map_or(core.options.claim_window, |n| n.min(core.options.claim_window));
     let now_ms = DeliverAt::now().epoch_millis();
-    // Lock-safe: never more leases than the claim window.
+    // Lock-safe: never more locks on the server than the claim window (the
+    // leases held, and orphaned locks not yet known gone).
     let lock_safe = locks.is_some();
     let room = || {
         if lock_safe {
             control
                 .leases
-                .room(core.options.claim_window, || control.stopping())
+                .room(core, core.options.claim_window, || control.stopping())
                 .max(1)
         } else {
             window
