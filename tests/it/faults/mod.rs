@@ -15,6 +15,7 @@ mod abandoned;
 mod deadlines;
 mod delete_replies;
 mod killed_consumers;
+mod lease_cap;
 mod leases;
 mod outages;
 mod put_replies;
