@@ -10,11 +10,11 @@
 //! arrivals.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::session::{Link, Notice, Sink, WatchReg};
+use super::session::{Notice, Registration, Sink, WatchReg};
 use super::wire::{Code, EventType, Request};
 use super::{Opts, ZkClient};
 use crate::error::{Error, Result};
@@ -24,23 +24,8 @@ use crate::sync::Latch;
 /// Children created under one node since [`Arrivals::restart`].
 pub(crate) struct Arrivals {
     shared: Arc<Shared>,
-    /// The client's own, to remove the watch when done.
-    _remover: Remover,
-}
-
-/// Removes a persistent watch from the registry (and the server) on drop.
-struct Remover {
-    link: Weak<Link>,
-    path: String,
-    id: u64,
-}
-
-impl Drop for Remover {
-    fn drop(&mut self) {
-        if let Some(link) = self.link.upgrade() {
-            link.remove_persistent_watch(&self.path, self.id);
-        }
-    }
+    /// Removes the watch when done.
+    _registration: Registration,
 }
 
 #[derive(Default)]
@@ -156,11 +141,7 @@ impl ZkClient {
         self.call("add_watch", path, Opts::new(), request, |_| Ok(()))?;
         Ok(Arrivals {
             shared,
-            _remover: Remover {
-                link: self.shared.link_weak(),
-                path: path.to_owned(),
-                id,
-            },
+            _registration: Registration::new(self.shared.link_weak(), path, id, true),
         })
     }
 }

@@ -2,13 +2,13 @@
 //! wait on.
 
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::batch::{node_reads, BatchResults};
 use super::ops::unexpected;
 use super::request::Opts;
-use super::session::{Link, WatchKind, WatchReg, Watches};
+use super::session::{Registration, WatchKind, WatchReg, Watches};
 use super::wire::{Reply, Request};
 use super::{Stat, ZkClient};
 use crate::error::Result;
@@ -42,17 +42,8 @@ use crate::sync::Latch;
 #[must_use = "a watch does nothing unless waited on"]
 pub struct ChildWatch {
     latch: Latch,
-    link: Weak<Link>,
-    path: String,
-    id: u64,
-}
-
-impl Drop for ChildWatch {
-    fn drop(&mut self) {
-        if let Some(link) = self.link.upgrade() {
-            link.remove_child_watch(&self.path, self.id);
-        }
-    }
+    /// Removes the watch when dropped.
+    _registration: Registration,
 }
 
 impl ChildWatch {
@@ -190,9 +181,7 @@ impl ZkClient {
             stat,
             watch: ChildWatch {
                 latch: latch.clone(),
-                link: self.shared.link_weak(),
-                path: path.to_owned(),
-                id,
+                _registration: Registration::new(self.shared.link_weak(), path, id, false),
             },
             read,
         })

@@ -63,15 +63,8 @@ pub(super) fn attach(server: &str, request: &ConnectRequest<'_>, timeout: Durati
         if stream.set_read_timeout(Some(left(deadline))).is_err() {
             return Attempt::Failed(ConnectCause::NoSession);
         }
-        match reader.read_from(&mut stream) {
-            Ok(0) => return Attempt::Failed(ConnectCause::NoSession),
-            Ok(_) => {}
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-                ) => {}
-            Err(_) => return Attempt::Failed(ConnectCause::NoSession),
+        if read_some(&mut reader, &mut stream).is_err() {
+            return Attempt::Failed(ConnectCause::NoSession);
         }
     }
 }
@@ -87,6 +80,24 @@ fn answer(stream: TcpStream, reader: FrameReader, frame: &[u8]) -> Attempt {
             response,
         }),
         Err(_) => Attempt::Failed(ConnectCause::NoSession),
+    }
+}
+
+/// Reads what the server sent, if anything came before the socket's read
+/// timeout; fails, saying why, when the connection ended or broke.
+pub(super) fn read_some(reader: &mut FrameReader, stream: &mut TcpStream) -> Result<(), String> {
+    match reader.read_from(stream) {
+        Ok(0) => Err("closed by the server".into()),
+        Ok(_) => Ok(()),
+        Err(e)
+            if matches!(
+                e.kind(),
+                ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+            ) =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(e.to_string()),
     }
 }
 

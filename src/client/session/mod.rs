@@ -39,6 +39,38 @@ use super::wire::{Request, XID_AUTH};
 use super::ServerFailure;
 use crate::error::{Error, Result};
 
+/// A caller's watch, removed when dropped: from the registry, and from the
+/// server once no other watch of the client is left on its node.
+pub(crate) struct Registration {
+    link: std::sync::Weak<Link>,
+    path: String,
+    id: u64,
+    persistent: bool,
+}
+
+impl Registration {
+    /// The one-shot (`persistent: false`) or persistent watch `id` on `path`.
+    pub(crate) fn new(link: std::sync::Weak<Link>, path: &str, id: u64, persistent: bool) -> Registration {
+        Registration {
+            link,
+            path: path.to_owned(),
+            id,
+            persistent,
+        }
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let Some(link) = self.link.upgrade() else { return };
+        if self.persistent {
+            link.remove_persistent_watch(&self.path, self.id);
+        } else {
+            link.remove_child_watch(&self.path, self.id);
+        }
+    }
+}
+
 /// What the session thread reports as it goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum LinkEvent {

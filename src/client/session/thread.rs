@@ -3,12 +3,11 @@
 //! session to the ensemble's servers, round after round, until one of them
 //! reattaches it or says it expired (then it opens a new session).
 
-use std::io::ErrorKind;
 use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::attach::{attach, left, Attached, Attempt};
+use super::attach::{attach, left, read_some, Attached, Attempt};
 use super::conn::Conn;
 use super::slot::{Failure, RawReply};
 use super::watches::WatchLists;
@@ -338,15 +337,8 @@ fn serve(link: &Link, conn: &Conn, stream: &mut TcpStream, reader: &mut FrameRea
         if last_heard.elapsed() >= silent_limit {
             return End::Lost(format!("no answer for {} ms", last_heard.elapsed().as_millis()));
         }
-        match reader.read_from(stream) {
-            Ok(0) => return End::Lost("closed by the server".into()),
-            Ok(_) => {}
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-                ) => {}
-            Err(e) => return End::Lost(e.to_string()),
+        if let Err(why) = read_some(reader, stream) {
+            return End::Lost(why);
         }
     }
 }
