@@ -140,14 +140,17 @@ impl ZkClient {
         ahead: &[String],
     ) -> Result<Listing> {
         path::validate(path)?;
-        let read_ahead = !ahead.is_empty()
+        let may_read_ahead = !ahead.is_empty()
             && ahead.len() <= super::batch::MULTI_READ
-            && !self.shared.no_multi_read.load(Ordering::Relaxed)
             && ahead.iter().all(|p| path::validate(p).is_ok());
         let counters = &self.shared.counters;
         let watches: &Arc<Watches> = self.shared.link().watches();
         let (children, stat, id, answer) = self.run("get_children", opts, |deadline, fence| {
             let started = Instant::now();
+            // Asked again each attempt: a server that refused a multi-read
+            // (older than 3.6, which then drops the connection) is not sent
+            // another.
+            let read_ahead = may_read_ahead && !self.shared.no_multi_read.load(Ordering::Relaxed);
             let id = watches.next_id();
             let watch = WatchReg::OneShot {
                 path: path.to_owned(),
@@ -165,11 +168,17 @@ impl ZkClient {
             let mut pending = self.shared.link().send(requests, fence, deadline).into_iter();
             let read = read_ahead.then(|| pending.next()).flatten();
             let listing = pending.next().ok_or(crate::error::Error::Closed)?;
+            // The read's answer comes first: a refusal is noted before the
+            // listing's fate is known.
+            let answer = read.map(|read| self.reply("get_data", path, &read, deadline, started));
+            if matches!(&answer, Some(Err(e)) if e.is_unimplemented()) {
+                log::info!("the server does not support multi-reads; reading nodes one request each");
+                self.shared.no_multi_read.store(true, Ordering::Relaxed);
+            }
             let (children, stat) = match self.reply("get_children", path, &listing, deadline, started)? {
                 Reply::Children { names, stat } => (names, stat),
                 other => return Err(unexpected(other, path)),
             };
-            let answer = read.map(|read| self.reply("get_data", path, &read, deadline, started));
             Ok((children, stat, id, answer))
         })?;
         let mut read = Vec::new();
