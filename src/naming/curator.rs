@@ -457,7 +457,10 @@ mod tests {
                 assert!(name.contains(&format!("{SEPARATOR}{id}{SEPARATOR}")), "{name:?}");
             }
             if delay_epoch(&name) != 0 {
-                assert!(name.matches(SEPARATOR).count() >= 2, "a due time needs two separators: {name:?}");
+                assert!(
+                    name.matches(SEPARATOR).count() >= 2,
+                    "a due time needs two separators: {name:?}"
+                );
             }
             for kind in [Kind::Plain, Kind::Priority, Kind::Delay, Kind::Id] {
                 // Consumption order is a total order: the same both ways round.
