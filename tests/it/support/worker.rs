@@ -2,12 +2,16 @@
 //! mid-item: the test binary runs itself on the ignored entry test
 //! `faults::killed_consumers::worker_process`, configured through environment variables.
 //!
-//! The worker appends `<item> <node> <micros>` to its output file (and
-//! flushes) *before* working on an item, as a consumer whose side effect comes
-//! first would, so the file lists every delivery it began (see
-//! [`super::tally`]). It also appends `#session <id>` for each session it
-//! has, `#lost` when its session expires and `#lease-lost <path>` when an
-//! acknowledge was fenced off.
+//! The worker appends `<item> <node> <micros> <session>` to its output file
+//! (and flushes) *before* working on an item, as a consumer whose side effect
+//! comes first would, so the file lists every delivery it began, and
+//! `#done <item> <node> <micros>` once the work returned `Ok`, just before
+//! the consumer returns: an item is finished only with that line (see
+//! [`super::tally`]). For each session it has, the worker creates an
+//! ephemeral marker `<queue>-sessions/<session id in hex>` and then appends
+//! `#session <id>`, so a test can see the server expire that session (the
+//! marker vanishes). It appends `#lost <id>` when a server said session `id`
+//! expired and `#lease-lost <path>` when an acknowledge was fenced off.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -17,6 +21,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::tally::now_micros;
+use zk_queue::client::CreateMode;
 use zk_queue::{
     ConnectionState, ConsumeError, Error, ItemMeta, QueueBuilder, QueueConsumer, StringSerializer, ZkClient,
 };
@@ -49,6 +54,22 @@ pub struct WorkerConfig {
     pub threads: usize,
     /// Built as a priority queue (it takes plain items too).
     pub priority: bool,
+}
+
+impl WorkerConfig {
+    /// Where the workers keep an ephemeral marker of each of their sessions.
+    pub fn sessions_path(&self) -> String {
+        sessions_path(&self.queue)
+    }
+
+    /// The marker of session `id` (see [`sessions_path`](Self::sessions_path)).
+    pub fn session_marker(&self, id: i64) -> String {
+        format!("{}/{id:x}", self.sessions_path())
+    }
+}
+
+fn sessions_path(queue: &str) -> String {
+    format!("{queue}-sessions")
 }
 
 /// A running worker process; killed with `SIGKILL` on drop.
@@ -99,15 +120,23 @@ impl Worker {
     }
 
     /// `kill -9`: no chance to release a lock or acknowledge anything.
-    pub fn kill(&mut self) {
+    /// Returns whether the kill ended the process: it was running and is gone
+    /// now, ended by `SIGKILL` (a worker that had died of something else, or
+    /// that the signal did not end, fails this).
+    pub fn kill(&mut self) -> bool {
+        use std::os::unix::process::ExitStatusExt;
+        /// `SIGKILL`'s number on every Unix.
+        const SIGKILL: i32 = 9;
+        let running = matches!(self.child.try_wait(), Ok(None));
         let _ = self.child.kill();
-        let _ = self.child.wait();
+        let status = self.child.wait();
+        running && status.is_ok_and(|s| s.signal() == Some(SIGKILL))
     }
 }
 
 impl Drop for Worker {
     fn drop(&mut self) {
-        self.kill();
+        let _ = self.kill();
     }
 }
 
@@ -124,6 +153,10 @@ struct Recording {
     out: Mutex<File>,
     delay: Duration,
     client: ZkClient,
+    /// Where the session markers go.
+    sessions: String,
+    /// The session recorded last (`#session`).
+    session: Mutex<i64>,
 }
 
 impl Recording {
@@ -134,10 +167,43 @@ impl Recording {
         out.flush().expect("flush the worker's output");
     }
 
+    /// Records the client's session if it is a new one, after creating its
+    /// marker.
     fn session(&self) {
-        if let Ok(id) = self.client.session_id() {
+        let Ok(id) = self.client.session_id() else { return };
+        let mut recorded = self.session.lock().unwrap();
+        if *recorded == id {
+            return;
+        }
+        if self.mark(id) {
+            *recorded = id;
             self.line(&format!("#session {id}"));
         }
+    }
+
+    /// Creates the ephemeral marker of session `id`; false if the session
+    /// was replaced first.
+    fn mark(&self, id: i64) -> bool {
+        let marker = format!("{}/{id:x}", self.sessions);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while self.client.session_id().is_ok_and(|now| now == id) {
+            let owner = match self.client.create(&marker, b"", CreateMode::Ephemeral) {
+                Ok((_, stat)) => Some(stat.ephemeral_owner),
+                // Our own create, whose reply was lost: the owner tells.
+                Err(Error::NodeExists { .. }) => self.client.exists(&marker).ok().flatten().map(|s| s.ephemeral_owner),
+                Err(_) => None,
+            };
+            match owner {
+                Some(owner) if owner == id => return true,
+                // Created under a session that replaced `id`.
+                Some(_) => return false,
+                None => {
+                    assert!(Instant::now() < deadline, "{marker} could not be created");
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+        }
+        false
     }
 }
 
@@ -147,16 +213,28 @@ impl QueueConsumer<String> for Recording {
     }
 
     fn consume_with_meta(&self, item: String, meta: &ItemMeta) -> Result<(), ConsumeError> {
+        // The session the item was handed over in: the queue hands over no
+        // item of a session a server said expired, and the next session
+        // replaces it only after that.
+        let session = self.client.session_id().unwrap_or(0);
         // Recorded before the work: a kill or an expiry after this line is a
         // delivery whose effect happened and whose acknowledge did not.
-        self.line(&format!("{item} {} {}", meta.name(), now_micros()));
+        self.line(&format!("{item} {} {} {session}", meta.name(), now_micros()));
         std::thread::sleep(self.delay);
+        // The work returned `Ok`: the item is finished, whatever becomes of
+        // its acknowledge.
+        self.line(&format!("#done {item} {} {}", meta.name(), now_micros()));
         Ok(())
     }
 
     fn state_changed(&self, state: ConnectionState) {
         match state {
-            ConnectionState::Lost => self.line("#lost"),
+            // The session recorded last is the one that expired: a new one
+            // is recorded only when the client reconnects after this.
+            ConnectionState::Lost => {
+                let lost = *self.session.lock().unwrap();
+                self.line(&format!("#lost {lost}"));
+            }
             ConnectionState::Reconnected => self.session(),
             _ => {}
         }
@@ -175,7 +253,11 @@ pub fn run_from_env() {
     let Ok(connect) = std::env::var(CONNECT) else {
         return;
     };
-    let _ = env_logger::builder().is_test(false).try_init();
+    // Microseconds, as the output file's times.
+    let _ = env_logger::builder()
+        .is_test(false)
+        .format_timestamp_micros()
+        .try_init();
     let var = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} is set"));
     let number = |name: &str| var(name).parse::<u64>().unwrap_or_else(|e| panic!("{name}: {e}"));
     let session = Duration::from_millis(number(SESSION_MS));
@@ -190,14 +272,20 @@ pub fn run_from_env() {
         .request_timeout(session)
         .connect()
         .expect("the worker connects");
+    let queue = var(QUEUE);
     let recording = Recording {
         out: Mutex::new(out),
         delay: Duration::from_millis(number(DELAY_MS)),
         client: client.clone(),
+        sessions: sessions_path(&queue),
+        session: Mutex::new(0),
     };
+    client
+        .ensure_path(&recording.sessions)
+        .expect("the session markers' parent");
     recording.session();
     let out = recording.out.lock().unwrap().try_clone().expect("the output again");
-    let mut builder = QueueBuilder::new(&client, &var(QUEUE), StringSerializer)
+    let mut builder = QueueBuilder::new(&client, &queue, StringSerializer)
         .consumer(recording)
         .consumer_threads(usize::try_from(number(THREADS)).expect("a thread count"))
         .claim_window(usize::try_from(number(WINDOW)).expect("a window"));
