@@ -192,7 +192,9 @@ fn put_timeout_gives_up_at_its_deadline_while_the_server_is_unreachable() {
         "{result:?}"
     );
     assert!(
-        elapsed >= Duration::from_secs(2) && elapsed < Duration::from_millis(4_500),
+        // Its deadline, and the second a request sent before it may take
+        // while the (blackholed) server still looks connected.
+        elapsed >= Duration::from_secs(2) && elapsed <= Duration::from_secs(2 + 1) + crate::support::LOAD_MARGIN,
         "gave up after {elapsed:?}"
     );
     proxy.heal();

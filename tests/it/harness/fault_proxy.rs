@@ -8,7 +8,9 @@ use zk_queue::{
     ConnectionState, Error, ZkClient,
 };
 
-use crate::support::{client_of, server::unique_path, session_marker, wait_for_server_expiry, wait_for_state};
+use crate::support::{
+    client_of, server::unique_path, session_marker, wait_for_server_expiry, wait_for_state, LOAD_MARGIN,
+};
 
 /// The longest wait for a connection state.
 const WAIT: Duration = Duration::from_secs(30);
@@ -120,16 +122,24 @@ fn a_dropped_reply_to_one_kind_of_request_spares_the_others() {
 fn a_delay_slows_every_request() {
     let server = TestingServer::start().unwrap();
     let proxy = FaultProxy::start(&server.connect_string()).unwrap();
-    let client = proxied(&proxy);
-    proxy.set_delay(Duration::from_millis(150));
+    // Patient enough for a delayed round trip.
+    let client = client_of(&proxy.connect_string());
+    // Long enough that a delayed request takes more than an undelayed one
+    // can on a loaded machine (the load margin), for each way.
+    const DELAY: Duration = Duration::from_millis(500);
+    proxy.set_delay(DELAY);
     let started = Instant::now();
     client.exists("/").unwrap();
     assert!(
-        started.elapsed() >= Duration::from_millis(300),
+        started.elapsed() >= 2 * DELAY,
         "a request and its reply are both delayed"
     );
     proxy.heal();
     let started = Instant::now();
     client.exists("/").unwrap();
-    assert!(started.elapsed() < Duration::from_millis(150));
+    assert!(
+        started.elapsed() <= LOAD_MARGIN,
+        "healed, the request is not delayed: {:?}",
+        started.elapsed()
+    );
 }
