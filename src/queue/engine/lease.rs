@@ -141,7 +141,14 @@ impl Leases {
         let session = core.client.session();
         let token = Lease::token(core);
         let nodes: Vec<(String, Vec<u8>)> = names.iter().map(|n| (path::join(lock_dir, n), token.clone())).collect();
-        let opts = Opts::new().mode(CreateMode::Ephemeral).acl(&core.options.acl);
+        // Fenced: a lease names the session its lock was created in, so the
+        // creates must not go out in a newer one (a create waiting for a
+        // connection while the session expires would leave a live lock that
+        // the lease, counted lost with the old session, never deletes).
+        let opts = Opts::new()
+            .mode(CreateMode::Ephemeral)
+            .acl(&core.options.acl)
+            .fenced(session);
         let created = core.client.create_many_with(&nodes, opts)?;
         let mut taken = Taken {
             leases: Vec::with_capacity(names.len()),
