@@ -4,11 +4,12 @@
 //! change, a due item or the rescan interval.
 //!
 //! A lock-safe consumer also picks up abandoned items during a long pass:
-//! an item that was locked by another consumer when the pass went by it,
-//! and whose lock vanished since while the item stayed (its holder crashed
-//! or its session expired). When the lock directory changes, the scanner
-//! lists it again (at most once per [`ABANDONED_CHECK`]) before its next
-//! window, and claims such items first.
+//! an item whose lock it saw in a listing of the lock directory and which
+//! stayed when that lock vanished (its holder crashed or its session
+//! expired), whether the pass went by it, jumped over it or has it ahead.
+//! When the lock directory changes, the scanner lists it again (at most once
+//! per [`ABANDONED_CHECK`]) before its next window, and claims such items
+//! first.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
@@ -246,9 +247,9 @@ fn scan<T: Send + 'static>(
         }
         if batch.is_empty() {
             if let Some(view) = &mut locks {
-                // Items passed by as locked whose holders are gone since come
-                // first: they were ahead of this one.
-                let abandoned = view.abandoned(core, latch)?;
+                // Items whose holders are gone since come first: they were
+                // ahead of this one, or will be taken in this pass anyway.
+                let abandoned = view.abandoned(core, control, latch)?;
                 if !abandoned.is_empty() {
                     pending.push_front(name);
                     for item in abandoned.into_iter().rev() {
@@ -258,7 +259,7 @@ fn scan<T: Send + 'static>(
                 }
             }
         }
-        if locks.as_mut().is_some_and(|view| view.passes_locked(&name)) || control.skipped.lock().contains(&name) {
+        if locks.as_ref().is_some_and(|view| view.is_locked(&name)) || control.skipped.lock().contains(&name) {
             continue;
         }
         if control.leases.holds(&name) || control.leases.settled_lately(&name) || control.deferred.holds_back(&name) {
@@ -300,14 +301,11 @@ fn scan<T: Send + 'static>(
 }
 
 /// What a lock-safe pass knows of the lock directory: the locks of its
-/// latest listing, the items it passed by because they were locked, and the
-/// directory's watch with a latch of its own (which also wakes the
-/// scanner's wait).
+/// latest listing, and the directory's watch with a latch of its own (which
+/// also wakes the scanner's wait).
 struct LockView {
     lock_path: String,
     locked: HashSet<String>,
-    /// Items passed by as locked, in order.
-    passed: Vec<String>,
     changed: Latch,
     watch: ChildWatch,
     checked_at: Instant,
@@ -323,7 +321,6 @@ impl LockView {
             Ok((locks, _, watch)) => Ok(Some(LockView {
                 lock_path: lock_path.to_owned(),
                 locked: locks.into_iter().collect(),
-                passed: Vec::new(),
                 changed,
                 watch,
                 checked_at: Instant::now(),
@@ -332,20 +329,26 @@ impl LockView {
     }
 
     /// Whether the item named is locked (by anyone, this consumer too) as
-    /// far as this pass knows; if so, it is remembered as passed by.
-    fn passes_locked(&mut self, name: &str) -> bool {
-        let locked = self.locked.contains(name);
-        if locked {
-            self.passed.push(name.to_owned());
-        }
-        locked
+    /// far as this pass knows.
+    fn is_locked(&self, name: &str) -> bool {
+        self.locked.contains(name)
     }
 
     /// If the lock directory changed since it was listed (and not within
-    /// [`ABANDONED_CHECK`]), lists it again and returns the items passed by
-    /// whose locks are gone and which are still in the queue, in order.
-    fn abandoned<T: Send + 'static>(&mut self, core: &Core<T>, latch: &Latch) -> Result<Vec<String>> {
-        if self.passed.is_empty() || !self.changed.is_open() || self.checked_at.elapsed() < ABANDONED_CHECK {
+    /// [`ABANDONED_CHECK`]), lists it again and returns, in the kind's
+    /// order, the items whose locks vanished since and which are still in
+    /// the queue: their holder crashed, lost its session or let them go.
+    /// Whether this pass went by them, jumped over them or has them still
+    /// ahead does not matter: a lock seen once and gone with its item left
+    /// behind is found here. Items this consumer settled are left out; the
+    /// others are looked up with one multi-read.
+    fn abandoned<T: Send + 'static>(
+        &mut self,
+        core: &Core<T>,
+        control: &Control,
+        latch: &Latch,
+    ) -> Result<Vec<String>> {
+        if !self.changed.is_open() || self.checked_at.elapsed() < ABANDONED_CHECK {
             return Ok(Vec::new());
         }
         let Some(fresh) = LockView::list(core, &self.lock_path, latch)? else {
@@ -356,26 +359,29 @@ impl LockView {
             locked, changed, watch, ..
         } = fresh;
         self.watch = watch;
-        // Those still locked stay passed by, for the next check.
-        let (still_locked, unlocked): (Vec<String>, Vec<String>) = std::mem::take(&mut self.passed)
-            .into_iter()
-            .partition(|name| locked.contains(name));
-        self.passed = still_locked;
+        let mut vanished: Vec<String> = self
+            .locked
+            .iter()
+            .filter(|name| !locked.contains(*name))
+            .filter(|name| !control.leases.holds(name) && !control.leases.settled_lately(name))
+            .cloned()
+            .collect();
         (self.locked, self.changed, self.checked_at) = (locked, changed, Instant::now());
-        if unlocked.is_empty() {
-            return Ok(unlocked);
+        if vanished.is_empty() {
+            return Ok(vanished);
         }
+        core.kind.sort(&mut vanished);
         // An acknowledged item went with its lock; an abandoned one stayed.
-        let paths: Vec<String> = unlocked.iter().map(|name| path::join(&core.path, name)).collect();
-        let found = core.client.exists_many(&paths)?;
-        let abandoned: Vec<String> = unlocked
+        let paths: Vec<String> = vanished.iter().map(|name| path::join(&core.path, name)).collect();
+        let found = core.client.read_many_with(&paths, Opts::new())?;
+        let abandoned: Vec<String> = vanished
             .into_iter()
             .zip(found)
-            .filter_map(|(name, stat)| matches!(stat, Ok(Some(_))).then_some(name))
+            .filter_map(|(name, read)| (!matches!(read, Err(Error::NoNode { .. }))).then_some(name))
             .collect();
         if !abandoned.is_empty() {
             log::info!(
-                "queue {}: {} item(s) unlocked by a consumer that is gone; taking them first",
+                "queue {}: {} item(s) unlocked by a consumer that is gone or let them go; taking them first",
                 core.path,
                 abandoned.len()
             );
