@@ -142,7 +142,13 @@ impl TestingCluster {
             // An election's wait between vote checks backs off up to 60 s by
             // default; on a loaded test machine that can stall a new leader
             // for a minute after the old one dies.
-            system_properties: vec!["-Dzookeeper.fastleader.maxNotificationInterval=2000".to_owned()],
+            // A member cut off from its quorum serves read-only clients, as
+            // production ensembles often let it, so a client's refusal of a
+            // read-only server can be tested.
+            system_properties: vec![
+                "-Dzookeeper.fastleader.maxNotificationInterval=2000".to_owned(),
+                "-Dreadonlymode.enabled=true".to_owned(),
+            ],
             cfg: &m.cfg,
             root: &m.dir,
             data_dir: self.root.path(),
@@ -210,6 +216,21 @@ impl TestingCluster {
             let addr = launch::loopback(self.members[i].client_port);
             probe::four_letter_word(addr, "srvr", Duration::from_secs(1)).is_ok_and(|r| r.contains("Mode: leader"))
         })
+    }
+
+    /// Whether a member serves read-only now, as its `isro` reply says: it
+    /// lost its quorum and serves only clients that ask for read-only
+    /// sessions (the members run with `readonlymode.enabled`).
+    ///
+    /// ``` no_run
+    /// use zk_queue::testing::TestingCluster;
+    /// let cluster = TestingCluster::start(3)?;
+    /// assert!(!cluster.is_read_only(0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn is_read_only(&self, member: usize) -> bool {
+        let addr = launch::loopback(self.members[member].client_port);
+        probe::four_letter_word(addr, "isro", Duration::from_secs(1)).is_ok_and(|r| r.trim() == "ro")
     }
 
     /// Waits up to `timeout` for a member to lead, as [`leader`](Self::leader)

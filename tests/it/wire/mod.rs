@@ -13,11 +13,14 @@
 //!   session going on.
 //! - `older_servers`: a client told that its server lacks multi-reads or
 //!   persistent watches (ZooKeeper before 3.6), under real queue traffic.
+//! - `read_only`: a member cut off from its quorum, serving read-only, is
+//!   refused.
 
 mod chroot;
 mod create_modes;
 mod lost_replies;
 mod older_servers;
+mod read_only;
 mod requests;
 
 use std::time::{Duration, Instant};
