@@ -14,6 +14,7 @@
 //! ```
 
 mod leader;
+mod names;
 mod simple;
 
 pub use leader::{LeaderLatch, LeaderLatchBuilder, Leadership, Participant};

@@ -1,17 +1,22 @@
-//! The node names of Curator's `LeaderLatch`, which this latch shares.
+//! The node names Curator's coordination recipes share: its `LeaderLatch`
+//! (`latch-`) and its locks (`lock-`).
 //!
-//! Each participant is an `EPHEMERAL_SEQUENTIAL` child of the latch path
-//! named `_c_<UUID>-latch-<sequence>`: Curator's protected name, whose random
-//! UUID lets a participant find its node again after a create whose reply
-//! was lost. Its data is the participant's id in UTF-8. Participants are
-//! ordered by what follows the last `latch-` of their names, compared as
-//! text (Curator's `StandardLockInternalsDriver.fixForSorting`); the first
-//! is the leader.
+//! Each participant is an `EPHEMERAL_SEQUENTIAL` child of the recipe's path
+//! named `_c_<UUID>-<lock name><sequence>`: Curator's protected name
+//! (`ProtectedUtils`), whose random UUID lets a participant find its node
+//! again after a create whose reply was lost. Participants are ordered by
+//! what follows the last lock name in their names, compared as text
+//! (Curator's `StandardLockInternalsDriver.fixForSorting`); the first leads,
+//! or holds the lock.
 
 use crate::naming::random_uuid;
 
-/// What every participant's name has before its sequence.
-pub(crate) const LOCK_NAME: &str = "latch-";
+/// The lock name of Curator's `LeaderLatch` participants.
+pub(crate) const LATCH: &str = "latch-";
+
+/// The lock name of Curator's `InterProcessMutex` (and of the locks and
+/// semaphores built on it).
+pub(crate) const LOCK: &str = "lock-";
 
 /// Curator's mark of a protected name.
 const PROTECTED_MARK: &str = "_c_";
@@ -24,23 +29,24 @@ pub(crate) fn protected_prefix() -> String {
 
 /// The name to create a participant's node with (the server appends the
 /// sequence).
-pub(crate) fn node_name(protected_prefix: &str) -> String {
-    format!("{protected_prefix}{LOCK_NAME}")
+pub(crate) fn node_name(protected_prefix: &str, lock_name: &str) -> String {
+    format!("{protected_prefix}{lock_name}")
 }
 
 /// What a participant's place in the order is decided by: its name after
-/// the last `latch-`, or the whole name if it has none.
-pub(crate) fn sort_key(name: &str) -> &str {
-    match name.rfind(LOCK_NAME) {
-        Some(at) => &name[at + LOCK_NAME.len()..],
+/// the last `lock_name`, or the whole name if it has none.
+pub(crate) fn sort_key<'a>(name: &'a str, lock_name: &str) -> &'a str {
+    match name.rfind(lock_name) {
+        Some(at) => &name[at + lock_name.len()..],
         None => name,
     }
 }
 
-/// The children of a latch path in participant order, the leader first.
-pub(crate) fn sorted(mut children: Vec<String>) -> Vec<String> {
+/// The children of a recipe's path in participant order, the first (who
+/// leads or holds) first.
+pub(crate) fn sorted(mut children: Vec<String>, lock_name: &str) -> Vec<String> {
     // Stable, as Java's sort is, for names whose keys are equal.
-    children.sort_by(|a, b| sort_key(a).cmp(sort_key(b)));
+    children.sort_by(|a, b| sort_key(a, lock_name).cmp(sort_key(b, lock_name)));
     children
 }
 
@@ -64,7 +70,7 @@ mod tests {
             "latch-0000000003".to_owned(),
         ];
         assert_eq!(
-            sorted(children),
+            sorted(children, LATCH),
             vec![
                 "_c_cccc-latch-0000000001",
                 "_c_bbbb-latch-0000000002",
@@ -72,8 +78,10 @@ mod tests {
                 "_c_aaaa-latch-0000000010"
             ]
         );
-        assert_eq!(sort_key("_c_x-latch-latch-0000000007"), "0000000007");
-        assert_eq!(sort_key("foreign"), "foreign");
-        assert_eq!(node_name("_c_x-"), "_c_x-latch-");
+        assert_eq!(sort_key("_c_x-latch-latch-0000000007", LATCH), "0000000007");
+        assert_eq!(sort_key("foreign", LATCH), "foreign");
+        assert_eq!(node_name("_c_x-", LATCH), "_c_x-latch-");
+        assert_eq!(sort_key("_c_0f-lock-0000000042", LOCK), "0000000042");
+        assert_eq!(node_name("_c_x-", LOCK), "_c_x-lock-");
     }
 }
