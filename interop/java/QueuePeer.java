@@ -140,6 +140,7 @@ public final class QueuePeer {
         MODES.put("simple-take", QueuePeer::simpleTake);
         CuratorModes.register(MODES);
         LatchModes.register(MODES);
+        MutexModes.register(MODES);
         ShardModes.register(MODES);
     }
 

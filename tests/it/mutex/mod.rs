@@ -1,13 +1,15 @@
 //! `Mutex` against a real server: exclusion, order, reentrancy, leases,
 //! watches and fencing tokens (`exclusion`); deadlines, session expiry,
-//! killed holders and lost replies (`faults`).
+//! killed holders and lost replies (`faults`); and one lock shared with
+//! Curator's `InterProcessMutex` in Java (`curator`).
 
+mod curator;
 mod exclusion;
 mod faults;
 
 use std::fs::OpenOptions;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use zk_queue::{recipes::Mutex, ZkClient};
@@ -34,6 +36,10 @@ impl Ledger {
         }
     }
 
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
     fn append(&self, line: &str) {
         let mut file = OpenOptions::new()
             .create(true)
@@ -57,6 +63,14 @@ impl Ledger {
             .unwrap_or_default()
             .lines()
             .map(str::to_owned)
+            .collect()
+    }
+
+    /// The participants in the order they entered.
+    fn entries(&self) -> Vec<String> {
+        self.lines()
+            .iter()
+            .filter_map(|line| line.strip_prefix("enter ").map(str::to_owned))
             .collect()
     }
 
