@@ -281,3 +281,15 @@ impl std::fmt::Debug for Mutex {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mutex_is_shared_between_threads() {
+        fn shared<T: Send + Sync>() {}
+        shared::<Mutex>();
+        shared::<MutexBuilder>();
+    }
+}
