@@ -18,9 +18,7 @@
  */
 
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -33,12 +31,6 @@ final class MutexModes {
 
     static void register(Map<String, QueuePeer.Mode> modes) {
         modes.put("curator-mutex", MutexModes::mutex);
-    }
-
-    /** Prints one event line on stderr and flushes. */
-    private static synchronized void event(String line) {
-        System.err.println(line);
-        System.err.flush();
     }
 
     /** Appends one line to the ledger in one write. */
@@ -54,21 +46,15 @@ final class MutexModes {
         }
         Path ledger = Path.of(ledgerName);
         int holdMs = Integer.getInteger("peer.holdMs", 20);
-        int sessionTimeoutMs = Integer.getInteger("peer.sessionTimeoutMs", QueuePeer.SESSION_TIMEOUT_MS);
-        CuratorFramework client = CuratorFrameworkFactory.newClient(
-                a.connect(), sessionTimeoutMs, QueuePeer.CONNECTION_TIMEOUT_MS,
-                new ExponentialBackoffRetry(100, 10));
-        client.start();
-        client.blockUntilConnected();
-        try (client) {
+        try (CuratorFramework client = QueuePeer.connectCurator(a.connect(), QueuePeer.sessionTimeoutMs())) {
             InterProcessMutex mutex = new InterProcessMutex(client, a.path());
-            event("ready");
+            QueuePeer.event("ready");
             for (int round = 0; round < a.count(); round++) {
                 mutex.acquire();
                 try {
                     String who = a.prefix() + "." + round;
                     append(ledger, "enter " + who);
-                    event("held " + (round + 1));
+                    QueuePeer.event("held " + (round + 1));
                     Thread.sleep(holdMs);
                     append(ledger, "exit " + who);
                 } finally {
