@@ -5,13 +5,14 @@
 use std::thread;
 use std::time::Duration;
 
-use zk_queue::ZkClient;
-
-use super::{mutex, nodes, Ledger, WAIT};
+use super::{mutex, nodes, take_turns, Ledger, WAIT};
 use crate::support::client;
 use crate::support::eventually;
 use crate::support::java::{PeerCommand, PeerProcess};
 use crate::support::server::{shared_connect_string, unique_path};
+
+/// How long each participant holds the lock each time.
+const HOLD: Duration = Duration::from_millis(20);
 
 /// A Curator participant `id` on `path` that holds the lock `rounds` times
 /// for `hold` each, writing to `ledger`, once it is ready.
@@ -27,32 +28,18 @@ fn curator_participant(path: &str, id: &str, rounds: usize, hold: Duration, ledg
     peer
 }
 
-/// Holds the lock at `path` `rounds` times with `client`, writing to
-/// `ledger` as `id`.
-fn rust_rounds(client: &ZkClient, path: &str, id: &str, rounds: usize, ledger: &Ledger) {
-    let mutex = mutex(client, path);
-    for round in 0..rounds {
-        let guard = mutex.lock().unwrap();
-        let who = format!("{id}.{round}");
-        ledger.enter(&who);
-        assert!(guard.is_held());
-        thread::sleep(Duration::from_millis(20));
-        ledger.exit(&who);
-    }
-}
-
 #[test]
 fn rust_and_curator_participants_never_hold_at_once_by_a_shared_ledger() {
     let path = unique_path("mutex-curator-exclusion");
     let ledger = Ledger::new();
     let java: Vec<PeerProcess> = ["java-a", "java-b"]
         .iter()
-        .map(|id| curator_participant(&path, id, 10, Duration::from_millis(20), &ledger))
+        .map(|id| curator_participant(&path, id, 10, HOLD, &ledger))
         .collect();
     thread::scope(|s| {
         for id in ["rust-a", "rust-b", "rust-c"] {
             let (path, ledger) = (&path, &ledger);
-            s.spawn(move || rust_rounds(&client(), path, id, 10, ledger));
+            s.spawn(move || take_turns(&mutex(&client(), path), id, 10, HOLD, ledger));
         }
     });
     for peer in java {
@@ -81,10 +68,10 @@ fn acquisition_follows_arrival_order_across_languages() {
             .enumerate()
         {
             if id.starts_with("java") {
-                java.push(curator_participant(&path, id, 1, Duration::from_millis(20), &ledger));
+                java.push(curator_participant(&path, id, 1, HOLD, &ledger));
             } else {
                 let (path, ledger) = (&path, &ledger);
-                s.spawn(move || rust_rounds(&client(), path, id, 1, ledger));
+                s.spawn(move || take_turns(&mutex(&client(), path), id, 1, HOLD, ledger));
             }
             // The next arrives only once this one's node is in the line.
             eventually(WAIT, "the participant's node is in the line", || {

@@ -10,31 +10,32 @@ use std::time::Duration;
 use zk_queue::recipes::Mutex;
 use zk_queue::testing::TestingServer;
 
-use super::{mutex, nodes, Ledger, WAIT};
+use super::{mutex, nodes, take_turns, Ledger, WAIT};
 use crate::support::server::unique_path;
 use crate::support::{client, client_of, eventually, wait_for_watches};
 
-#[test]
-fn eight_clients_never_hold_at_once_by_a_shared_ledger() {
-    let path = unique_path("mutex-exclusion");
+/// Has `participants` clients, each on a thread of its own, hold a lock at
+/// a new path with `max_leases` `rounds` times for `hold` each; returns
+/// the ledger they wrote and the path.
+fn contend(participants: usize, max_leases: usize, rounds: usize, hold: Duration) -> (Ledger, String) {
+    let path = unique_path("mutex-contend");
     let ledger = Ledger::new();
     thread::scope(|s| {
-        for n in 0..8 {
+        for n in 0..participants {
             let (path, ledger) = (&path, &ledger);
             s.spawn(move || {
                 let client = client();
-                let mutex = mutex(&client, path);
-                for round in 0..5 {
-                    let guard = mutex.lock().unwrap();
-                    let who = format!("{n}.{round}");
-                    ledger.enter(&who);
-                    assert!(guard.is_held());
-                    thread::sleep(Duration::from_millis(2));
-                    ledger.exit(&who);
-                }
+                let mutex = Mutex::builder(&client, path).max_leases(max_leases).build().unwrap();
+                take_turns(&mutex, &n.to_string(), rounds, hold, ledger);
             });
         }
     });
+    (ledger, path)
+}
+
+#[test]
+fn eight_clients_never_hold_at_once_by_a_shared_ledger() {
+    let (ledger, path) = contend(8, 1, 5, Duration::from_millis(2));
     assert_eq!(ledger.check(1), (40, 1));
     assert!(nodes(&client(), &path).is_empty(), "every node is gone");
 }
@@ -101,24 +102,7 @@ fn a_thread_reacquires_at_once_and_releases_with_its_last_guard() {
 
 #[test]
 fn max_leases_lets_exactly_that_many_hold_at_once() {
-    let path = unique_path("mutex-leases");
-    let ledger = Ledger::new();
-    thread::scope(|s| {
-        for n in 0..6 {
-            let (path, ledger) = (&path, &ledger);
-            s.spawn(move || {
-                let client = client();
-                let mutex = Mutex::builder(&client, path).max_leases(3).build().unwrap();
-                for round in 0..3 {
-                    let _guard = mutex.lock().unwrap();
-                    let who = format!("{n}.{round}");
-                    ledger.enter(&who);
-                    thread::sleep(Duration::from_millis(100));
-                    ledger.exit(&who);
-                }
-            });
-        }
-    });
+    let (ledger, path) = contend(6, 3, 3, Duration::from_millis(100));
     assert_eq!(ledger.check(3), (18, 3), "three at once, never four");
 
     // Exactly three: a fourth waits until one of them lets go.

@@ -105,6 +105,19 @@ impl Ledger {
     }
 }
 
+/// Holds `mutex` `rounds` times for `hold` each, writing to `ledger` as
+/// `<id>.<round>`.
+fn take_turns(mutex: &Mutex, id: &str, rounds: usize, hold: Duration, ledger: &Ledger) {
+    for round in 0..rounds {
+        let guard = mutex.lock().unwrap();
+        let who = format!("{id}.{round}");
+        ledger.enter(&who);
+        assert!(guard.is_held(), "{who} holds");
+        std::thread::sleep(hold);
+        ledger.exit(&who);
+    }
+}
+
 /// A mutex at `path` for `client`.
 fn mutex(client: &ZkClient, path: &str) -> Mutex {
     Mutex::builder(client, path).build().unwrap()
