@@ -96,7 +96,19 @@ impl<'a> Attempt<'a> {
     /// unless it holds.
     pub(super) fn run(mut self) -> Result<Option<Acquired>> {
         let started = Instant::now();
-        let result = self.turns(started);
+        // A request's error tells how long that request waited; the call's
+        // caller wants how long the call did.
+        let result = self.turns(started).map_err(|e| match e {
+            Error::Unreachable { servers, .. } => Error::Unreachable {
+                after: started.elapsed(),
+                servers,
+            },
+            Error::Timeout { operation, .. } => Error::Timeout {
+                operation,
+                after: started.elapsed(),
+            },
+            e => e,
+        });
         if !matches!(result, Ok(Some(_))) {
             self.give_up();
         }
