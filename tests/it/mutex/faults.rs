@@ -23,6 +23,9 @@ const DEADLINE: Duration = Duration::from_secs(2);
 /// time to notice.
 const LATE_WHEN_DOWN: Duration = Duration::from_millis(200);
 
+/// How long `try_lock` may wait for a server: a second, as documented.
+const TRY_WAIT: Duration = Duration::from_secs(1);
+
 /// How late a timed call may return while the server is stalled: an answer
 /// in flight may take a second more, as documented.
 const LATE_WHEN_STALLED: Duration = Duration::from_secs(1);
@@ -49,7 +52,7 @@ fn lock_timeout_returns_unreachable_by_its_deadline_with_the_server_down_and_lea
     let (holder_client, waiter_client) = (client_of(&connect), client_of(&connect));
     let holder = mutex(&holder_client, path);
     let waiter = mutex(&waiter_client, path);
-    let _held = holder.lock().unwrap();
+    let held = holder.lock().unwrap();
     let states = waiter_client.state_listener();
     thread::scope(|s| {
         let waiting = s.spawn(|| timed_lock(&waiter, LATE_WHEN_DOWN));
@@ -64,12 +67,29 @@ fn lock_timeout_returns_unreachable_by_its_deadline_with_the_server_down_and_lea
     // Down from the start of the call, too.
     let result = timed_lock(&waiter, LATE_WHEN_DOWN);
     assert!(matches!(result, Err(Error::Unreachable { .. })), "{result:?}");
+    let started = Instant::now();
+    let result = waiter.try_lock().map(|guard| guard.is_some());
+    assert!(
+        started.elapsed() <= TRY_WAIT + LATE_WHEN_DOWN + LOAD_MARGIN,
+        "try_lock returned after {:?}",
+        started.elapsed()
+    );
+    assert!(matches!(result, Err(Error::Unreachable { .. })), "{result:?}");
+    // Letting go while the server is down does not wait for it.
+    let sessions = (holder_client.session_id().unwrap(), waiter_client.session_id().unwrap());
+    let started = Instant::now();
+    drop(held);
+    assert!(
+        started.elapsed() <= LOAD_MARGIN,
+        "the release took {:?}",
+        started.elapsed()
+    );
     server.restart().unwrap();
-    // Both sessions live on; the waiter's node goes, the holder's stays.
+    // Both sessions live on, and their nodes go: deleted in the background.
     let admin = client_of(&connect);
-    eventually(WAIT, "only the holder's node is left", || {
-        nodes(&admin, path) == [_held.node().rsplit('/').next().unwrap()]
-    });
+    eventually(WAIT, "no node is left", || nodes(&admin, path).is_empty());
+    let now = (holder_client.session_id().unwrap(), waiter_client.session_id().unwrap());
+    assert_eq!(now, sessions, "no session expired");
 }
 
 #[test]
