@@ -182,6 +182,46 @@ fn a_holder_whose_session_expires_is_told_before_another_holds() {
 }
 
 #[test]
+fn a_holder_whose_node_is_deleted_is_told_and_the_next_waiter_holds() {
+    let path = unique_path("mutex-node-deleted");
+    let (a, b) = (client(), client());
+    let (holder, next) = (mutex(&a, &path), mutex(&b, &path));
+    let guard = holder.lock().unwrap();
+    let lost = guard.lost();
+    thread::scope(|s| {
+        let waiting = s.spawn(|| next.lock().unwrap().token());
+        eventually(WAIT, "the next participant waits", || nodes(&b, &path).len() == 2);
+        b.delete(guard.node(), None).unwrap();
+        assert_eq!(
+            lost.recv_timeout(WAIT),
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected)
+        );
+        assert!(!guard.is_held());
+        assert!(waiting.join().unwrap() > guard.token());
+    });
+}
+
+#[test]
+fn a_holder_that_was_disconnected_no_longer_counts_on_its_hold() {
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let path = unique_path("mutex-disconnected");
+    let cut_off = support::proxied_client(&proxy);
+    let holder = mutex(&cut_off, &path);
+    let guard = holder.lock().unwrap();
+    let session = cut_off.session_id().unwrap();
+    proxy.cut();
+    eventually(WAIT, "the loss is signalled", || {
+        guard.lost().try_recv() == Err(crossbeam_channel::TryRecvError::Disconnected)
+    });
+    eventually(WAIT, "reconnected", || cut_off.state().is_connected());
+    assert_eq!(cut_off.session_id().unwrap(), session, "the session lived on");
+    // The server may have expired the session meanwhile: the hold stays in doubt.
+    assert!(!guard.is_held());
+    drop(guard);
+    assert!(nodes(&client(), &path).is_empty(), "its node is deleted on drop");
+}
+
+#[test]
 fn a_create_whose_reply_was_lost_leaves_one_node_and_the_lock_is_held_once() {
     let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
     let lossy = support::proxied_client(&proxy);
