@@ -176,7 +176,7 @@ impl<'a> Attempt<'a> {
                 Err(e) if e.is_retryable() && !matches!(e, Error::SessionExpired) => {
                     self.sent = Some((session, true));
                     if let Some(found) = self.find(session)? {
-                        log::debug!("mutex {}: a create's reply was lost; found {found}", mutex.path);
+                        log::info!("mutex {}: a create's reply was lost; its node is {found}", mutex.path);
                         return Ok(self.node_at(path::join(&mutex.path, &found), session));
                     }
                 }

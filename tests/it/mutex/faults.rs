@@ -229,11 +229,19 @@ fn a_create_whose_reply_was_lost_leaves_one_node_and_the_lock_is_held_once() {
     let admin = client();
     admin.ensure_path(&path).unwrap();
     let mutex = mutex(&lossy, &path);
+    support::logs::start();
     // The create is applied, its reply lost.
     proxy.drop_reply_to(Request::Create);
     let guard = mutex.lock_timeout(WAIT).unwrap().expect("held");
     assert!(!proxy.dropping_reply(), "the fault was injected");
     let ours = guard.node().rsplit('/').next().unwrap().to_owned();
+    let found = support::logs::lines_with(&path);
+    assert!(
+        found
+            .iter()
+            .any(|l| l.message.ends_with(&format!("its node is {ours}"))),
+        "found again by its protected name: {found:?}"
+    );
     assert_eq!(nodes(&admin, &path), [ours], "one node, the one held");
     assert!(guard.is_held());
     let other = super::mutex(&admin, &path);
