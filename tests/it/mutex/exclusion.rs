@@ -201,3 +201,23 @@ fn nodes_have_curator_s_protected_lock_names_and_the_participant_s_data() {
     let data = String::from_utf8(client.get_data(guard.node()).unwrap().0).unwrap();
     assert!(data.is_empty() || data.parse::<std::net::IpAddr>().is_ok(), "{data}");
 }
+
+#[test]
+fn closing_the_client_wakes_a_blocked_lock_with_closed() {
+    let path = unique_path("mutex-closed");
+    let (holder_client, waiter_client) = (client(), client());
+    let holder = mutex(&holder_client, &path);
+    let waiter = mutex(&waiter_client, &path);
+    let _held = holder.lock().unwrap();
+    thread::scope(|s| {
+        let blocked = s.spawn(|| waiter.lock().map(|guard| guard.token()));
+        eventually(WAIT, "the waiter is in the line", || {
+            nodes(&holder_client, &path).len() == 2
+        });
+        waiter_client.close();
+        assert!(matches!(blocked.join().unwrap(), Err(zk_queue::Error::Closed)));
+    });
+    eventually(WAIT, "the closed session's node is gone", || {
+        nodes(&holder_client, &path).len() == 1
+    });
+}
