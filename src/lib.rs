@@ -77,6 +77,7 @@
 //! | many small items at high rate | `put_multi` (one node per batch) on any Curator kind, or [`QueueBuilder::coalesce_puts`] for single puts from many threads |
 //! | backlogs past ten thousand items (a ZooKeeper listing stays small) | [`QueueBuilder::build_sharded_queue`] ([`ShardedQueue`], Curator's `QueueSharder` layout) |
 //! | one process of many doing something alone | [`LeaderLatch`](recipes::LeaderLatch) (Curator's `LeaderLatch` names) |
+//! | one process of many (or N) in a critical section at a time, with fencing tokens | [`Mutex`](recipes::Mutex) (Curator's `InterProcessMutex` names) |
 //! | a bounded queue whose producers wait | [`QueueBuilder::max_items`] with `put`, `try_put` or `put_timeout` |
 //!
 //! # Sharing queues with Java

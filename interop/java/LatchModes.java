@@ -16,10 +16,8 @@
  */
 
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 
 import java.util.Map;
 
@@ -30,20 +28,8 @@ final class LatchModes {
         modes.put("curator-latch", LatchModes::latch);
     }
 
-    /** Prints one event line on stderr and flushes. */
-    private static synchronized void event(String line) {
-        System.err.println(line);
-        System.err.flush();
-    }
-
     static void latch(QueuePeer.Args a) throws Exception {
-        int sessionTimeoutMs = Integer.getInteger("peer.sessionTimeoutMs", QueuePeer.SESSION_TIMEOUT_MS);
-        CuratorFramework client = CuratorFrameworkFactory.newClient(
-                a.connect(), sessionTimeoutMs, QueuePeer.CONNECTION_TIMEOUT_MS,
-                new ExponentialBackoffRetry(100, 10));
-        client.start();
-        client.blockUntilConnected();
-        try (client) {
+        try (CuratorFramework client = QueuePeer.connectCurator(a.connect(), QueuePeer.sessionTimeoutMs())) {
             LeaderLatch latch = new LeaderLatch(client, a.path(), a.prefix());
             latch.addListener(new LeaderLatchListener() {
                 private int gained;
@@ -51,23 +37,23 @@ final class LatchModes {
 
                 @Override
                 public void isLeader() {
-                    event("leader " + (++gained));
+                    QueuePeer.event("leader " + (++gained));
                 }
 
                 @Override
                 public void notLeader() {
-                    event("not-leader " + (++lost));
+                    QueuePeer.event("not-leader " + (++lost));
                 }
             });
             latch.start();
-            event("ready");
+            QueuePeer.event("ready");
             while (latch.getOurPath() == null) {
                 Thread.sleep(10);
             }
-            event("joined");
+            QueuePeer.event("joined");
             Thread.sleep(a.count());
             latch.close();
-            event("closed");
+            QueuePeer.event("closed");
         }
     }
 }

@@ -140,6 +140,7 @@ public final class QueuePeer {
         MODES.put("simple-take", QueuePeer::simpleTake);
         CuratorModes.register(MODES);
         LatchModes.register(MODES);
+        MutexModes.register(MODES);
         ShardModes.register(MODES);
     }
 
@@ -244,12 +245,28 @@ public final class QueuePeer {
 
     /** A started Curator client, returned once connected. */
     static CuratorFramework connectCurator(String connect) throws Exception {
+        return connectCurator(connect, SESSION_TIMEOUT_MS);
+    }
+
+    /** A started Curator client with a session timeout, returned once connected. */
+    static CuratorFramework connectCurator(String connect, int sessionTimeoutMs) throws Exception {
         CuratorFramework client = CuratorFrameworkFactory.newClient(
-                connect, SESSION_TIMEOUT_MS, CONNECTION_TIMEOUT_MS,
+                connect, sessionTimeoutMs, CONNECTION_TIMEOUT_MS,
                 new ExponentialBackoffRetry(100, 10));
         client.start();
         client.blockUntilConnected();
         return client;
+    }
+
+    /** The session timeout -Dpeer.sessionTimeoutMs asks for (default 30000). */
+    static int sessionTimeoutMs() {
+        return Integer.getInteger("peer.sessionTimeoutMs", SESSION_TIMEOUT_MS);
+    }
+
+    /** Prints one event line of a mode on stderr and flushes. */
+    static synchronized void event(String line) {
+        System.err.println(line);
+        System.err.flush();
     }
 
     static void simpleOffer(Args a) throws Exception {

@@ -62,6 +62,7 @@ pub use state::ConnectionState;
 pub use stats::ClientStats;
 pub use types::{Acl, CreateMode, Op, OpResult, Perms, Stat};
 pub use watch::ChildWatch;
+pub(crate) use watch::DataWatch;
 
 pub(crate) use arrivals::Arrivals;
 pub(crate) use ops::Deleted;
@@ -340,7 +341,7 @@ impl ZkClient {
 
     /// Registers a latch to be opened on every connection-state change and on
     /// close, for as long as the guard lives.
-    pub(crate) fn wake_on_state_change(&self, latch: &Latch) -> WakerGuard<'_> {
+    pub(crate) fn wake_on_state_change(&self, latch: &Latch) -> WakerGuard {
         self.shared.wake_on_state_change(latch)
     }
 
@@ -414,14 +415,15 @@ impl WeakClient {
 pub(crate) struct Session(u64);
 
 /// Removes a latch registered by [`ZkClient::wake_on_state_change`] on drop.
-pub(crate) struct WakerGuard<'a> {
-    shared: &'a Shared,
+/// It borrows nothing, so a holder can keep it as long as it needs.
+pub(crate) struct WakerGuard {
+    hub: Arc<Hub>,
     id: u64,
 }
 
-impl Drop for WakerGuard<'_> {
+impl Drop for WakerGuard {
     fn drop(&mut self) {
-        self.shared.hub.forget(self.id);
+        self.hub.forget(self.id);
     }
 }
 
@@ -438,9 +440,12 @@ impl Shared {
 
     /// Registers a latch to be opened on every connection-state change and on
     /// close, for as long as the guard lives.
-    fn wake_on_state_change(&self, latch: &Latch) -> WakerGuard<'_> {
+    fn wake_on_state_change(&self, latch: &Latch) -> WakerGuard {
         let id = self.hub.wake_on_change(latch);
-        WakerGuard { shared: self, id }
+        WakerGuard {
+            hub: Arc::clone(&self.hub),
+            id,
+        }
     }
 
     /// Blocks until a session newer than `session` is installed, the client

@@ -196,3 +196,40 @@ impl ZkClient {
         })
     }
 }
+
+/// A one-shot watch on a node's data left by [`ZkClient::watch_data`]: it
+/// opens the caller's latch on the node's next change or deletion, or when
+/// the session ends. Dropping it removes the watch, as [`ChildWatch`] does.
+#[must_use = "a watch is removed when dropped"]
+pub(crate) struct DataWatch {
+    /// Removes the watch when dropped.
+    _registration: Registration,
+}
+
+impl ZkClient {
+    /// The node's data and stat (ZooKeeper's `getData` with a watch, as
+    /// Curator's locks watch the node before theirs), and a watch that opens
+    /// `latch` on the node's next change or deletion. A missing node is
+    /// [`Error::NoNode`](crate::Error::NoNode) and leaves no watch.
+    pub(crate) fn watch_data(&self, path: &str, latch: &Latch, opts: Opts<'_>) -> Result<(Vec<u8>, Stat, DataWatch)> {
+        path::validate(path)?;
+        let id = self.shared.link().watches().next_id();
+        let request = || {
+            let watch = WatchReg::OneShot {
+                path: path.to_owned(),
+                kind: WatchKind::Data,
+                id,
+                latch: latch.clone(),
+            };
+            (Request::GetData { path, watch: true }, Some(watch))
+        };
+        let (data, stat) = self.call("get_data", path, opts, request, |reply| match reply {
+            Reply::Data { data, stat } => Ok((data, stat)),
+            other => Err(unexpected(other, path)),
+        })?;
+        let watch = DataWatch {
+            _registration: Registration::data(self.shared.link_weak(), path, id),
+        };
+        Ok((data, stat, watch))
+    }
+}

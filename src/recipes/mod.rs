@@ -1,7 +1,8 @@
 //! Recipes on the client besides the Curator queue family: the classic
 //! queue ([`SimpleQueue`], also at the crate root) and Curator's
 //! coordination recipes, so far the [`LeaderLatch`] that sharded queues
-//! elect their leader with.
+//! elect their leader with and the distributed lock [`Mutex`] (Curator's
+//! `InterProcessMutex`).
 //!
 //! ```no_run
 //! # fn main() -> Result<(), zk_queue::Error> {
@@ -14,7 +15,10 @@
 //! ```
 
 mod leader;
+mod mutex;
+mod names;
 mod simple;
 
 pub use leader::{LeaderLatch, LeaderLatchBuilder, Leadership, Participant};
+pub use mutex::{Mutex, MutexBuilder, MutexGuard};
 pub use simple::{SimpleQueue, SimpleQueueBuilder};

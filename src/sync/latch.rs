@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use crossbeam_channel::{Receiver, Sender};
 use parking_lot::{Condvar, Mutex};
 
 /// A latch: closed when made, opened once by [`Latch::open`], waited on with a
@@ -21,6 +22,9 @@ struct Inner {
     cond: Condvar,
     /// Opened with this one.
     also: Option<Latch>,
+    /// The senders of [`Latch::receiver`]s, dropped (disconnecting their
+    /// receivers) when the latch opens.
+    senders: Mutex<Vec<Sender<()>>>,
 }
 
 impl Latch {
@@ -44,9 +48,23 @@ impl Latch {
     pub(crate) fn open(&self) {
         *self.inner.open.lock() = true;
         self.inner.cond.notify_all();
+        self.inner.senders.lock().clear();
         if let Some(also) = &self.inner.also {
             also.open();
         }
+    }
+
+    /// A channel that carries nothing and disconnects when the latch opens
+    /// (at once if it is open), for callers that select over several
+    /// signals.
+    pub(crate) fn receiver(&self) -> Receiver<()> {
+        let (sender, receiver) = crossbeam_channel::bounded(0);
+        let mut senders = self.inner.senders.lock();
+        // Checked with the senders locked: an opening after this drops it.
+        if !self.is_open() {
+            senders.push(sender);
+        }
+        receiver
     }
 
     /// Whether the latch is open.
@@ -87,6 +105,16 @@ mod tests {
         let linked = parent.chained();
         linked.open();
         assert!(parent.is_open() && linked.is_open() && !child.is_open());
+    }
+
+    #[test]
+    fn a_receiver_disconnects_when_the_latch_opens_and_at_once_after() {
+        let l = Latch::new();
+        let before = l.receiver();
+        assert_eq!(before.try_recv(), Err(crossbeam_channel::TryRecvError::Empty));
+        l.open();
+        assert_eq!(before.recv(), Err(crossbeam_channel::RecvError));
+        assert_eq!(l.receiver().recv(), Err(crossbeam_channel::RecvError));
     }
 
     #[test]

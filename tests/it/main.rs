@@ -5,7 +5,8 @@
 //! `queue` (the Curator-style queues, with Curator's own tests ported in
 //! `queue/curator`), `simple_queue` (the classic recipe), `hostile` (bad input
 //! and hostile data), `faults` (real faults and the delivery guarantees),
-//! `leader_latch` (the leader latch, with Curator's), `cli` (the `zkq` tool),
+//! `leader_latch` (the leader latch, with Curator's), `mutex` (the lock,
+//! with Curator's `InterProcessMutex`), `cli` (the `zkq` tool),
 //! `wire` (every request the client sends, checked on a real server) and
 //! `harness` (the test harness itself); `client`,
 //! `security` and `bench` are single files; `support` holds the shared helpers.
@@ -17,6 +18,7 @@ mod faults;
 mod harness;
 mod hostile;
 mod leader_latch;
+mod mutex;
 mod queue;
 mod security;
 mod simple_queue;

@@ -45,17 +45,30 @@ pub(crate) struct Registration {
     link: std::sync::Weak<Link>,
     path: String,
     id: u64,
-    persistent: bool,
+    /// The kind of a one-shot watch; `None` for a persistent one.
+    kind: Option<WatchKind>,
 }
 
 impl Registration {
-    /// The one-shot (`persistent: false`) or persistent watch `id` on `path`.
+    /// The one-shot (`persistent: false`, a child watch) or persistent watch
+    /// `id` on `path`.
     pub(crate) fn new(link: std::sync::Weak<Link>, path: &str, id: u64, persistent: bool) -> Registration {
+        let kind = (!persistent).then_some(WatchKind::Child);
         Registration {
             link,
             path: path.to_owned(),
             id,
-            persistent,
+            kind,
+        }
+    }
+
+    /// The one-shot data watch `id` on `path`.
+    pub(crate) fn data(link: std::sync::Weak<Link>, path: &str, id: u64) -> Registration {
+        Registration {
+            link,
+            path: path.to_owned(),
+            id,
+            kind: Some(WatchKind::Data),
         }
     }
 }
@@ -63,10 +76,9 @@ impl Registration {
 impl Drop for Registration {
     fn drop(&mut self) {
         let Some(link) = self.link.upgrade() else { return };
-        if self.persistent {
-            link.remove_persistent_watch(&self.path, self.id);
-        } else {
-            link.remove_child_watch(&self.path, self.id);
+        match self.kind {
+            None => link.remove_persistent_watch(&self.path, self.id),
+            Some(kind) => link.remove_one_shot_watch(&self.path, kind, self.id),
         }
     }
 }
@@ -299,11 +311,11 @@ impl Link {
         self.remove_watch(path, |watches| watches.remove_persistent(path, id));
     }
 
-    /// Removes the child watch `id` on `path`, and the server's child watch
-    /// there once it was the last watch of the client on `path`. The answer
-    /// is not waited for.
-    pub(crate) fn remove_child_watch(&self, path: &str, id: u64) {
-        self.remove_watch(path, |watches| watches.remove_one_shot(path, WatchKind::Child, id));
+    /// Removes the one-shot watch `id` of `kind` on `path`, and the server's
+    /// watch there once it was the last watch of the client on `path`. The
+    /// answer is not waited for.
+    pub(crate) fn remove_one_shot_watch(&self, path: &str, kind: WatchKind, id: u64) {
+        self.remove_watch(path, |watches| watches.remove_one_shot(path, kind, id));
     }
 
     /// Removes a registration with `remove`, which says whether the server's

@@ -2,7 +2,7 @@
 //! `LeaderLatch`, so Rust and Java participants can share one latch path.
 //!
 //! Each participant keeps one ephemeral sequential node under the latch
-//! path (Curator's names and order; see `names`); the participant whose node
+//! path (Curator's names and order; see `recipes::names`); the participant whose node
 //! comes first leads. A participant's thread watches the latch path's
 //! children, so every participant looks again when one joins or leaves
 //! (fine for the handful of participants a latch has).
@@ -13,7 +13,6 @@
 //! expired session never counts again, even while a server still holds it.
 
 mod builder;
-mod names;
 mod state;
 mod worker;
 
@@ -28,6 +27,7 @@ use state::Shared;
 use crate::client::{Opts, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
+use crate::recipes::names;
 use crate::sync::Joiner;
 
 /// A change of a participant's leadership, as its listener hears of it
@@ -237,7 +237,7 @@ impl LeaderLatch {
             Err(Error::NoNode { .. }) => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
-        let sorted = names::sorted(children);
+        let sorted = names::sorted(children, names::LATCH);
         let paths: Vec<String> = sorted.iter().map(|name| path::join(&self.shared.path, name)).collect();
         let reads = client.read_many_with(&paths, Opts::new())?;
         let mut participants = Vec::with_capacity(sorted.len());

@@ -11,11 +11,11 @@
 
 use std::time::{Duration, Instant};
 
-use super::names;
 use super::state::Shared;
 use crate::client::{ChildWatch, CreateMode, Opts, Session};
 use crate::error::{Error, Result};
 use crate::path;
+use crate::recipes::names;
 use crate::sync::{Backoff, Latch};
 
 /// The first pause after a failed round, doubling up to [`MAX_PAUSE`].
@@ -116,7 +116,7 @@ fn round(shared: &Shared, protected: &str, ours: &mut Option<Ours>, latch: &Latc
     for stray in children.iter().filter(|c| c.starts_with(protected) && **c != node.name) {
         forget(shared, &path::join(&shared.path, stray));
     }
-    let sorted = names::sorted(children);
+    let sorted = names::sorted(children, names::LATCH);
     match sorted.iter().position(|name| *name == node.name) {
         None => {
             // Deleted by someone, or its session ended on the server.
@@ -152,7 +152,7 @@ fn lost_node(shared: &Shared, ours: &mut Option<Ours>, latch: &Latch) {
 fn join(shared: &Shared, protected: &str, session: Session) -> Result<Ours> {
     let client = &shared.client;
     client.ensure_path_with(&shared.path, Opts::new().mode(CreateMode::Container).acl(&shared.acl))?;
-    let wanted = path::join(&shared.path, &names::node_name(protected));
+    let wanted = path::join(&shared.path, &names::node_name(protected, names::LATCH));
     let created = client.create_with(
         &wanted,
         shared.id.as_bytes(),

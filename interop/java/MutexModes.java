@@ -1,0 +1,66 @@
+/*
+ * MutexModes: the QueuePeer mode that takes turns at a lock with Curator's
+ * InterProcessMutex, so the Rust tests can share a lock path with it.
+ *
+ *   curator-mutex  <lockPath> <rounds> <id>
+ *
+ * Acquires an InterProcessMutex(client, lockPath) `rounds` times. While it
+ * holds, it appends "enter <id>.<round>" to the ledger file, sleeps holdMs,
+ * and appends "exit <id>.<round>" before it releases: each line one append
+ * of its own, so the lines of other writers never mix with it. Prints on
+ * stderr, each as one line: "ready" once connected, "held N" after the
+ * N-th enter, and exits 0 after the last release.
+ *
+ * Options (system properties):
+ *   -Dpeer.ledger=FILE          the ledger (required)
+ *   -Dpeer.holdMs=N             how long each hold lasts (default 20)
+ *   -Dpeer.sessionTimeoutMs=N   the client's session timeout (default 30000)
+ */
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Map;
+
+final class MutexModes {
+    private MutexModes() {}
+
+    static void register(Map<String, QueuePeer.Mode> modes) {
+        modes.put("curator-mutex", MutexModes::mutex);
+    }
+
+    /** Appends one line to the ledger in one write. */
+    private static void append(Path ledger, String line) throws Exception {
+        Files.write(ledger, (line + "\n").getBytes(StandardCharsets.UTF_8),
+                StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+    }
+
+    static void mutex(QueuePeer.Args a) throws Exception {
+        String ledgerName = System.getProperty("peer.ledger");
+        if (ledgerName == null) {
+            throw new IllegalArgumentException("-Dpeer.ledger is required");
+        }
+        Path ledger = Path.of(ledgerName);
+        int holdMs = Integer.getInteger("peer.holdMs", 20);
+        try (CuratorFramework client = QueuePeer.connectCurator(a.connect(), QueuePeer.sessionTimeoutMs())) {
+            InterProcessMutex mutex = new InterProcessMutex(client, a.path());
+            QueuePeer.event("ready");
+            for (int round = 0; round < a.count(); round++) {
+                mutex.acquire();
+                try {
+                    String who = a.prefix() + "." + round;
+                    append(ledger, "enter " + who);
+                    QueuePeer.event("held " + (round + 1));
+                    Thread.sleep(holdMs);
+                    append(ledger, "exit " + who);
+                } finally {
+                    mutex.release();
+                }
+            }
+        }
+    }
+}

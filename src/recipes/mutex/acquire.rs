@@ -1,0 +1,286 @@
+//! Taking a place in the line and waiting for the turn, as Curator's
+//! `LockInternals.attemptLock` does.
+//!
+//! An attempt creates one `EPHEMERAL_SEQUENTIAL` node with a protected name
+//! of its own (`_c_<UUID>-lock-`), fenced to the session it is sent in, then
+//! lists the lock path: the participant holds when fewer than `max_leases`
+//! nodes come before its own; otherwise it watches only the node
+//! `max_leases` places before it (a `getData` watch, as Curator's, so a
+//! release wakes one waiter, not the herd) and looks again when that node
+//! goes, or when the connection changes.
+//!
+//! A create whose reply was lost is resolved as Curator resolves it: after a
+//! `sync`, the attempt lists the lock path and looks for its protected
+//! prefix; found, that node is its own; not found, the create was not
+//! applied and is sent again, in the same session. A node of the attempt's
+//! besides its own (a create that was applied after all) is deleted when a
+//! listing shows it. A node lost with its session is replaced by a new one
+//! at the end of the line. Whatever the attempt leaves when it gives up
+//! (its deadline, or an error) is deleted, in the background if the server
+//! cannot be asked now (see `release`).
+
+use std::time::Instant;
+
+use super::release::{Leftover, Nodes};
+use super::Mutex;
+use crate::client::{CreateMode, DataWatch, Opts, Session, WakerGuard};
+use crate::error::{Error, Result};
+use crate::path;
+use crate::recipes::names;
+use crate::sync::Latch;
+
+/// A node this attempt created, in the session it was created in.
+#[derive(Clone)]
+pub(super) struct Node {
+    pub(super) path: String,
+    name: String,
+    pub(super) session: Session,
+}
+
+/// What a successful attempt holds.
+pub(super) struct Acquired {
+    pub(super) node: Node,
+    /// The node's creation zxid.
+    pub(super) czxid: i64,
+    /// Opened when the hold may be gone: the node changed or went, the
+    /// connection changed, or the session ended.
+    pub(super) lost: Latch,
+    /// The watch on the node itself, which opens `lost`.
+    pub(super) _watch: DataWatch,
+    /// Opens `lost` on every connection change.
+    pub(super) _states: WakerGuard,
+}
+
+/// What one look at the line found.
+enum Turn {
+    /// The attempt holds.
+    Ours(Box<Acquired>),
+    /// Look again.
+    Again,
+    /// Its node is gone (deleted, or with its session): join again.
+    Gone,
+    /// Not its turn, and it waits no longer.
+    NotYet,
+}
+
+/// One call's attempt at the lock.
+pub(super) struct Attempt<'a> {
+    mutex: &'a Mutex,
+    /// The start of the names of this attempt's nodes.
+    prefix: String,
+    node: Option<Node>,
+    /// The session the last create went out in, and whether a create's
+    /// outcome was unknown at some point (another node may exist).
+    sent: Option<(Session, bool)>,
+    /// When the attempt gives up; `None`: each request within the client's
+    /// request timeout, and no end to waiting for the turn.
+    deadline: Option<Instant>,
+    /// Whether it waits for its turn (`false`: `try_lock`).
+    patient: bool,
+}
+
+impl<'a> Attempt<'a> {
+    pub(super) fn new(mutex: &'a Mutex, deadline: Option<Instant>, patient: bool) -> Attempt<'a> {
+        Attempt {
+            mutex,
+            prefix: names::protected_prefix(),
+            node: None,
+            sent: None,
+            deadline,
+            patient,
+        }
+    }
+
+    /// Waits for the turn; `None` if it did not come by the deadline (or at
+    /// once, for an impatient attempt). Whatever it created is deleted
+    /// unless it holds.
+    pub(super) fn run(mut self) -> Result<Option<Acquired>> {
+        let started = Instant::now();
+        // A request's error tells how long that request waited; the call's
+        // caller wants how long the call did.
+        let result = self.turns(started).map_err(|e| match e {
+            Error::Unreachable { servers, .. } => Error::Unreachable {
+                after: started.elapsed(),
+                servers,
+            },
+            Error::Timeout { operation, .. } => Error::Timeout {
+                operation,
+                after: started.elapsed(),
+            },
+            e => e,
+        });
+        if !matches!(result, Ok(Some(_))) {
+            self.give_up();
+        }
+        result
+    }
+
+    fn turns(&mut self, started: Instant) -> Result<Option<Acquired>> {
+        let client = &self.mutex.client;
+        loop {
+            let session = client.session();
+            // A node of an earlier session went with it.
+            self.node.take_if(|node| node.session != session);
+            let node = match &self.node {
+                Some(node) => node.clone(),
+                None => match self.join(session) {
+                    Ok(node) => self.node.insert(node).clone(),
+                    Err(Error::SessionExpired) if client.session() != session => continue,
+                    Err(e) => return Err(e),
+                },
+            };
+            match self.turn(&node)? {
+                Turn::Ours(acquired) => return Ok(Some(*acquired)),
+                Turn::Again => {}
+                Turn::Gone => self.node = None,
+                Turn::NotYet => {
+                    // As every timed call: no server to ask is an error.
+                    if self.patient && !client.is_closed() && !client.state().is_connected() {
+                        return Err(client.unreachable(started.elapsed()));
+                    }
+                    return Ok(None);
+                }
+            }
+        }
+    }
+
+    /// Requests fenced to `session` within the attempt's deadline.
+    fn opts(&self, session: Session) -> Opts<'a> {
+        Opts::new().fenced(session).until(self.deadline)
+    }
+
+    /// Creates this attempt's node in `session`, or finds the one a create
+    /// whose reply was lost made.
+    fn join(&mut self, session: Session) -> Result<Node> {
+        let mutex = self.mutex;
+        let client = &mutex.client;
+        let wanted = path::join(&mutex.path, &names::node_name(&self.prefix, names::LOCK));
+        loop {
+            let unknown = self.sent.is_some_and(|(s, unknown)| s == session && unknown);
+            self.sent = Some((session, unknown));
+            let opts = self
+                .opts(session)
+                .once()
+                .mode(CreateMode::EphemeralSequential)
+                .acl(&mutex.acl);
+            match client.create_with(&wanted, &mutex.data, opts) {
+                Ok((created, _)) => return Ok(self.node_at(created, session)),
+                Err(Error::NoNode { .. }) => {
+                    // Curator's `creatingParentContainersIfNeeded`.
+                    let parent = Opts::new()
+                        .until(self.deadline)
+                        .mode(CreateMode::Container)
+                        .acl(&mutex.acl);
+                    client.ensure_path_with(&mutex.path, parent)?;
+                }
+                Err(e) if e.is_retryable() && !matches!(e, Error::SessionExpired) => {
+                    self.sent = Some((session, true));
+                    if let Some(found) = self.find(session)? {
+                        log::info!("mutex {}: a create's reply was lost; its node is {found}", mutex.path);
+                        return Ok(self.node_at(path::join(&mutex.path, &found), session));
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn node_at(&self, path: String, session: Session) -> Node {
+        let name = path::name(&path).to_owned();
+        Node { path, name, session }
+    }
+
+    /// The name of a node of this attempt's, if the lock path has one: after
+    /// a `sync`, so the server has applied every create sent before.
+    fn find(&self, session: Session) -> Result<Option<String>> {
+        let client = &self.mutex.client;
+        client.sync(&self.mutex.path, self.opts(session))?;
+        match client.get_children_with(&self.mutex.path, self.opts(session)) {
+            Ok((children, _)) => Ok(children.into_iter().find(|name| name.starts_with(&self.prefix))),
+            Err(Error::NoNode { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// One look at the line from `node`.
+    fn turn(&self, node: &Node) -> Result<Turn> {
+        let mutex = self.mutex;
+        let client = &mutex.client;
+        let children = match client.get_children_with(&mutex.path, self.opts(node.session)) {
+            Ok((children, _)) => children,
+            Err(Error::NoNode { .. } | Error::SessionExpired) => return Ok(Turn::Gone),
+            Err(e) => return Err(e),
+        };
+        let sorted = names::sorted(children, names::LOCK);
+        for stray in sorted
+            .iter()
+            .filter(|c| c.starts_with(&self.prefix) && **c != node.name)
+        {
+            let stray = Nodes::Known(path::join(&mutex.path, stray));
+            self.leftover(node.session, stray).in_background(client);
+        }
+        let Some(index) = sorted.iter().position(|name| *name == node.name) else {
+            log::info!("mutex {}: {} is gone; joining again", mutex.path, node.path);
+            return Ok(Turn::Gone);
+        };
+        if index < mutex.max_leases {
+            return self.confirm(node);
+        }
+        if !self.patient {
+            return Ok(Turn::NotYet);
+        }
+        let before = path::join(&mutex.path, &sorted[index - mutex.max_leases]);
+        let latch = Latch::new();
+        let _states = client.wake_on_state_change(&latch);
+        match client.watch_data(&before, &latch, self.opts(node.session)) {
+            Ok((_, _, _watch)) if latch.wait_until(self.deadline) => Ok(Turn::Again),
+            Ok(_) => Ok(Turn::NotYet),
+            // Released since the listing.
+            Err(Error::NoNode { .. }) => Ok(Turn::Again),
+            Err(Error::SessionExpired) => Ok(Turn::Gone),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The node's turn has come: watches it, so the holder hears of its
+    /// loss, and reads its creation zxid. Any connection change on the way
+    /// means looking again.
+    fn confirm(&self, node: &Node) -> Result<Turn> {
+        let client = &self.mutex.client;
+        let lost = Latch::new();
+        let states = client.wake_on_state_change(&lost);
+        let (_, stat, watch) = match client.watch_data(&node.path, &lost.chained(), self.opts(node.session)) {
+            Ok(read) => read,
+            Err(Error::NoNode { .. } | Error::SessionExpired) => return Ok(Turn::Gone),
+            Err(e) => return Err(e),
+        };
+        if lost.is_open() || !client.is_live(node.session) || !client.state().is_connected() {
+            return Ok(Turn::Again);
+        }
+        Ok(Turn::Ours(Box::new(Acquired {
+            node: node.clone(),
+            czxid: stat.czxid,
+            lost,
+            _watch: watch,
+            _states: states,
+        })))
+    }
+
+    fn leftover(&self, session: Session, nodes: Nodes) -> Leftover {
+        Leftover {
+            lock_path: self.mutex.path.clone(),
+            session,
+            nodes,
+        }
+    }
+
+    /// Deletes whatever this attempt may have left.
+    fn give_up(&self) {
+        let Some((session, unknown)) = self.sent else { return };
+        let nodes = match &self.node {
+            Some(node) if !unknown && node.session == session => Nodes::Known(node.path.clone()),
+            _ => Nodes::Prefixed(self.prefix.clone()),
+        };
+        self.leftover(session, nodes).release(&self.mutex.client, self.deadline);
+    }
+}

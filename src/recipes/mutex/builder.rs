@@ -1,0 +1,180 @@
+//! The consuming builder of [`Mutex`].
+
+use std::net::{IpAddr, ToSocketAddrs};
+
+use super::Mutex;
+use crate::client::{Acl, ZkClient};
+use crate::error::{Error, Result};
+use crate::path;
+
+/// Builds a [`Mutex`]; made by [`Mutex::builder`] or [`MutexBuilder::new`].
+///
+/// ```no_run
+/// # fn main() -> Result<(), zk_queue::Error> {
+/// use zk_queue::{ZkClient, recipes::Mutex};
+/// let client = ZkClient::connect("127.0.0.1:2181")?;
+/// let mutex = Mutex::builder(&client, "/locks/report")
+///     .data("report-writer-1")
+///     .max_leases(1)
+///     .build()?;
+/// # Ok(())
+/// # }
+/// ```
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct MutexBuilder {
+    client: ZkClient,
+    path: String,
+    data: Option<Vec<u8>>,
+    max_leases: usize,
+    acl: Option<Vec<Acl>>,
+}
+
+impl MutexBuilder {
+    /// A builder of a lock at `path` for `client`, with the defaults below.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let mutex = zk_queue::recipes::MutexBuilder::new(&client, "/locks/report").build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn new(client: &ZkClient, path: &str) -> MutexBuilder {
+        MutexBuilder {
+            client: client.clone(),
+            path: path.to_owned(),
+            data: None,
+            max_leases: 1,
+            acl: None,
+        }
+    }
+
+    /// The data of this participant's nodes, which every participant (and
+    /// Curator's `getParticipantNodes` readers) can read. Defaults to what
+    /// Curator writes: this host's IP address as text (the first address
+    /// its name resolves to, IPv4 first), or nothing if it has none.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let mutex = zk_queue::recipes::Mutex::builder(&client, "/locks/report").data("host-a:8080").build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn data(mut self, data: impl Into<Vec<u8>>) -> Self {
+        self.data = Some(data.into());
+        self
+    }
+
+    /// How many participants may hold the lock at once: a participant holds
+    /// when fewer than this many nodes come before its own (Curator's
+    /// `maxLeases`, which its semaphores set). Every participant of a path
+    /// must use the same number. Defaults to 1, a mutex.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// // At most three report writers at a time.
+    /// let mutex = zk_queue::recipes::Mutex::builder(&client, "/locks/report").max_leases(3).build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn max_leases(mut self, max_leases: usize) -> Self {
+        self.max_leases = max_leases;
+        self
+    }
+
+    /// The ACL of the lock path (if it is created) and of this participant's
+    /// nodes. Defaults to the client's default ACL.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// use zk_queue::client::Acl;
+    /// let mutex = zk_queue::recipes::Mutex::builder(&client, "/locks/report").acl(vec![Acl::anyone_all()]).build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn acl(mut self, acl: Vec<Acl>) -> Self {
+        self.acl = Some(acl);
+        self
+    }
+
+    /// Validates the settings and makes the lock; nothing is sent to the
+    /// server until it is first acquired (which creates the lock path if it
+    /// is missing, as a container node, as Curator does).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let mutex = zk_queue::recipes::Mutex::builder(&client, "/locks/report").build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidPath`] for a path that is not valid, or is the root;
+    /// [`Error::InvalidArgument`] for `max_leases` 0 or an empty ACL;
+    /// [`Error::Closed`] if the client is closed.
+    pub fn build(self) -> Result<Mutex> {
+        path::validate(&self.path)?;
+        if self.path == "/" {
+            return Err(Error::InvalidPath {
+                path: self.path,
+                reason: "a lock needs a path of its own, not the root",
+            });
+        }
+        if self.max_leases == 0 {
+            return Err(Error::InvalidArgument("max_leases must be at least 1".into()));
+        }
+        if self.acl.as_ref().is_some_and(Vec::is_empty) {
+            return Err(Error::InvalidArgument("the acl of a lock must not be empty".into()));
+        }
+        if self.client.is_closed() {
+            return Err(Error::Closed);
+        }
+        let acl = self.acl.unwrap_or_else(|| self.client.default_acl().to_vec());
+        let data = self.data.unwrap_or_else(local_address);
+        Ok(Mutex::new(self.client, self.path, data, self.max_leases, acl))
+    }
+}
+
+/// Curator's default node data (`CuratorFrameworkFactory`'s local address):
+/// the host's IP address as text, or nothing.
+fn local_address() -> Vec<u8> {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .unwrap_or_default();
+    let host = host.trim();
+    if host.is_empty() {
+        return Vec::new();
+    }
+    let Ok(addresses) = (host, 0).to_socket_addrs() else {
+        return Vec::new();
+    };
+    let addresses: Vec<IpAddr> = addresses.map(|a| a.ip()).collect();
+    let first = addresses.iter().find(|ip| ip.is_ipv4()).or(addresses.first());
+    first.map(|ip| ip.to_string().into_bytes()).unwrap_or_default()
+}
+
+impl std::fmt::Debug for MutexBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MutexBuilder")
+            .field("path", &self.path)
+            .field("data", &self.data.as_deref().map(String::from_utf8_lossy))
+            .field("max_leases", &self.max_leases)
+            .field("acl", &self.acl)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::local_address;
+
+    #[test]
+    fn the_default_data_is_an_ip_address_or_nothing() {
+        let data = String::from_utf8(local_address()).unwrap();
+        assert!(data.is_empty() || data.parse::<std::net::IpAddr>().is_ok(), "{data}");
+    }
+}

@@ -1,0 +1,228 @@
+//! [`MutexGuard`]: one acquisition of a [`Mutex`], and the hold it shares
+//! with the other guards of its thread.
+
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use crossbeam_channel::Receiver;
+
+use super::acquire::Acquired;
+use super::release::{Leftover, Nodes};
+use super::Mutex;
+use crate::client::TRY_WAIT;
+
+/// A thread's hold of the lock: its node, and how many guards of that
+/// thread share it (Curator's `lockCount`).
+///
+/// The fencing token is the node's creation zxid, never its sequence: the
+/// server gives every transaction a larger zxid than the one before, so a
+/// holder's token is larger than every earlier holder's, also when the lock
+/// path was deleted and created again in between (which starts the
+/// sequences over).
+pub(super) struct Hold {
+    pub(super) acquired: Acquired,
+    /// The guards alive.
+    pub(super) count: AtomicUsize,
+}
+
+impl Hold {
+    pub(super) fn new(acquired: Acquired) -> Hold {
+        Hold {
+            acquired,
+            count: AtomicUsize::new(1),
+        }
+    }
+
+    /// Whether the hold is still certain: nothing opened its loss latch, its
+    /// session is live and the client connected.
+    fn is_held(&self, mutex: &Mutex) -> bool {
+        let client = &mutex.client;
+        !self.acquired.lost.is_open() && client.is_live(self.acquired.node.session) && client.state().is_connected()
+    }
+
+    /// Ends the hold: tells those waiting for its loss, and deletes its node
+    /// (in the background if the server cannot be asked now).
+    pub(super) fn end(&self, mutex: &Mutex) {
+        self.acquired.lost.open();
+        let node = &self.acquired.node;
+        log::debug!("mutex {}: releasing {}", mutex.path, node.path);
+        Leftover {
+            lock_path: mutex.path.clone(),
+            session: node.session,
+            nodes: Nodes::Known(node.path.clone()),
+        }
+        .release(&mutex.client, Some(Instant::now() + TRY_WAIT));
+    }
+}
+
+/// One acquisition of a [`Mutex`]: the lock is held (by this thread) while a
+/// guard of it lives, and released when the thread's last guard drops.
+///
+/// A guard belongs to the thread that acquired it (it is not `Send`), as
+/// Curator's locks belong to their thread: the same thread acquiring again
+/// gets another guard on the same node, and the node is deleted when the
+/// last of them drops. Dropping never waits longer than a short bound
+/// (about a second); a node that cannot be deleted by then is deleted in
+/// the background, or goes with its session.
+///
+/// ```no_run
+/// # fn main() -> Result<(), zk_queue::Error> {
+/// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+/// let mutex = zk_queue::recipes::Mutex::builder(&client, "/locks/report").build()?;
+/// {
+///     let guard = mutex.lock()?;
+///     println!("holding with token {}", guard.token());
+/// } // released here
+/// # Ok(())
+/// # }
+/// ```
+#[must_use = "the lock is released as soon as the guard is dropped"]
+pub struct MutexGuard<'a> {
+    mutex: &'a Mutex,
+    hold: Arc<Hold>,
+    /// Not `Send`: the hold belongs to the thread that acquired it.
+    _thread: PhantomData<std::sync::MutexGuard<'static, ()>>,
+}
+
+impl<'a> MutexGuard<'a> {
+    pub(super) fn new(mutex: &'a Mutex, hold: Arc<Hold>) -> MutexGuard<'a> {
+        MutexGuard {
+            mutex,
+            hold,
+            _thread: PhantomData,
+        }
+    }
+
+    /// The fencing token of this hold: the creation zxid of its node. Every
+    /// later holder's token is larger, also across the lock path being
+    /// deleted and created again; guards of one thread's hold share it. Pass
+    /// it with every write to a store the lock protects, and have the store
+    /// refuse a token smaller than the largest it has seen: a holder that
+    /// lost the lock unawares (a long pause, an expired session) can then do
+    /// no harm.
+    ///
+    /// ```
+    /// use zk_queue::recipes::Mutex;
+    ///
+    /// /// A store that refuses writes with a token older than one it has seen.
+    /// struct Store {
+    ///     highest: u64,
+    ///     value: String,
+    /// }
+    ///
+    /// impl Store {
+    ///     fn write(&mut self, token: u64, value: &str) -> Result<(), String> {
+    ///         if token < self.highest {
+    ///             return Err(format!("stale token {token}: {} has written since", self.highest));
+    ///         }
+    ///         self.highest = token;
+    ///         self.value = value.to_owned();
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// /// The work the lock guards: every write carries the hold's token.
+    /// fn update(mutex: &Mutex, store: &mut Store, value: &str) -> Result<(), Box<dyn std::error::Error>> {
+    ///     let guard = mutex.lock()?;
+    ///     store.write(guard.token(), value)?;
+    ///     Ok(())
+    /// }
+    ///
+    /// let mut store = Store { highest: 0, value: String::new() };
+    /// // A holder whose session expired during a long pause (token 0x100)
+    /// // wakes up after the next holder (token 0x200) wrote: refused.
+    /// store.write(0x200, "balance=10").unwrap();
+    /// assert!(store.write(0x100, "balance=99").is_err());
+    /// assert_eq!(store.value, "balance=10");
+    /// ```
+    pub fn token(&self) -> u64 {
+        // Zxids are never negative.
+        u64::try_from(self.hold.acquired.czxid).unwrap_or(0)
+    }
+
+    /// Whether the lock is certainly still held: its node exists and has not
+    /// changed, in the session that created it, and the client has stayed
+    /// connected since. False for good once the hold is in doubt (the
+    /// connection dropped, so the server may be expiring the session and
+    /// another participant may hold), as Curator advises to treat
+    /// `SUSPENDED`; the guard then only releases what is left when dropped.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// # let mutex = zk_queue::recipes::Mutex::builder(&client, "/locks/report").build()?;
+    /// let guard = mutex.lock()?;
+    /// for step in 0..10 {
+    ///     if !guard.is_held() {
+    ///         break; // another participant may hold the lock now
+    ///     }
+    ///     println!("step {step}");
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn is_held(&self) -> bool {
+        self.hold.is_held(self.mutex)
+    }
+
+    /// A channel that disconnects when the hold is lost or in doubt (as
+    /// [`is_held`](Self::is_held) turns false) or released; it never carries
+    /// a message. Select on it beside the work the lock guards. It is told
+    /// by the client's own threads, which only signal: no user code runs on
+    /// them.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// # let mutex = zk_queue::recipes::Mutex::builder(&client, "/locks/report").build()?;
+    /// use std::time::Duration;
+    /// let guard = mutex.lock()?;
+    /// let lost = guard.lost();
+    /// let ticks = crossbeam_channel::tick(Duration::from_millis(100));
+    /// loop {
+    ///     crossbeam_channel::select! {
+    ///         recv(lost) -> _ => break, // stop: another may hold the lock
+    ///         recv(ticks) -> _ => println!("working"),
+    ///     }
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn lost(&self) -> Receiver<()> {
+        self.hold.acquired.lost.receiver()
+    }
+
+    /// The path of the lock's node this guard holds by.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// # let mutex = zk_queue::recipes::Mutex::builder(&client, "/locks/report").build()?;
+    /// let guard = mutex.lock()?;
+    /// assert!(guard.node().starts_with("/locks/report/_c_"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn node(&self) -> &str {
+        &self.hold.acquired.node.path
+    }
+}
+
+impl Drop for MutexGuard<'_> {
+    fn drop(&mut self) {
+        self.mutex.release(&self.hold);
+    }
+}
+
+impl std::fmt::Debug for MutexGuard<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MutexGuard")
+            .field("node", &self.node())
+            .field("token", &self.token())
+            .field("count", &self.hold.count.load(Ordering::Relaxed))
+            .field("is_held", &self.is_held())
+            .finish()
+    }
+}

@@ -1,0 +1,223 @@
+//! What the lock promises without faults: one holder at a time (or
+//! `max_leases`), in the order of arrival, reentrant within a thread, one
+//! watch per waiter, and fencing tokens that only grow.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex as StdMutex};
+use std::thread;
+use std::time::Duration;
+
+use zk_queue::recipes::Mutex;
+use zk_queue::testing::TestingServer;
+
+use super::{mutex, nodes, take_turns, Ledger, WAIT};
+use crate::support::server::unique_path;
+use crate::support::{client, client_of, eventually, wait_for_watches};
+
+/// Has `participants` clients, each on a thread of its own, hold a lock at
+/// a new path with `max_leases` `rounds` times for `hold` each; returns
+/// the ledger they wrote and the path.
+fn contend(participants: usize, max_leases: usize, rounds: usize, hold: Duration) -> (Ledger, String) {
+    let path = unique_path("mutex-contend");
+    let ledger = Ledger::new();
+    thread::scope(|s| {
+        for n in 0..participants {
+            let (path, ledger) = (&path, &ledger);
+            s.spawn(move || {
+                let client = client();
+                let mutex = Mutex::builder(&client, path).max_leases(max_leases).build().unwrap();
+                take_turns(&mutex, &n.to_string(), rounds, hold, ledger);
+            });
+        }
+    });
+    (ledger, path)
+}
+
+#[test]
+fn eight_clients_never_hold_at_once_by_a_shared_ledger() {
+    let (ledger, path) = contend(8, 1, 5, Duration::from_millis(2));
+    assert_eq!(ledger.check(1), (40, 1));
+    assert!(nodes(&client(), &path).is_empty(), "every node is gone");
+}
+
+#[test]
+fn waiters_hold_in_the_order_they_arrived() {
+    let path = unique_path("mutex-fifo");
+    let admin = client();
+    let first = mutex(&admin, &path);
+    let holding = first.lock().unwrap();
+    let order = Arc::new(StdMutex::new(Vec::new()));
+    thread::scope(|s| {
+        for n in 0..6 {
+            let (path, order) = (&path, Arc::clone(&order));
+            s.spawn(move || {
+                let client = client();
+                let mutex = mutex(&client, path);
+                let _guard = mutex.lock().unwrap();
+                order.lock().unwrap().push(n);
+            });
+            // The next arrives only once this one's node is in the line.
+            eventually(WAIT, "the waiter's node is in the line", || {
+                nodes(&admin, path).len() == n + 2
+            });
+        }
+        drop(holding);
+    });
+    assert_eq!(*order.lock().unwrap(), (0..6).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_thread_reacquires_at_once_and_releases_with_its_last_guard() {
+    let path = unique_path("mutex-reentrant");
+    let (client, other_client) = (client(), client());
+    let mutex = mutex(&client, &path);
+    let other = super::mutex(&other_client, &path);
+    let outer = mutex.lock().unwrap();
+    let inner = mutex.try_lock().unwrap().expect("reentrant: held at once");
+    let innermost = mutex
+        .lock_timeout(Duration::from_millis(1))
+        .unwrap()
+        .expect("reentrant");
+    assert_eq!(inner.node(), outer.node());
+    assert_eq!((inner.token(), innermost.token()), (outer.token(), outer.token()));
+    assert_eq!(nodes(&client, &path).len(), 1, "one node for the three guards");
+    drop(outer);
+    drop(innermost);
+    assert!(mutex.is_held_by_current_thread());
+    assert!(inner.is_held());
+    assert!(other.try_lock().unwrap().is_none(), "still held with one guard left");
+    let node = inner.node().to_owned();
+    drop(inner);
+    assert!(!mutex.is_held_by_current_thread());
+    assert_eq!(client.exists(&node).unwrap(), None, "the last guard deleted the node");
+    assert!(other.try_lock().unwrap().is_some());
+    // Another thread is another holder: it waits.
+    let held = mutex.lock().unwrap();
+    thread::scope(|s| {
+        let blocked = s.spawn(|| mutex.lock_timeout(Duration::from_millis(300)).unwrap().is_none());
+        assert!(blocked.join().unwrap(), "another thread does not share the hold");
+    });
+    drop(held);
+}
+
+#[test]
+fn max_leases_lets_exactly_that_many_hold_at_once() {
+    let (ledger, path) = contend(6, 3, 3, Duration::from_millis(100));
+    assert_eq!(ledger.check(3), (18, 3), "three at once, never four");
+
+    // Exactly three: a fourth waits until one of them lets go.
+    let clients: Vec<_> = (0..4).map(|_| client()).collect();
+    let leases: Vec<Mutex> = clients
+        .iter()
+        .map(|c| Mutex::builder(c, &path).max_leases(3).build().unwrap())
+        .collect();
+    let mut held: Vec<_> = leases[..3]
+        .iter()
+        .map(|m| m.try_lock().unwrap().expect("a lease"))
+        .collect();
+    assert!(leases[3].try_lock().unwrap().is_none(), "no fourth lease");
+    held.pop();
+    assert!(leases[3].try_lock().unwrap().is_some(), "a lease let go is free");
+}
+
+#[test]
+fn a_waiter_watches_only_the_node_before_it_and_a_release_wakes_only_the_next() {
+    let server = TestingServer::start().unwrap();
+    let connect = server.connect_string();
+    let path = "/lock";
+    let holder_client = client_of(&connect);
+    let holder = mutex(&holder_client, path);
+    let guard = holder.lock().unwrap();
+    // The holder watches its own node, for its loss.
+    wait_for_watches(&server, 1);
+    let clients: Vec<_> = (0..4).map(|_| client_of(&connect)).collect();
+    let woken: Vec<_> = (0..4).map(|_| Arc::new(StdMutex::new(None))).collect();
+    let done = AtomicBool::new(false);
+    thread::scope(|s| {
+        for (n, client) in clients.iter().enumerate() {
+            let (woken, done) = (Arc::clone(&woken[n]), &done);
+            s.spawn(move || {
+                let mutex = mutex(client, path);
+                let guard = mutex.lock().unwrap();
+                *woken.lock().unwrap() = Some(guard.token());
+                // Held until the test has looked.
+                while !done.load(Ordering::Acquire) {
+                    thread::sleep(Duration::from_millis(10));
+                }
+            });
+            eventually(WAIT, "the waiter joined", || nodes(&holder_client, path).len() == n + 2);
+        }
+        // One data watch per waiter, on its predecessor, and the holder's.
+        wait_for_watches(&server, 5);
+        let listings: Vec<u64> = clients.iter().map(|c| c.stats().get_children).collect();
+        drop(guard);
+        eventually(WAIT, "the next waiter holds", || woken[0].lock().unwrap().is_some());
+        let after: Vec<u64> = clients.iter().map(|c| c.stats().get_children).collect();
+        done.store(true, Ordering::Release);
+        assert!(after[0] > listings[0], "the next waiter looked again");
+        assert_eq!(after[1..], listings[1..], "no other waiter was woken");
+        assert!(woken[1..].iter().all(|w| w.lock().unwrap().is_none()));
+    });
+    assert_eq!(nodes(&holder_client, path), Vec::<String>::new());
+}
+
+#[test]
+fn the_token_grows_across_holders_and_across_the_path_deleted_and_created_again() {
+    let path = unique_path("mutex-token");
+    let (a, b) = (client(), client());
+    let (mutex_a, mutex_b) = (mutex(&a, &path), mutex(&b, &path));
+    let mut tokens = Vec::new();
+    for mutex in [&mutex_a, &mutex_b, &mutex_a] {
+        tokens.push(mutex.lock().unwrap().token());
+    }
+    // Deleted and created again, the path starts its sequences over.
+    a.delete(&path, None).unwrap();
+    let guard = mutex_b.lock().unwrap();
+    assert!(
+        guard.node().ends_with("-lock-0000000000"),
+        "the sequences started over: {}",
+        guard.node()
+    );
+    tokens.push(guard.token());
+    assert!(tokens.windows(2).all(|w| w[0] < w[1]), "tokens only grow: {tokens:?}");
+}
+
+#[test]
+fn nodes_have_curator_s_protected_lock_names_and_the_participant_s_data() {
+    let path = unique_path("mutex-names");
+    let client = client();
+    let named = Mutex::builder(&client, &path).data("worker-7").build().unwrap();
+    let guard = named.lock().unwrap();
+    let name = guard.node().rsplit('/').next().unwrap().to_owned();
+    let (prefix, sequence) = name.split_once("-lock-").expect("a lock- name");
+    let uuid = prefix.strip_prefix("_c_").expect("Curator's protected mark");
+    assert_eq!((uuid.len(), sequence.len()), (36, 10), "{name}");
+    assert_eq!(client.get_data(guard.node()).unwrap().0, b"worker-7");
+    assert_eq!(named.participant_nodes().unwrap(), vec![name]);
+    drop(guard);
+    // By default, the host's address, as Curator writes.
+    let default = mutex(&client, &path);
+    let guard = default.lock().unwrap();
+    let data = String::from_utf8(client.get_data(guard.node()).unwrap().0).unwrap();
+    assert!(data.is_empty() || data.parse::<std::net::IpAddr>().is_ok(), "{data}");
+}
+
+#[test]
+fn closing_the_client_wakes_a_blocked_lock_with_closed() {
+    let path = unique_path("mutex-closed");
+    let (holder_client, waiter_client) = (client(), client());
+    let holder = mutex(&holder_client, &path);
+    let waiter = mutex(&waiter_client, &path);
+    let _held = holder.lock().unwrap();
+    thread::scope(|s| {
+        let blocked = s.spawn(|| waiter.lock().map(|guard| guard.token()));
+        eventually(WAIT, "the waiter is in the line", || {
+            nodes(&holder_client, &path).len() == 2
+        });
+        waiter_client.close();
+        assert!(matches!(blocked.join().unwrap(), Err(zk_queue::Error::Closed)));
+    });
+    eventually(WAIT, "the closed session's node is gone", || {
+        nodes(&holder_client, &path).len() == 1
+    });
+}
