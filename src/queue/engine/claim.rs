@@ -17,12 +17,15 @@ use crate::queue::core::Core;
 use crate::queue::stats::QueueCounters;
 
 /// What claiming a window came to.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct Claimed {
     /// Items handed to the workers.
     pub(super) handed: usize,
     /// Items another consumer had taken or held (gone, or locked).
     pub(super) lost: usize,
+    /// Lock-safe: the items whose locks another consumer held, so the
+    /// scanner knows them locked (and abandoned, if their locks vanish).
+    pub(super) held_elsewhere: Vec<String>,
 }
 
 /// Claims the items named (in order) and hands those this consumer won to
@@ -165,6 +168,7 @@ pub(super) fn locked_window<T: Send + 'static>(
     // or released.
     let Taken {
         leases: locked,
+        held_elsewhere,
         failure,
     } = control.leases.take(core, lock_dir, names)?;
     let paths: Vec<String> = locked.iter().map(|(n, _)| path::join(&core.path, n)).collect();
@@ -181,6 +185,7 @@ pub(super) fn locked_window<T: Send + 'static>(
     let mut claimed = Claimed {
         handed: 0,
         lost: tried - locked.len(),
+        held_elsewhere,
     };
     for (((name, lease), item_path), read) in locked.into_iter().zip(paths).zip(reads) {
         let (data, stat) = match read {

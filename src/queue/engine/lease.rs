@@ -152,13 +152,17 @@ impl Leases {
         let created = core.client.create_many_with(&nodes, opts)?;
         let mut taken = Taken {
             leases: Vec::with_capacity(names.len()),
+            held_elsewhere: Vec::new(),
             failure: None,
         };
         for ((name, (lock_path, _)), result) in names.into_iter().zip(nodes).zip(created) {
             let lease = match result {
                 Ok((_, stat)) => Some(Lease::created(lock_path, &stat, session)),
                 // Held by another consumer.
-                Err(Error::NodeExists { .. }) => None,
+                Err(Error::NodeExists { .. }) => {
+                    taken.held_elsewhere.push(name.clone());
+                    None
+                }
                 Err(Error::NoNode { .. }) => {
                     if let Err(e) = core.ensure_nodes() {
                         taken.failure.get_or_insert(e);
@@ -259,6 +263,8 @@ impl Leases {
 pub(super) struct Taken {
     /// The items locked, in order, each with its lease.
     pub(super) leases: Vec<(String, Lease)>,
+    /// The items another consumer held the lock of.
+    pub(super) held_elsewhere: Vec<String>,
     /// The first failure met, if any.
     pub(super) failure: Option<Error>,
 }

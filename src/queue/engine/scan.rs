@@ -4,8 +4,9 @@
 //! change, a due item or the rescan interval.
 //!
 //! A lock-safe consumer also picks up abandoned items during a long pass:
-//! an item whose lock it saw in a listing of the lock directory and which
-//! stayed when that lock vanished (its holder crashed or its session
+//! an item whose lock it saw in a listing of the lock directory, or met when
+//! its own claim found the item locked, and which stayed when that lock
+//! vanished (its holder crashed or its session
 //! expired), whether the pass went by it, jumped over it or has it ahead.
 //! When the lock directory changes, the scanner lists it again (at most once
 //! per [`ABANDONED_CHECK`]) before its next window, and claims such items
@@ -269,6 +270,9 @@ fn scan<T: Send + 'static>(
         if batch.len() >= limit {
             let tried = batch.len();
             let claimed = claim_window(core, control, tx, std::mem::take(&mut batch), &mut read_ahead)?;
+            if let Some(view) = &mut locks {
+                view.also_locked(&claimed.held_elsewhere);
+            }
             handed += claimed.handed;
             match spread.after(tried, claimed.lost, window) {
                 Next::Continue => {}
@@ -332,6 +336,13 @@ impl LockView {
     /// far as this pass knows.
     fn is_locked(&self, name: &str) -> bool {
         self.locked.contains(name)
+    }
+
+    /// Notes items found locked by another consumer since the listing (a
+    /// claim met their locks): should those locks vanish with the items
+    /// left behind, they are abandoned too.
+    fn also_locked(&mut self, names: &[String]) {
+        self.locked.extend(names.iter().cloned());
     }
 
     /// If the lock directory changed since it was listed (and not within
