@@ -124,7 +124,7 @@ impl DoubleBarrierBuilder {
         if self.member_count == 0 {
             return Err(Error::InvalidArgument("member_count must be at least 1".into()));
         }
-        let id = self.id.unwrap_or_else(|| random_uuid());
+        let id = self.id.unwrap_or_else(random_uuid);
         if id.is_empty() || id == "." || id == ".." || id.contains('/') || id.contains('\0') || id == READY {
             return Err(Error::InvalidArgument(format!(
                 "a member id must be a node name other than {READY:?}: {id:?}"
@@ -135,7 +135,14 @@ impl DoubleBarrierBuilder {
         }
         let acl = self.acl.unwrap_or_else(|| self.client.default_acl().to_vec());
         let data = self.data.unwrap_or_else(local_address);
-        Ok(DoubleBarrier::new(self.client, self.path, self.member_count, id, data, acl))
+        Ok(DoubleBarrier::new(
+            self.client,
+            self.path,
+            self.member_count,
+            id,
+            data,
+            acl,
+        ))
     }
 }
 

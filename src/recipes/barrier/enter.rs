@@ -125,12 +125,20 @@ impl DoubleBarrier {
         loop {
             let create = opts.mode(CreateMode::Ephemeral).acl(&self.acl);
             match client.create_with(&self.node_path, &self.data, create) {
-                Ok((_, stat)) => return Ok(Member { session, czxid: stat.czxid }),
+                Ok((_, stat)) => {
+                    return Ok(Member {
+                        session,
+                        czxid: stat.czxid,
+                    })
+                }
                 // Curator's `creatingParentContainersIfNeeded`.
                 Err(Error::NoNode { .. }) => ensure_container(client, &self.path, &self.acl, deadline)?,
                 Err(Error::NodeExists { path }) => match client.exists_with(&self.node_path, opts)? {
                     Some(stat) if stat.ephemeral_owner == client.session_id()? => {
-                        return Ok(Member { session, czxid: stat.czxid })
+                        return Ok(Member {
+                            session,
+                            czxid: stat.czxid,
+                        })
                     }
                     Some(_) => return Err(Error::NodeExists { path }),
                     None => {}
@@ -145,7 +153,9 @@ impl DoubleBarrier {
     /// counted: it is in after all, with its node again).
     fn withdraw(&self, node: &mut Option<Member>) -> Result<bool> {
         let Some(member) = *node else { return Ok(false) };
-        let opts = Opts::new().fenced(member.session).until(Some(Instant::now() + TRY_WAIT));
+        let opts = Opts::new()
+            .fenced(member.session)
+            .until(Some(Instant::now() + TRY_WAIT));
         let withdrawn = match self.client.delete_with(&self.node_path, None, opts) {
             Ok(_) | Err(Error::NoNode { .. }) => self.client.exists_with(&self.ready_path, opts),
             Err(e) => Err(e),

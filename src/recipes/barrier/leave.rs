@@ -41,9 +41,13 @@ impl DoubleBarrier {
             let ours = members.iter().position(|name| *name == self.id);
             if node.is_some() && ours.is_none() {
                 *node = None;
-                return Err(Error::InvalidState("the member node of a double barrier was deleted by another"));
+                return Err(Error::InvalidState(
+                    "the member node of a double barrier was deleted by another",
+                ));
             }
-            let (Some(lowest), Some(highest)) = (members.first(), members.last()) else { break };
+            let (Some(lowest), Some(highest)) = (members.first(), members.last()) else {
+                break;
+            };
             if members.len() == 1 && ours.is_some() {
                 self.delete_ours(opts).map_err(|e| e.of_call_since(started))?;
                 *node = None;

@@ -37,13 +37,23 @@ fn shared_round(last: &str) {
         let (p, l) = (&path, &ledger);
         s.spawn(move || one_round(&member(&client(), p, 4, "rust-a"), "rust-a", Duration::ZERO, l));
         if last == "java" {
-            s.spawn(move || one_round(&member(&client(), p, 4, "rust-b"), "rust-b", Duration::from_millis(200), l));
+            s.spawn(move || {
+                one_round(
+                    &member(&client(), p, 4, "rust-b"),
+                    "rust-b",
+                    Duration::from_millis(200),
+                    l,
+                )
+            });
         } else {
             java.push(curator_member(p, 4, "java-b", Duration::from_millis(200), l));
         }
         eventually(WAIT, "three members are waiting", || nodes(&admin, p).len() == 3);
         thread::sleep(Duration::from_millis(800));
-        assert!(ledger.steps("entered").is_empty(), "no one enters before the fourth comes");
+        assert!(
+            ledger.steps("entered").is_empty(),
+            "no one enters before the fourth comes"
+        );
         if last == "java" {
             java.push(curator_member(p, 4, "java-b", Duration::ZERO, l));
         } else {

@@ -24,11 +24,21 @@ fn members_enter_together_once_all_came_and_leave_together_once_all_left() {
         // the slowest.
         for (n, id) in ["m0", "m1", "m2"].into_iter().enumerate() {
             let (path, ledger) = (&path, &ledger);
-            s.spawn(move || one_round(&member(&client(), path, 4, id), id, Duration::from_millis(300 * n as u64), ledger));
+            s.spawn(move || {
+                one_round(
+                    &member(&client(), path, 4, id),
+                    id,
+                    Duration::from_millis(300 * n as u64),
+                    ledger,
+                )
+            });
         }
         eventually(WAIT, "three members are waiting", || nodes(&admin, &path).len() == 3);
         thread::sleep(EARLY);
-        assert!(ledger.steps("entered").is_empty(), "no one enters before the fourth comes");
+        assert!(
+            ledger.steps("entered").is_empty(),
+            "no one enters before the fourth comes"
+        );
         let (path, ledger) = (&path, &ledger);
         s.spawn(move || one_round(&member(&client(), path, 4, "m3"), "m3", Duration::ZERO, ledger));
     });
@@ -46,14 +56,24 @@ fn a_timed_out_enter_deletes_its_node_so_the_others_are_not_let_in_one_short() {
         let stayer = s.spawn(|| member(&client(), &path, 3, "stayer").enter_timeout(Duration::from_secs(4)));
         eventually(WAIT, "the stayer is waiting", || nodes(&admin, &path) == ["stayer"]);
         let started = Instant::now();
-        assert!(!quitter.enter_timeout(Duration::from_secs(1)).unwrap(), "two of three: not in");
-        assert!(started.elapsed() <= Duration::from_secs(1) + LOAD_MARGIN, "{:?}", started.elapsed());
+        assert!(
+            !quitter.enter_timeout(Duration::from_secs(1)).unwrap(),
+            "two of three: not in"
+        );
+        assert!(
+            started.elapsed() <= Duration::from_secs(1) + LOAD_MARGIN,
+            "{:?}",
+            started.elapsed()
+        );
         assert_eq!(nodes(&admin, &path), ["stayer"], "the quitter's node is gone");
         // With the quitter's node left behind (as Curator leaves it), this
         // third member would let the stayer in.
         let third = member(&client(), &path, 3, "third");
-        assert!(!third.enter_timeout(Duration::from_secs(1)).unwrap(), "two of three: not in");
-        assert_eq!(stayer.join().unwrap().unwrap(), false, "the stayer was not let in");
+        assert!(
+            !third.enter_timeout(Duration::from_secs(1)).unwrap(),
+            "two of three: not in"
+        );
+        assert!(!stayer.join().unwrap().unwrap(), "the stayer was not let in");
     });
     assert!(nodes(&admin, &path).is_empty(), "no node and no ready");
     // The quitter takes part in a full round later.
@@ -83,10 +103,20 @@ fn a_lone_member_does_not_pass_the_next_round_after_one_that_ended_without_leave
     for c in &gone {
         c.close();
     }
-    assert_eq!(nodes(&admin, &path), ["ready"], "Curator's leftover: ready outlives its round");
+    assert_eq!(
+        nodes(&admin, &path),
+        ["ready"],
+        "Curator's leftover: ready outlives its round"
+    );
     let lone = member(&client(), &path, 2, "lone");
-    assert!(!lone.enter_timeout(Duration::from_secs(1)).unwrap(), "one of two: not in");
-    assert!(nodes(&admin, &path).is_empty(), "the stale ready is deleted, and the lone member's node");
+    assert!(
+        !lone.enter_timeout(Duration::from_secs(1)).unwrap(),
+        "one of two: not in"
+    );
+    assert!(
+        nodes(&admin, &path).is_empty(),
+        "the stale ready is deleted, and the lone member's node"
+    );
     // The next full round goes through.
     let ledger = Ledger::new();
     thread::scope(|s| {

@@ -45,7 +45,10 @@ fn others_leave_once_the_lost_members_session_ends(lost: &str) {
         for left in leaving {
             let took = left.join().unwrap();
             eprintln!("left {took:?} after the member {lost} was cut off");
-            assert!(took <= SHORT_SESSION + Duration::from_secs(1) + LOAD_MARGIN, "left {took:?} after the cut");
+            assert!(
+                took <= SHORT_SESSION + Duration::from_secs(1) + LOAD_MARGIN,
+                "left {took:?} after the cut"
+            );
         }
     });
     assert!(nodes(&admin, &path).is_empty(), "no node and no ready left");
@@ -83,7 +86,10 @@ fn enter_timeout_returns_unreachable_by_its_deadline_with_the_server_down_and_le
         let (result, took) = waiting.join().unwrap();
         eprintln!("enter_timeout({deadline:?}) returned {result:?} after {took:?}");
         assert!(matches!(result, Err(Error::Unreachable { .. })), "{result:?}");
-        assert!(took <= deadline + Duration::from_millis(200) + LOAD_MARGIN, "returned after {took:?}");
+        assert!(
+            took <= deadline + Duration::from_millis(200) + LOAD_MARGIN,
+            "returned after {took:?}"
+        );
     });
     server.restart().unwrap();
     let admin = client_of(&connect);

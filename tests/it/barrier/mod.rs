@@ -79,10 +79,16 @@ impl Ledger {
         }
         let last_arrival = self.steps("arrive").into_iter().max();
         let first_entry = self.steps("entered").into_iter().min();
-        assert!(last_arrival < first_entry, "someone entered before the last arrived:\n{all}");
+        assert!(
+            last_arrival < first_entry,
+            "someone entered before the last arrived:\n{all}"
+        );
         let last_leaving = self.steps("leaving").into_iter().max();
         let first_out = self.steps("left").into_iter().min();
-        assert!(last_leaving < first_out, "someone left before the last began leaving:\n{all}");
+        assert!(
+            last_leaving < first_out,
+            "someone left before the last began leaving:\n{all}"
+        );
     }
 }
 

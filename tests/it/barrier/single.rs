@@ -43,14 +43,24 @@ fn every_waiter_is_released_when_the_barrier_is_removed() {
         let started = Instant::now();
         assert!(!barrier.wait_timeout(Duration::from_millis(500)).unwrap());
         let took = started.elapsed();
-        assert!(took >= Duration::from_millis(500) && took <= Duration::from_millis(500) + LOAD_MARGIN, "{took:?}");
-        assert!(waiters.iter().all(|w| !w.is_finished()), "no waiter passes a set barrier");
+        assert!(
+            took >= Duration::from_millis(500) && took <= Duration::from_millis(500) + LOAD_MARGIN,
+            "{took:?}"
+        );
+        assert!(
+            waiters.iter().all(|w| !w.is_finished()),
+            "no waiter passes a set barrier"
+        );
         let removed = Instant::now();
         Barrier::new(&client(), &path).unwrap().remove_barrier().unwrap();
         for waiter in waiters {
             let released = waiter.join().unwrap();
             eprintln!("a waiter was released {:?} after the removal", released - removed);
-            assert!(released - removed <= LOAD_MARGIN, "released {:?} after", released - removed);
+            assert!(
+                released - removed <= LOAD_MARGIN,
+                "released {:?} after",
+                released - removed
+            );
         }
     });
     barrier.remove_barrier().unwrap();
@@ -68,7 +78,10 @@ fn wait_timeout_returns_unreachable_by_its_deadline_with_the_server_down() {
         let result = barrier.wait_timeout(DEADLINE);
         let took = started.elapsed();
         eprintln!("wait_timeout({DEADLINE:?}) returned {result:?} after {took:?}");
-        assert!(took <= DEADLINE + LATE_WHEN_DOWN + LOAD_MARGIN, "returned after {took:?}");
+        assert!(
+            took <= DEADLINE + LATE_WHEN_DOWN + LOAD_MARGIN,
+            "returned after {took:?}"
+        );
         result
     };
     thread::scope(|s| {
