@@ -22,10 +22,7 @@
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.Map;
 
 final class BarrierModes {
@@ -35,31 +32,21 @@ final class BarrierModes {
         modes.put("curator-double-barrier", BarrierModes::doubleBarrier);
     }
 
-    /** Appends one line to the ledger in one write. */
-    private static void append(Path ledger, String line) throws Exception {
-        Files.write(ledger, (line + "\n").getBytes(StandardCharsets.UTF_8),
-                StandardOpenOption.CREATE, StandardOpenOption.APPEND);
-    }
-
     static void doubleBarrier(QueuePeer.Args a) throws Exception {
-        String ledgerName = System.getProperty("peer.ledger");
-        if (ledgerName == null) {
-            throw new IllegalArgumentException("-Dpeer.ledger is required");
-        }
-        Path ledger = Path.of(ledgerName);
+        Path ledger = QueuePeer.ledger();
         int holdMs = Integer.getInteger("peer.holdMs", 20);
         String id = a.prefix();
         try (CuratorFramework client = QueuePeer.connectCurator(a.connect(), QueuePeer.sessionTimeoutMs())) {
             DistributedDoubleBarrier barrier = new DistributedDoubleBarrier(client, a.path(), a.count());
             QueuePeer.event("ready");
-            append(ledger, "arrive " + id);
+            QueuePeer.append(ledger, "arrive " + id);
             barrier.enter();
-            append(ledger, "entered " + id);
+            QueuePeer.append(ledger, "entered " + id);
             QueuePeer.event("entered");
             Thread.sleep(holdMs);
-            append(ledger, "leaving " + id);
+            QueuePeer.append(ledger, "leaving " + id);
             barrier.leave();
-            append(ledger, "left " + id);
+            QueuePeer.append(ledger, "left " + id);
             QueuePeer.event("left");
         }
     }

@@ -9,21 +9,13 @@ use std::time::Duration;
 use super::{member, nodes, one_round, Ledger, WAIT};
 use crate::support::client;
 use crate::support::eventually;
-use crate::support::java::{PeerCommand, PeerProcess};
-use crate::support::server::{shared_connect_string, unique_path};
+use crate::support::java::PeerProcess;
+use crate::support::server::unique_path;
 
 /// A Curator member `id` of a barrier of `members` at `path`, staying
 /// inside for `hold`, writing to `ledger`, once it is connected.
 fn curator_member(path: &str, members: usize, id: &str, hold: Duration, ledger: &Ledger) -> PeerProcess {
-    let peer = PeerCommand::new("curator-double-barrier", &shared_connect_string(), path, members)
-        .prefix(id)
-        .property("peer.ledger", ledger.path().display())
-        .property("peer.holdMs", hold.as_millis())
-        .timeout(WAIT * 2)
-        .spawn()
-        .unwrap();
-    peer.wait_for_stderr_line("ready", WAIT).unwrap();
-    peer
+    ledger.0.peer("curator-double-barrier", path, members, id, hold, WAIT)
 }
 
 /// Runs one round of four members, two in each language, the last to come

@@ -10,9 +10,6 @@ mod double;
 mod faults;
 mod single;
 
-use std::fs::OpenOptions;
-use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use zk_queue::{recipes::DoubleBarrier, ZkClient};
@@ -20,46 +17,22 @@ use zk_queue::{recipes::DoubleBarrier, ZkClient};
 /// The longest wait for anything these tests wait on.
 const WAIT: Duration = Duration::from_secs(30);
 
-/// A file that every member, in any thread or process (Rust or Java),
-/// appends to as it goes through a round: `arrive <id>` before entering,
-/// `entered <id>` once in, `leaving <id>` before leaving and `left <id>`
-/// once out; one line per write, so the lines of different writers never
-/// mix.
-struct Ledger {
-    path: PathBuf,
-    /// Keeps the directory while the ledger lives.
-    _dir: tempfile::TempDir,
-}
+/// The ledger of a round: every member, in any thread or process (Rust or
+/// Java), appends `arrive <id>` to it before entering, `entered <id>` once
+/// in, `leaving <id>` before leaving and `left <id>` once out.
+struct Ledger(crate::support::ledger::Ledger);
 
 impl Ledger {
     fn new() -> Ledger {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        Ledger {
-            path: dir.path().join("ledger"),
-            _dir: dir,
-        }
-    }
-
-    fn path(&self) -> &Path {
-        &self.path
+        Ledger(crate::support::ledger::Ledger::new())
     }
 
     fn append(&self, line: &str) {
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.path)
-            .expect("open the ledger");
-        file.write_all(format!("{line}\n").as_bytes())
-            .expect("append to the ledger");
+        self.0.append(line);
     }
 
     fn lines(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.path)
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_owned)
-            .collect()
+        self.0.lines()
     }
 
     /// The line numbers of `step` lines.
@@ -109,14 +82,4 @@ fn member(client: &ZkClient, path: &str, members: usize, id: &str) -> DoubleBarr
     DoubleBarrier::builder(client, path, members).id(id).build().unwrap()
 }
 
-/// The nodes under `path` (none if it is missing), sorted.
-fn nodes(client: &ZkClient, path: &str) -> Vec<String> {
-    match client.get_children(path) {
-        Ok((mut children, _)) => {
-            children.sort();
-            children
-        }
-        Err(zk_queue::Error::NoNode { .. }) => Vec::new(),
-        Err(e) => panic!("listing {path}: {e}"),
-    }
-}
+use crate::support::nodes;

@@ -7,9 +7,6 @@ mod curator;
 mod exclusion;
 mod faults;
 
-use std::fs::OpenOptions;
-use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use zk_queue::{recipes::Mutex, ZkClient};
@@ -17,37 +14,22 @@ use zk_queue::{recipes::Mutex, ZkClient};
 /// The longest wait for anything these tests wait on.
 const WAIT: Duration = Duration::from_secs(30);
 
-/// A file that every holder, in any thread or process (Rust or Java),
-/// appends `enter <who>` to once it holds and `exit <who>` to before it
-/// releases: one line per write, so the lines of different writers never
-/// mix.
-struct Ledger {
-    path: PathBuf,
-    /// Keeps the directory while the ledger lives.
-    _dir: tempfile::TempDir,
-}
+/// The ledger of the holders: every holder, in any thread or process (Rust
+/// or Java), appends `enter <who>` to it once it holds and `exit <who>`
+/// before it releases.
+struct Ledger(crate::support::ledger::Ledger);
 
 impl Ledger {
     fn new() -> Ledger {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        Ledger {
-            path: dir.path().join("ledger"),
-            _dir: dir,
-        }
-    }
-
-    fn path(&self) -> &Path {
-        &self.path
+        Ledger(crate::support::ledger::Ledger::new())
     }
 
     fn append(&self, line: &str) {
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.path)
-            .expect("open the ledger");
-        file.write_all(format!("{line}\n").as_bytes())
-            .expect("append to the ledger");
+        self.0.append(line);
+    }
+
+    fn lines(&self) -> Vec<String> {
+        self.0.lines()
     }
 
     fn enter(&self, who: &str) {
@@ -56,14 +38,6 @@ impl Ledger {
 
     fn exit(&self, who: &str) {
         self.append(&format!("exit {who}"));
-    }
-
-    fn lines(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.path)
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_owned)
-            .collect()
     }
 
     /// The participants in the order they entered.
@@ -123,14 +97,4 @@ fn mutex(client: &ZkClient, path: &str) -> Mutex {
     Mutex::builder(client, path).build().unwrap()
 }
 
-/// The nodes under `path` (none if it is missing).
-fn nodes(client: &ZkClient, path: &str) -> Vec<String> {
-    match client.get_children(path) {
-        Ok((mut children, _)) => {
-            children.sort();
-            children
-        }
-        Err(zk_queue::Error::NoNode { .. }) => Vec::new(),
-        Err(e) => panic!("listing {path}: {e}"),
-    }
-}
+use crate::support::nodes;
