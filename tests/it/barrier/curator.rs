@@ -6,7 +6,7 @@
 use std::thread;
 use std::time::Duration;
 
-use super::{member, nodes, one_round, Ledger, WAIT};
+use super::{member, nodes, one_round, Ledger, Round, WAIT};
 use crate::support::client;
 use crate::support::eventually;
 use crate::support::java::PeerProcess;
@@ -15,7 +15,7 @@ use crate::support::server::unique_path;
 /// A Curator member `id` of a barrier of `members` at `path`, staying
 /// inside for `hold`, writing to `ledger`, once it is connected.
 fn curator_member(path: &str, members: usize, id: &str, hold: Duration, ledger: &Ledger) -> PeerProcess {
-    ledger.0.peer("curator-double-barrier", path, members, id, hold, WAIT)
+    ledger.peer("curator-double-barrier", path, members, id, hold, WAIT)
 }
 
 /// Runs one round of four members, two in each language, the last to come

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use zk_queue::ZkClient;
 
-use super::{member, nodes, one_round, Ledger, WAIT};
+use super::{member, nodes, one_round, Ledger, Round, WAIT};
 use crate::support::server::unique_path;
 use crate::support::{client, eventually, LOAD_MARGIN};
 

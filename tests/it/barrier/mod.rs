@@ -14,37 +14,32 @@ use std::time::Duration;
 
 use zk_queue::{recipes::DoubleBarrier, ZkClient};
 
+use crate::support::ledger::Ledger;
+use crate::support::nodes;
+
 /// The longest wait for anything these tests wait on.
 const WAIT: Duration = Duration::from_secs(30);
 
-/// The ledger of a round: every member, in any thread or process (Rust or
-/// Java), appends `arrive <id>` to it before entering, `entered <id>` once
-/// in, `leaving <id>` before leaving and `left <id>` once out.
-struct Ledger(crate::support::ledger::Ledger);
-
-impl Ledger {
-    fn new() -> Ledger {
-        Ledger(crate::support::ledger::Ledger::new())
-    }
-
-    fn append(&self, line: &str) {
-        self.0.append(line);
-    }
-
-    fn lines(&self) -> Vec<String> {
-        self.0.lines()
-    }
-
+/// What the members of a round write to a ledger: every member, in any
+/// thread or process (Rust or Java), appends `arrive <id>` before entering,
+/// `entered <id>` once in, `leaving <id>` before leaving and `left <id>`
+/// once out.
+trait Round {
     /// The line numbers of `step` lines.
+    fn steps(&self, step: &str) -> Vec<usize>;
+    /// Checks that `members` went through one round together: every member
+    /// entered only after the last one arrived, and left only after the
+    /// last one began leaving.
+    fn check_round(&self, members: usize);
+}
+
+impl Round for Ledger {
     fn steps(&self, step: &str) -> Vec<usize> {
         let prefix = format!("{step} ");
         let lines = self.lines();
         (0..lines.len()).filter(|&n| lines[n].starts_with(&prefix)).collect()
     }
 
-    /// Checks that `members` went through one round together: every member
-    /// entered only after the last one arrived, and left only after the
-    /// last one began leaving.
     fn check_round(&self, members: usize) {
         let all = self.lines().join("\n");
         for step in ["arrive", "entered", "leaving", "left"] {
@@ -81,5 +76,3 @@ fn one_round(barrier: &DoubleBarrier, id: &str, hold: Duration, ledger: &Ledger)
 fn member(client: &ZkClient, path: &str, members: usize, id: &str) -> DoubleBarrier {
     DoubleBarrier::builder(client, path, members).id(id).build().unwrap()
 }
-
-use crate::support::nodes;

@@ -5,7 +5,7 @@
 use std::thread;
 use std::time::Duration;
 
-use super::{mutex, nodes, take_turns, Ledger, WAIT};
+use super::{mutex, nodes, take_turns, Ledger, Turns, WAIT};
 use crate::support::client;
 use crate::support::eventually;
 use crate::support::java::PeerProcess;
@@ -17,7 +17,7 @@ const HOLD: Duration = Duration::from_millis(20);
 /// A Curator participant `id` on `path` that holds the lock `rounds` times
 /// for `hold` each, writing to `ledger`, once it is ready.
 fn curator_participant(path: &str, id: &str, rounds: usize, hold: Duration, ledger: &Ledger) -> PeerProcess {
-    ledger.0.peer("curator-mutex", path, rounds, id, hold, WAIT)
+    ledger.peer("curator-mutex", path, rounds, id, hold, WAIT)
 }
 
 #[test]

@@ -11,27 +11,27 @@ use std::time::Duration;
 
 use zk_queue::{recipes::Mutex, ZkClient};
 
+use crate::support::ledger::Ledger;
+use crate::support::nodes;
+
 /// The longest wait for anything these tests wait on.
 const WAIT: Duration = Duration::from_secs(30);
 
-/// The ledger of the holders: every holder, in any thread or process (Rust
-/// or Java), appends `enter <who>` to it once it holds and `exit <who>`
-/// before it releases.
-struct Ledger(crate::support::ledger::Ledger);
+/// What the holders write to a ledger: every holder, in any thread or
+/// process (Rust or Java), appends `enter <who>` once it holds and
+/// `exit <who>` before it releases.
+trait Turns {
+    fn enter(&self, who: &str);
+    fn exit(&self, who: &str);
+    /// The participants in the order they entered.
+    fn entries(&self) -> Vec<String>;
+    /// Checks that at most `max` participants were inside at once, each
+    /// leaving only after it entered; returns how many entries there were
+    /// and the most inside at once.
+    fn check(&self, max: usize) -> (usize, usize);
+}
 
-impl Ledger {
-    fn new() -> Ledger {
-        Ledger(crate::support::ledger::Ledger::new())
-    }
-
-    fn append(&self, line: &str) {
-        self.0.append(line);
-    }
-
-    fn lines(&self) -> Vec<String> {
-        self.0.lines()
-    }
-
+impl Turns for Ledger {
     fn enter(&self, who: &str) {
         self.append(&format!("enter {who}"));
     }
@@ -40,7 +40,6 @@ impl Ledger {
         self.append(&format!("exit {who}"));
     }
 
-    /// The participants in the order they entered.
     fn entries(&self) -> Vec<String> {
         self.lines()
             .iter()
@@ -48,9 +47,6 @@ impl Ledger {
             .collect()
     }
 
-    /// Checks that at most `max` participants were inside at once, each
-    /// leaving only after it entered; returns how many entries there were
-    /// and the most inside at once.
     fn check(&self, max: usize) -> (usize, usize) {
         let mut inside: Vec<String> = Vec::new();
         let (mut entries, mut most) = (0, 0);
@@ -96,5 +92,3 @@ fn take_turns(mutex: &Mutex, id: &str, rounds: usize, hold: Duration, ledger: &L
 fn mutex(client: &ZkClient, path: &str) -> Mutex {
     Mutex::builder(client, path).build().unwrap()
 }
-
-use crate::support::nodes;
