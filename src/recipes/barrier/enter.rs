@@ -163,6 +163,7 @@ impl DoubleBarrier {
         match withdrawn {
             Ok(Some(ready)) if ready.czxid > member.czxid => {
                 log::info!("double barrier {}: counted as it gave up; in after all", self.path);
+                *node = None;
                 *node = Some(self.join(member.session, None)?);
                 Ok(true)
             }
