@@ -159,7 +159,8 @@ impl DoubleBarrier {
     /// entered (`true`) or `timeout` passes (`false`). A member that gives
     /// up deletes its node, so it is not counted by those who stay; if the
     /// last member came just as it gave up, and counted it, it is in after
-    /// all (`true`).
+    /// all (`true`, with its node created again: two round trips past the
+    /// deadline).
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {

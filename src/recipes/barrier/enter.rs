@@ -150,17 +150,14 @@ impl DoubleBarrier {
 
     /// Stops waiting at the deadline: deletes this member's node, then
     /// looks whether `ready` came since it was created (the member was
-    /// counted: it is in after all, with its node again).
+    /// counted: it is in after all, with its node again); one round trip,
+    /// given a second (and the grace of an answer in flight).
     fn withdraw(&self, node: &mut Option<Member>) -> Result<bool> {
         let Some(member) = *node else { return Ok(false) };
         let opts = Opts::new()
             .fenced(member.session)
             .until(Some(Instant::now() + TRY_WAIT));
-        let withdrawn = match self.client.delete_with(&self.node_path, None, opts) {
-            Ok(_) | Err(Error::NoNode { .. }) => self.client.exists_with(&self.ready_path, opts),
-            Err(e) => Err(e),
-        };
-        match withdrawn {
+        match self.client.delete_then_exists(&self.node_path, &self.ready_path, opts) {
             Ok(Some(ready)) if ready.czxid > member.czxid => {
                 log::info!("double barrier {}: counted as it gave up; in after all", self.path);
                 *node = None;

@@ -10,7 +10,7 @@ use zk_queue::Error;
 
 use super::{member, nodes, WAIT};
 use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{client, client_of, eventually, short_session_client, LOAD_MARGIN};
+use crate::support::{client, client_of, eventually, proxied_client, short_session_client, LOAD_MARGIN};
 
 /// The session timeout of `short_session_client`.
 const SHORT_SESSION: Duration = Duration::from_secs(2);
@@ -96,4 +96,55 @@ fn enter_timeout_returns_unreachable_by_its_deadline_with_the_server_down_and_le
     eventually(WAIT, "its node is deleted in the background", || {
         nodes(&admin, "/round").is_empty()
     });
+}
+
+#[test]
+fn a_member_counted_just_as_its_enter_timed_out_is_in_after_all() {
+    // The member's link is slow (each way): the last member's `ready`
+    // reaches it only after its deadline, and its delete reaches the
+    // server only after that `ready` was created. It was counted, so the
+    // other member is in with it: it must be in too, its node there.
+    const LINK: Duration = Duration::from_millis(600);
+    let deadline = Duration::from_secs(6);
+    let path = unique_path("double-barrier-counted");
+    let admin = client();
+    admin.ensure_path(&path).unwrap();
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let slow_client = proxied_client(&proxy);
+    let slow = member(&slow_client, &path, 2, "slow");
+    let last = member(&client(), &path, 2, "last");
+    proxy.set_delay(LINK);
+    thread::scope(|s| {
+        let started = Instant::now();
+        let slow_ref = &slow;
+        let entering = s.spawn(move || {
+            slow_ref
+                .enter_timeout(deadline)
+                .map(|entered| (entered, started.elapsed()))
+        });
+        eventually(WAIT, "the slow member's node is there", || {
+            nodes(&admin, &path) == ["slow"]
+        });
+        // `ready` comes at the slow member's deadline, in the middle of
+        // the window a link's delay either side of it.
+        thread::sleep(deadline.saturating_sub(started.elapsed()));
+        assert!(
+            last.enter_timeout(Duration::from_secs(1)).unwrap(),
+            "the last member counts two"
+        );
+        let (entered, took) = entering.join().unwrap().unwrap();
+        eprintln!("the slow member's enter_timeout({deadline:?}) returned {entered} after {took:?}");
+        assert!(entered, "counted, so in");
+        assert!(
+            took >= deadline,
+            "through its deadline, not by the ready event: {took:?}"
+        );
+    });
+    assert_eq!(nodes(&admin, &path), ["last", "ready", "slow"]);
+    proxy.set_delay(Duration::ZERO);
+    thread::scope(|s| {
+        s.spawn(|| slow.leave().unwrap());
+        last.leave().unwrap();
+    });
+    assert!(nodes(&admin, &path).is_empty());
 }
