@@ -39,8 +39,9 @@ pub(super) const READY: &str = "ready";
 ///   pass alone. (A Curator member arriving before a Rust member has
 ///   deleted such a `ready` still passes it.)
 ///
-/// A timed-out [`leave_timeout`](Self::leave_timeout) leaves `ready` in
-/// place (Curator's deletes it while others are still inside).
+/// A timed-out [`leave_timeout`](Self::leave_timeout) leaves `ready` to
+/// the last member out (Curator's deletes it while others are still
+/// inside).
 ///
 /// # When a member dies
 /// A member whose session ends while it waits in `enter` is counted until

@@ -39,8 +39,9 @@
 //!   member that arrives while a stale `ready` is there still passes it, as
 //!   Curator does, until a Rust member has deleted it.
 //!
-//! Also: a timed-out `leave` leaves `ready` (Curator's deletes it, letting
-//! a later member of the same round through the barrier alone), and a
+//! Also: a timed-out `leave` leaves `ready` to the last member out (Curator's
+//! deletes it while members are still inside; a stale `ready` being
+//! harmless here, `ready` has one owner, the last out), and a
 //! member that two sessions would share (the same id) is refused with
 //! [`Error::NodeExists`](crate::Error::NodeExists) instead of entering as
 //! one.
