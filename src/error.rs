@@ -257,6 +257,24 @@ impl fmt::Display for ClientError {
 impl std::error::Error for ClientError {}
 
 impl Error {
+    /// The error of a call that started at `started` from its last
+    /// request's: an [`Unreachable`](Error::Unreachable) or
+    /// [`Timeout`](Error::Timeout) tells how long the call waited, not how
+    /// long that request did.
+    pub(crate) fn of_call_since(self, started: std::time::Instant) -> Error {
+        match self {
+            Error::Unreachable { servers, .. } => Error::Unreachable {
+                after: started.elapsed(),
+                servers,
+            },
+            Error::Timeout { operation, .. } => Error::Timeout {
+                operation,
+                after: started.elapsed(),
+            },
+            e => e,
+        }
+    }
+
     /// Maps the server's error `code` for a request on `path` to this
     /// crate's error.
     pub(crate) fn from_code(code: crate::client::wire::Code, path: &str) -> Error {

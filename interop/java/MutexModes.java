@@ -20,10 +20,7 @@
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.Map;
 
 final class MutexModes {
@@ -33,18 +30,8 @@ final class MutexModes {
         modes.put("curator-mutex", MutexModes::mutex);
     }
 
-    /** Appends one line to the ledger in one write. */
-    private static void append(Path ledger, String line) throws Exception {
-        Files.write(ledger, (line + "\n").getBytes(StandardCharsets.UTF_8),
-                StandardOpenOption.CREATE, StandardOpenOption.APPEND);
-    }
-
     static void mutex(QueuePeer.Args a) throws Exception {
-        String ledgerName = System.getProperty("peer.ledger");
-        if (ledgerName == null) {
-            throw new IllegalArgumentException("-Dpeer.ledger is required");
-        }
-        Path ledger = Path.of(ledgerName);
+        Path ledger = QueuePeer.ledger();
         int holdMs = Integer.getInteger("peer.holdMs", 20);
         try (CuratorFramework client = QueuePeer.connectCurator(a.connect(), QueuePeer.sessionTimeoutMs())) {
             InterProcessMutex mutex = new InterProcessMutex(client, a.path());
@@ -53,10 +40,10 @@ final class MutexModes {
                 mutex.acquire();
                 try {
                     String who = a.prefix() + "." + round;
-                    append(ledger, "enter " + who);
+                    QueuePeer.append(ledger, "enter " + who);
                     QueuePeer.event("held " + (round + 1));
                     Thread.sleep(holdMs);
-                    append(ledger, "exit " + who);
+                    QueuePeer.append(ledger, "exit " + who);
                 } finally {
                     mutex.release();
                 }

@@ -39,6 +39,9 @@ import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -141,6 +144,7 @@ public final class QueuePeer {
         CuratorModes.register(MODES);
         LatchModes.register(MODES);
         MutexModes.register(MODES);
+        BarrierModes.register(MODES);
         ShardModes.register(MODES);
     }
 
@@ -261,6 +265,24 @@ public final class QueuePeer {
     /** The session timeout -Dpeer.sessionTimeoutMs asks for (default 30000). */
     static int sessionTimeoutMs() {
         return Integer.getInteger("peer.sessionTimeoutMs", SESSION_TIMEOUT_MS);
+    }
+
+    /** The ledger file -Dpeer.ledger names (required by the modes that write one). */
+    static Path ledger() {
+        String name = System.getProperty("peer.ledger");
+        if (name == null) {
+            throw new IllegalArgumentException("-Dpeer.ledger is required");
+        }
+        return Path.of(name);
+    }
+
+    /**
+     * Appends one line to a ledger in one write, so the lines of other
+     * writers never mix with it.
+     */
+    static void append(Path ledger, String line) throws Exception {
+        Files.write(ledger, (line + "\n").getBytes(StandardCharsets.UTF_8),
+                StandardOpenOption.CREATE, StandardOpenOption.APPEND);
     }
 
     /** Prints one event line of a mode on stderr and flushes. */

@@ -121,6 +121,41 @@ impl ZkClient {
         }
     }
 
+    /// Deletes `path` (gone already is fine), then reads whether `then`
+    /// exists: the two requests are written together, and the session's
+    /// order has the read answered after the delete is applied, in one
+    /// round trip.
+    pub(crate) fn delete_then_exists(&self, path: &str, then: &str, opts: Opts<'_>) -> Result<Option<Stat>> {
+        path::validate(path)?;
+        path::validate(then)?;
+        self.run("delete", opts, |deadline, fence| {
+            let started = Instant::now();
+            let requests = vec![
+                (Request::Delete { path, version: -1 }, None),
+                (
+                    Request::Exists {
+                        path: then,
+                        watch: false,
+                    },
+                    None,
+                ),
+            ];
+            let mut pending = self.shared.link().send(requests, fence, deadline).into_iter();
+            let (Some(delete), Some(exists)) = (pending.next(), pending.next()) else {
+                return Err(Error::Closed);
+            };
+            match self.reply("delete", path, &delete, deadline, started) {
+                Ok(_) | Err(Error::NoNode { .. }) => {}
+                Err(e) => return Err(e),
+            }
+            match self.reply("exists", then, &exists, deadline, started) {
+                Ok(reply) => stat_of(reply).map(Some),
+                Err(Error::NoNode { .. }) => Ok(None),
+                Err(e) => Err(e),
+            }
+        })
+    }
+
     /// Settles `sent`, the result of a delete of `path` sent in a pipelined
     /// batch, which is never retried: a retryable failure may be a lost reply
     /// to a delete the server applied, so the delete is sent again (with

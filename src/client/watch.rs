@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::batch::{node_reads, BatchResults};
-use super::ops::unexpected;
+use super::ops::{stat_of, unexpected};
 use super::request::Opts;
 use super::session::{Registration, WatchKind, WatchReg, Watches};
 use super::wire::{Reply, Request};
@@ -231,5 +231,32 @@ impl ZkClient {
             _registration: Registration::data(self.shared.link_weak(), path, id),
         };
         Ok((data, stat, watch))
+    }
+
+    /// The node's stat, or `None` if it does not exist (ZooKeeper's `exists`
+    /// with a watch, as Curator's barriers watch their nodes), and a watch
+    /// that opens `latch` on the node's creation, next change or deletion.
+    pub(crate) fn watch_exists(&self, path: &str, latch: &Latch, opts: Opts<'_>) -> Result<(Option<Stat>, DataWatch)> {
+        path::validate(path)?;
+        let id = self.shared.link().watches().next_id();
+        let request = || {
+            let watch = WatchReg::OneShot {
+                path: path.to_owned(),
+                kind: WatchKind::Exist,
+                id,
+                latch: latch.clone(),
+            };
+            (Request::Exists { path, watch: true }, Some(watch))
+        };
+        let stat = match self.call("exists", path, opts, request, stat_of) {
+            Ok(stat) => Some(stat),
+            Err(crate::Error::NoNode { .. }) => None,
+            Err(e) => return Err(e),
+        };
+        // Removed from the registry as whichever kind the answer made it.
+        let watch = DataWatch {
+            _registration: Registration::data(self.shared.link_weak(), path, id),
+        };
+        Ok((stat, watch))
     }
 }

@@ -1,8 +1,9 @@
 //! Recipes on the client besides the Curator queue family: the classic
 //! queue ([`SimpleQueue`], also at the crate root) and Curator's
 //! coordination recipes, so far the [`LeaderLatch`] that sharded queues
-//! elect their leader with and the distributed lock [`Mutex`] (Curator's
-//! `InterProcessMutex`).
+//! elect their leader with, the distributed lock [`Mutex`] (Curator's
+//! `InterProcessMutex`), and the barriers [`Barrier`] and [`DoubleBarrier`]
+//! (Curator's `DistributedBarrier` and `DistributedDoubleBarrier`).
 //!
 //! ```no_run
 //! # fn main() -> Result<(), zk_queue::Error> {
@@ -14,11 +15,13 @@
 //! # }
 //! ```
 
+mod barrier;
 mod leader;
 mod mutex;
 mod names;
 mod simple;
 
+pub use barrier::{Barrier, DoubleBarrier, DoubleBarrierBuilder};
 pub use leader::{LeaderLatch, LeaderLatchBuilder, Leadership, Participant};
 pub use mutex::{Mutex, MutexBuilder, MutexGuard};
 pub use simple::{SimpleQueue, SimpleQueueBuilder};

@@ -5,12 +5,14 @@
 //! `queue` (the Curator-style queues, with Curator's own tests ported in
 //! `queue/curator`), `simple_queue` (the classic recipe), `hostile` (bad input
 //! and hostile data), `faults` (real faults and the delivery guarantees),
-//! `leader_latch` (the leader latch, with Curator's), `mutex` (the lock,
+//! `leader_latch` (the leader latch, with Curator's), `barrier` (the barriers, with
+//! Curator's `DistributedDoubleBarrier`), `mutex` (the lock,
 //! with Curator's `InterProcessMutex`), `cli` (the `zkq` tool),
 //! `wire` (every request the client sends, checked on a real server) and
 //! `harness` (the test harness itself); `client`,
 //! `security` and `bench` are single files; `support` holds the shared helpers.
 
+mod barrier;
 mod bench;
 mod cli;
 mod client;

@@ -98,17 +98,7 @@ impl<'a> Attempt<'a> {
         let started = Instant::now();
         // A request's error tells how long that request waited; the call's
         // caller wants how long the call did.
-        let result = self.turns(started).map_err(|e| match e {
-            Error::Unreachable { servers, .. } => Error::Unreachable {
-                after: started.elapsed(),
-                servers,
-            },
-            Error::Timeout { operation, .. } => Error::Timeout {
-                operation,
-                after: started.elapsed(),
-            },
-            e => e,
-        });
+        let result = self.turns(started).map_err(|e| e.of_call_since(started));
         if !matches!(result, Ok(Some(_))) {
             self.give_up();
         }

@@ -141,7 +141,7 @@ impl MutexBuilder {
 
 /// Curator's default node data (`CuratorFrameworkFactory`'s local address):
 /// the host's IP address as text, or nothing.
-fn local_address() -> Vec<u8> {
+pub(in crate::recipes) fn local_address() -> Vec<u8> {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .or_else(|_| std::fs::read_to_string("/etc/hostname"))
         .unwrap_or_default();

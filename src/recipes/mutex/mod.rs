@@ -25,6 +25,7 @@ use std::sync::Arc;
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
+pub(super) use builder::local_address;
 pub use builder::MutexBuilder;
 use guard::Hold;
 pub use guard::MutexGuard;

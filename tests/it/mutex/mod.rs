@@ -7,49 +7,31 @@ mod curator;
 mod exclusion;
 mod faults;
 
-use std::fs::OpenOptions;
-use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use zk_queue::{recipes::Mutex, ZkClient};
 
+use crate::support::ledger::Ledger;
+use crate::support::nodes;
+
 /// The longest wait for anything these tests wait on.
 const WAIT: Duration = Duration::from_secs(30);
 
-/// A file that every holder, in any thread or process (Rust or Java),
-/// appends `enter <who>` to once it holds and `exit <who>` to before it
-/// releases: one line per write, so the lines of different writers never
-/// mix.
-struct Ledger {
-    path: PathBuf,
-    /// Keeps the directory while the ledger lives.
-    _dir: tempfile::TempDir,
+/// What the holders write to a ledger: every holder, in any thread or
+/// process (Rust or Java), appends `enter <who>` once it holds and
+/// `exit <who>` before it releases.
+trait Turns {
+    fn enter(&self, who: &str);
+    fn exit(&self, who: &str);
+    /// The participants in the order they entered.
+    fn entries(&self) -> Vec<String>;
+    /// Checks that at most `max` participants were inside at once, each
+    /// leaving only after it entered; returns how many entries there were
+    /// and the most inside at once.
+    fn check(&self, max: usize) -> (usize, usize);
 }
 
-impl Ledger {
-    fn new() -> Ledger {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        Ledger {
-            path: dir.path().join("ledger"),
-            _dir: dir,
-        }
-    }
-
-    fn path(&self) -> &Path {
-        &self.path
-    }
-
-    fn append(&self, line: &str) {
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.path)
-            .expect("open the ledger");
-        file.write_all(format!("{line}\n").as_bytes())
-            .expect("append to the ledger");
-    }
-
+impl Turns for Ledger {
     fn enter(&self, who: &str) {
         self.append(&format!("enter {who}"));
     }
@@ -58,15 +40,6 @@ impl Ledger {
         self.append(&format!("exit {who}"));
     }
 
-    fn lines(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.path)
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_owned)
-            .collect()
-    }
-
-    /// The participants in the order they entered.
     fn entries(&self) -> Vec<String> {
         self.lines()
             .iter()
@@ -74,9 +47,6 @@ impl Ledger {
             .collect()
     }
 
-    /// Checks that at most `max` participants were inside at once, each
-    /// leaving only after it entered; returns how many entries there were
-    /// and the most inside at once.
     fn check(&self, max: usize) -> (usize, usize) {
         let mut inside: Vec<String> = Vec::new();
         let (mut entries, mut most) = (0, 0);
@@ -121,16 +91,4 @@ fn take_turns(mutex: &Mutex, id: &str, rounds: usize, hold: Duration, ledger: &L
 /// A mutex at `path` for `client`.
 fn mutex(client: &ZkClient, path: &str) -> Mutex {
     Mutex::builder(client, path).build().unwrap()
-}
-
-/// The nodes under `path` (none if it is missing).
-fn nodes(client: &ZkClient, path: &str) -> Vec<String> {
-    match client.get_children(path) {
-        Ok((mut children, _)) => {
-            children.sort();
-            children
-        }
-        Err(zk_queue::Error::NoNode { .. }) => Vec::new(),
-        Err(e) => panic!("listing {path}: {e}"),
-    }
 }

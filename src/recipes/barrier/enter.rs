@@ -1,0 +1,200 @@
+//! Entering a [`DoubleBarrier`], as Curator's `DistributedDoubleBarrier.enter`
+//! does, with two of its traps closed.
+//!
+//! A member creates its ephemeral node (named by its id), then looks at
+//! `ready` with a watch. Without `ready`, it counts the member nodes: once
+//! there are `member_count`, it creates `ready`, which lets in every member
+//! watching it; with fewer, it waits for `ready` to come (or the
+//! connection to change) and looks again.
+//!
+//! A `ready` counts for the member only if it belongs to the member's
+//! round:
+//! - created after the member's node (a larger creation zxid): the member
+//!   was there when its round was counted;
+//! - created before, while `member_count` other members are inside: the
+//!   member joins a round that is in (Curator lets such a late member in
+//!   too).
+//!
+//! Any other `ready` was left by an earlier round whose members went
+//! without leaving (Curator's `leave` is the only place it is deleted); the
+//! member deletes it, so it lets in no one of this round early, and counts.
+//!
+//! A member that stops waiting (its deadline, an error) deletes its node,
+//! so the others do not count it; deleting first and then looking at
+//! `ready` closes the race with the last member's count: a `ready` created
+//! after its node means it was counted, and it creates its node again and
+//! is in.
+
+use std::time::Instant;
+
+use super::double::{DoubleBarrier, Member, READY};
+use super::{ensure_container, unreachable_or};
+use crate::client::{CreateMode, Opts, Session, TRY_WAIT};
+use crate::error::{Error, Result};
+use crate::sync::Latch;
+
+impl DoubleBarrier {
+    /// The one implementation of entering: whether the member is in by
+    /// `deadline`.
+    pub(super) fn enter_until(&self, deadline: Option<Instant>) -> Result<bool> {
+        let started = Instant::now();
+        let mut node = self.node.lock();
+        match self.entering(&mut node, deadline) {
+            Ok(true) => Ok(true),
+            Ok(false) if self.client.state().is_connected() => self.withdraw(&mut node),
+            Ok(false) => {
+                self.abandon(&mut node);
+                unreachable_or(&self.client, started, false)
+            }
+            Err(e) => {
+                self.abandon(&mut node);
+                Err(e.of_call_since(started))
+            }
+        }
+    }
+
+    fn entering(&self, node: &mut Option<Member>, deadline: Option<Instant>) -> Result<bool> {
+        let client = &self.client;
+        loop {
+            let session = client.session();
+            // A node of an earlier session went with it.
+            node.take_if(|member| member.session != session);
+            let member = match *node {
+                Some(member) => member,
+                None => match self.join(session, deadline) {
+                    Ok(member) => *node.insert(member),
+                    Err(Error::SessionExpired) if client.session() != session => continue,
+                    Err(e) => return Err(e),
+                },
+            };
+            let woken = Latch::new();
+            let _states = client.wake_on_state_change(&woken);
+            let opts = Opts::new().fenced(session).until(deadline);
+            let (ready, _watch) = match client.watch_exists(&self.ready_path, &woken, opts) {
+                Ok(read) => read,
+                Err(Error::SessionExpired) => continue,
+                Err(e) => return Err(e),
+            };
+            if ready.is_some_and(|ready| ready.czxid > member.czxid) {
+                return Ok(true);
+            }
+            let inside = match self.members(opts) {
+                Ok(members) => members,
+                Err(Error::SessionExpired) => continue,
+                Err(e) => return Err(e),
+            };
+            match ready {
+                Some(ready) => {
+                    let others = inside.iter().filter(|name| **name != self.id).count();
+                    if others >= self.member_count {
+                        return Ok(true);
+                    }
+                    log::info!(
+                        "double barrier {}: `{READY}` was left by an earlier round ({others} other members inside, \
+                         {} wanted); deleting it",
+                        self.path,
+                        self.member_count
+                    );
+                    match client.delete_with(&self.ready_path, Some(ready.version), opts) {
+                        Ok(_) | Err(Error::NoNode { .. } | Error::BadVersion { .. } | Error::SessionExpired) => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                None if inside.len() >= self.member_count => {
+                    match client.create_with(&self.ready_path, &self.data, opts.acl(&self.acl)) {
+                        Ok(_) => return Ok(true),
+                        // Someone else counted first: look at theirs.
+                        Err(Error::NodeExists { .. } | Error::SessionExpired) => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                None => {
+                    if !woken.wait_until(deadline) {
+                        return Ok(false);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Creates this member's node in `session`, or finds the one a create
+    /// whose reply was lost made.
+    fn join(&self, session: Session, deadline: Option<Instant>) -> Result<Member> {
+        let client = &self.client;
+        let opts = Opts::new().fenced(session).until(deadline);
+        loop {
+            let create = opts.mode(CreateMode::Ephemeral).acl(&self.acl);
+            match client.create_with(&self.node_path, &self.data, create) {
+                Ok((_, stat)) => {
+                    return Ok(Member {
+                        session,
+                        czxid: stat.czxid,
+                    })
+                }
+                // Curator's `creatingParentContainersIfNeeded`.
+                Err(Error::NoNode { .. }) => ensure_container(client, &self.path, &self.acl, deadline)?,
+                Err(Error::NodeExists { path }) => match client.exists_with(&self.node_path, opts)? {
+                    Some(stat) if stat.ephemeral_owner == client.session_id()? => {
+                        return Ok(Member {
+                            session,
+                            czxid: stat.czxid,
+                        })
+                    }
+                    Some(_) => return Err(Error::NodeExists { path }),
+                    None => {}
+                },
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Stops waiting at the deadline: deletes this member's node, then
+    /// looks whether `ready` came since it was created (the member was
+    /// counted: it is in after all, with its node again); one round trip,
+    /// given a second (and the grace of an answer in flight).
+    fn withdraw(&self, node: &mut Option<Member>) -> Result<bool> {
+        let Some(member) = *node else { return Ok(false) };
+        let opts = Opts::new()
+            .fenced(member.session)
+            .until(Some(Instant::now() + TRY_WAIT));
+        match self.client.delete_then_exists(&self.node_path, &self.ready_path, opts) {
+            Ok(Some(ready)) if ready.czxid > member.czxid => {
+                log::info!("double barrier {}: counted as it gave up; in after all", self.path);
+                *node = None;
+                *node = Some(self.join(member.session, None)?);
+                Ok(true)
+            }
+            Ok(_) | Err(Error::SessionExpired) => {
+                *node = None;
+                Ok(false)
+            }
+            Err(e) => {
+                log::debug!("double barrier {}: {e}; deleting its node in the background", self.path);
+                self.abandon(node);
+                Ok(false)
+            }
+        }
+    }
+
+    /// Deletes this member's node in the background, if it may exist.
+    fn abandon(&self, node: &mut Option<Member>) {
+        if let Some(member) = node.take() {
+            if self.client.is_live(member.session) {
+                self.client.delete_ephemeral_in_background(&self.node_path);
+            }
+        }
+    }
+
+    /// The member nodes under the barrier path (none if it is missing),
+    /// sorted by name, as Curator's `filterAndSortChildren`.
+    pub(super) fn members(&self, opts: Opts<'_>) -> Result<Vec<String>> {
+        let mut members = match self.client.get_children_with(&self.path, opts) {
+            Ok((children, _)) => children,
+            Err(Error::NoNode { .. }) => Vec::new(),
+            Err(e) => return Err(e),
+        };
+        members.retain(|name| name != READY);
+        members.sort();
+        Ok(members)
+    }
+}

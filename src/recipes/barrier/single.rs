@@ -1,0 +1,202 @@
+//! [`Barrier`]: Curator's `DistributedBarrier`, one node that holds every
+//! waiter back while it exists.
+
+use std::time::{Duration, Instant};
+
+use super::{ensure_container, parent, unreachable_or, validated};
+use crate::client::{Acl, Opts, ZkClient};
+use crate::error::{Error, Result};
+use crate::recipes::mutex::local_address;
+use crate::sync::Latch;
+
+/// A barrier that holds back every participant calling [`wait`](Self::wait)
+/// while its node exists, compatible with Curator's `DistributedBarrier`
+/// on the same path: the node is a persistent node at the barrier path (its
+/// parents created as container nodes if missing), holding the host's
+/// address as Curator's default data.
+///
+/// Any participant may [set](Self::set_barrier) or
+/// [remove](Self::remove_barrier) it; waiters are released when the node is
+/// gone, whoever deleted it (a Curator participant, or an operator).
+///
+/// # Notable errors
+/// - [`Error::Unreachable`]: no server answered in time: by the deadline of
+///   [`wait_timeout`](Self::wait_timeout), or within the client's request
+///   timeout for the other calls.
+/// - [`Error::Timeout`]: a connected server did not answer in time.
+/// - [`Error::Closed`]: the client is closed.
+///
+/// ```no_run
+/// # fn main() -> Result<(), zk_queue::Error> {
+/// use zk_queue::{ZkClient, recipes::Barrier};
+/// let client = ZkClient::connect("127.0.0.1:2181")?;
+/// let barrier = Barrier::new(&client, "/app/maintenance")?;
+/// barrier.set_barrier()?;
+/// // ... elsewhere, workers call `barrier.wait()` and are held back ...
+/// barrier.remove_barrier()?; // releases them all
+/// # Ok(())
+/// # }
+/// ```
+pub struct Barrier {
+    client: ZkClient,
+    path: String,
+    acl: Vec<Acl>,
+}
+
+impl Barrier {
+    /// A barrier at `path` for `client`; nothing is sent to the server.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let barrier = zk_queue::recipes::Barrier::new(&client, "/app/maintenance")?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidPath`] for a path that is not valid, or is the root;
+    /// [`Error::Closed`] if the client is closed.
+    pub fn new(client: &ZkClient, path: &str) -> Result<Barrier> {
+        validated(client, path)?;
+        Ok(Barrier {
+            client: client.clone(),
+            path: path.to_owned(),
+            acl: client.default_acl().to_vec(),
+        })
+    }
+
+    /// Sets the barrier: creates its node (and missing parents, as container
+    /// nodes); a node already there is kept.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// # let barrier = zk_queue::recipes::Barrier::new(&client, "/app/maintenance")?;
+    /// barrier.set_barrier()?;
+    /// barrier.set_barrier()?; // already set: nothing changes
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// See [Notable errors](Barrier#notable-errors).
+    pub fn set_barrier(&self) -> Result<()> {
+        let opts = Opts::new().acl(&self.acl);
+        loop {
+            match self.client.create_with(&self.path, &local_address(), opts) {
+                Ok(_) | Err(Error::NodeExists { .. }) => return Ok(()),
+                // Curator's `creatingParentContainersIfNeeded`.
+                Err(Error::NoNode { .. }) => ensure_container(&self.client, parent(&self.path), &self.acl, None)?,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Removes the barrier, releasing every waiter; a barrier not set is
+    /// left as it is.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// # let barrier = zk_queue::recipes::Barrier::new(&client, "/app/maintenance")?;
+    /// barrier.remove_barrier()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// See [Notable errors](Barrier#notable-errors).
+    pub fn remove_barrier(&self) -> Result<()> {
+        match self.client.delete_with(&self.path, None, Opts::new()) {
+            Ok(_) | Err(Error::NoNode { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Blocks until the barrier is not set (at once if it is not).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// # let barrier = zk_queue::recipes::Barrier::new(&client, "/app/maintenance")?;
+    /// barrier.wait()?;
+    /// println!("maintenance is over");
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// See [Notable errors](Barrier#notable-errors): each request gives up
+    /// within the client's request timeout; waiting for the removal does not.
+    pub fn wait(&self) -> Result<()> {
+        self.wait_until(None).map(|_| ())
+    }
+
+    /// Blocks until the barrier is not set (`true`) or `timeout` passes
+    /// (`false`).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// # let barrier = zk_queue::recipes::Barrier::new(&client, "/app/maintenance")?;
+    /// use std::time::Duration;
+    /// if !barrier.wait_timeout(Duration::from_secs(5))? {
+    ///     println!("still under maintenance after 5 s");
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Unreachable`] by the deadline if no server can be reached
+    /// then; otherwise as [`wait`](Self::wait), each request given up by the
+    /// deadline (plus a second for an answer in flight from a connected
+    /// server).
+    pub fn wait_timeout(&self, timeout: Duration) -> Result<bool> {
+        match Instant::now().checked_add(timeout) {
+            Some(deadline) => self.wait_until(Some(deadline)),
+            None => self.wait().map(|()| true),
+        }
+    }
+
+    /// The one implementation: whether the node was gone by `deadline`.
+    fn wait_until(&self, deadline: Option<Instant>) -> Result<bool> {
+        let started = Instant::now();
+        loop {
+            let woken = Latch::new();
+            let _states = self.client.wake_on_state_change(&woken);
+            let opts = Opts::new().until(deadline);
+            let (stat, _watch) = match self.client.watch_exists(&self.path, &woken, opts) {
+                Ok(read) => read,
+                Err(e) => return Err(e.of_call_since(started)),
+            };
+            if stat.is_none() {
+                return Ok(true);
+            }
+            if !woken.wait_until(deadline) {
+                return unreachable_or(&self.client, started, false);
+            }
+        }
+    }
+
+    /// The barrier path.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let barrier = zk_queue::recipes::Barrier::new(&client, "/app/maintenance")?;
+    /// assert_eq!(barrier.path(), "/app/maintenance");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+}
+
+impl std::fmt::Debug for Barrier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Barrier").field("path", &self.path).finish()
+    }
+}

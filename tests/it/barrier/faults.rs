@@ -1,0 +1,150 @@
+//! `DoubleBarrier` under faults: a member whose session ends inside holds
+//! the others' `leave` up for its session timeout, no longer; `enter`'s
+//! deadline holds with the server down.
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use zk_queue::testing::{FaultProxy, TestingServer};
+use zk_queue::Error;
+
+use super::{member, nodes, WAIT};
+use crate::support::server::{shared_connect_string, unique_path};
+use crate::support::{client, client_of, eventually, proxied_client, short_session_client, LOAD_MARGIN};
+
+/// The session timeout of `short_session_client`.
+const SHORT_SESSION: Duration = Duration::from_secs(2);
+
+/// Three members enter, then the one named `lost` is partitioned away for
+/// good: the other two leave within its session timeout and a second.
+fn others_leave_once_the_lost_members_session_ends(lost: &str) {
+    let path = unique_path("double-barrier-lost");
+    let admin = client();
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let lost_client = short_session_client(&proxy.connect_string());
+    let others: Vec<_> = ["k", "x"].iter().map(|id| member(&client(), &path, 3, id)).collect();
+    let lost_member = member(&lost_client, &path, 3, lost);
+    thread::scope(|s| {
+        s.spawn(|| lost_member.enter().unwrap());
+        for other in &others {
+            s.spawn(move || other.enter().unwrap());
+        }
+    });
+    proxy.blackhole();
+    let cut = Instant::now();
+    thread::scope(|s| {
+        let leaving: Vec<_> = others
+            .iter()
+            .map(|other| {
+                s.spawn(move || {
+                    other.leave().unwrap();
+                    cut.elapsed()
+                })
+            })
+            .collect();
+        for left in leaving {
+            let took = left.join().unwrap();
+            eprintln!("left {took:?} after the member {lost} was cut off");
+            assert!(
+                took <= SHORT_SESSION + Duration::from_secs(1) + LOAD_MARGIN,
+                "left {took:?} after the cut"
+            );
+        }
+    });
+    assert!(nodes(&admin, &path).is_empty(), "no node and no ready left");
+    lost_client.close();
+}
+
+#[test]
+fn a_lowest_member_expired_inside_holds_the_others_leave_up_no_longer_than_its_session() {
+    // Sorted first: the others wait for its node to go.
+    others_leave_once_the_lost_members_session_ends("a-lost");
+}
+
+#[test]
+fn a_highest_member_expired_inside_holds_the_others_leave_up_no_longer_than_its_session() {
+    // Sorted last: the lowest waits for its node to go.
+    others_leave_once_the_lost_members_session_ends("z-lost");
+}
+
+#[test]
+fn enter_timeout_returns_unreachable_by_its_deadline_with_the_server_down_and_leaves_no_node() {
+    let mut server = TestingServer::start().unwrap();
+    let connect = server.connect_string();
+    let waiter_client = client_of(&connect);
+    let waiter = member(&waiter_client, "/round", 2, "waiter");
+    let deadline = Duration::from_secs(2);
+    thread::scope(|s| {
+        let waiting = s.spawn(|| {
+            let started = Instant::now();
+            (waiter.enter_timeout(deadline), started.elapsed())
+        });
+        eventually(WAIT, "the member is waiting", || {
+            nodes(&client_of(&connect), "/round") == ["waiter"]
+        });
+        server.stop().unwrap();
+        let (result, took) = waiting.join().unwrap();
+        eprintln!("enter_timeout({deadline:?}) returned {result:?} after {took:?}");
+        assert!(matches!(result, Err(Error::Unreachable { .. })), "{result:?}");
+        assert!(
+            took <= deadline + Duration::from_millis(200) + LOAD_MARGIN,
+            "returned after {took:?}"
+        );
+    });
+    server.restart().unwrap();
+    let admin = client_of(&connect);
+    eventually(WAIT, "its node is deleted in the background", || {
+        nodes(&admin, "/round").is_empty()
+    });
+}
+
+#[test]
+fn a_member_counted_just_as_its_enter_timed_out_is_in_after_all() {
+    // The member's link is slow (each way): the last member's `ready`
+    // reaches it only after its deadline, and its delete reaches the
+    // server only after that `ready` was created. It was counted, so the
+    // other member is in with it: it must be in too, its node there.
+    const LINK: Duration = Duration::from_millis(600);
+    let deadline = Duration::from_secs(6);
+    let path = unique_path("double-barrier-counted");
+    let admin = client();
+    admin.ensure_path(&path).unwrap();
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let slow_client = proxied_client(&proxy);
+    let slow = member(&slow_client, &path, 2, "slow");
+    let last = member(&client(), &path, 2, "last");
+    proxy.set_delay(LINK);
+    thread::scope(|s| {
+        let started = Instant::now();
+        let slow_ref = &slow;
+        let entering = s.spawn(move || {
+            slow_ref
+                .enter_timeout(deadline)
+                .map(|entered| (entered, started.elapsed()))
+        });
+        eventually(WAIT, "the slow member's node is there", || {
+            nodes(&admin, &path) == ["slow"]
+        });
+        // `ready` comes at the slow member's deadline, in the middle of
+        // the window a link's delay either side of it.
+        thread::sleep(deadline.saturating_sub(started.elapsed()));
+        assert!(
+            last.enter_timeout(Duration::from_secs(1)).unwrap(),
+            "the last member counts two"
+        );
+        let (entered, took) = entering.join().unwrap().unwrap();
+        eprintln!("the slow member's enter_timeout({deadline:?}) returned {entered} after {took:?}");
+        assert!(entered, "counted, so in");
+        assert!(
+            took >= deadline,
+            "through its deadline, not by the ready event: {took:?}"
+        );
+    });
+    assert_eq!(nodes(&admin, &path), ["last", "ready", "slow"]);
+    proxy.set_delay(Duration::ZERO);
+    thread::scope(|s| {
+        s.spawn(|| slow.leave().unwrap());
+        last.leave().unwrap();
+    });
+    assert!(nodes(&admin, &path).is_empty());
+}

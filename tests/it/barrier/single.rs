@@ -1,0 +1,98 @@
+//! `Barrier`: waiters held while the node exists and released together
+//! when it goes; `wait_timeout` by its deadline, with the server down too.
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use zk_queue::testing::TestingServer;
+use zk_queue::{recipes::Barrier, Error};
+
+use super::WAIT;
+use crate::support::server::unique_path;
+use crate::support::{client, client_of, eventually, LOAD_MARGIN};
+
+/// The deadline of the timed waits below.
+const DEADLINE: Duration = Duration::from_secs(2);
+
+/// How late a timed call may return while the server is down: only the
+/// time to notice.
+const LATE_WHEN_DOWN: Duration = Duration::from_millis(200);
+
+#[test]
+fn every_waiter_is_released_when_the_barrier_is_removed() {
+    let path = unique_path("barrier-release");
+    let admin = client();
+    let barrier = Barrier::new(&admin, &path).unwrap();
+    assert!(barrier.wait_timeout(Duration::ZERO).unwrap(), "not set: no wait");
+    barrier.set_barrier().unwrap();
+    barrier.set_barrier().unwrap();
+    let stat = admin.exists(&path).unwrap().expect("the barrier node");
+    assert_eq!(stat.ephemeral_owner, 0, "a persistent node, as Curator's");
+    thread::scope(|s| {
+        let waiters: Vec<_> = (0..4)
+            .map(|_| {
+                let path = &path;
+                s.spawn(move || {
+                    let waiter = Barrier::new(&client(), path).unwrap();
+                    waiter.wait().unwrap();
+                    Instant::now()
+                })
+            })
+            .collect();
+        // Held while the node exists: a timed wait ends at its deadline.
+        let started = Instant::now();
+        assert!(!barrier.wait_timeout(Duration::from_millis(500)).unwrap());
+        let took = started.elapsed();
+        assert!(
+            took >= Duration::from_millis(500) && took <= Duration::from_millis(500) + LOAD_MARGIN,
+            "{took:?}"
+        );
+        assert!(
+            waiters.iter().all(|w| !w.is_finished()),
+            "no waiter passes a set barrier"
+        );
+        let removed = Instant::now();
+        Barrier::new(&client(), &path).unwrap().remove_barrier().unwrap();
+        for waiter in waiters {
+            let released = waiter.join().unwrap();
+            eprintln!("a waiter was released {:?} after the removal", released - removed);
+            assert!(
+                released - removed <= LOAD_MARGIN,
+                "released {:?} after",
+                released - removed
+            );
+        }
+    });
+    barrier.remove_barrier().unwrap();
+    assert!(admin.exists(&path).unwrap().is_none());
+}
+
+#[test]
+fn wait_timeout_returns_unreachable_by_its_deadline_with_the_server_down() {
+    let mut server = TestingServer::start().unwrap();
+    let client = client_of(&server.connect_string());
+    let barrier = Barrier::new(&client, "/app/barrier").unwrap();
+    barrier.set_barrier().unwrap();
+    let timed_wait = || {
+        let started = Instant::now();
+        let result = barrier.wait_timeout(DEADLINE);
+        let took = started.elapsed();
+        eprintln!("wait_timeout({DEADLINE:?}) returned {result:?} after {took:?}");
+        assert!(
+            took <= DEADLINE + LATE_WHEN_DOWN + LOAD_MARGIN,
+            "returned after {took:?}"
+        );
+        result
+    };
+    thread::scope(|s| {
+        let waiting = s.spawn(timed_wait);
+        thread::sleep(Duration::from_millis(300));
+        server.stop().unwrap();
+        let result = waiting.join().unwrap();
+        assert!(matches!(result, Err(Error::Unreachable { .. })), "{result:?}");
+    });
+    eventually(WAIT, "the client notices", || !client.state().is_connected());
+    // Down from the start of the call, too.
+    let result = timed_wait();
+    assert!(matches!(result, Err(Error::Unreachable { .. })), "{result:?}");
+}
