@@ -6,11 +6,13 @@
 //! A lock-safe consumer also picks up abandoned items during a long pass:
 //! an item whose lock it saw in a listing of the lock directory, or met when
 //! its own claim found the item locked, and which stayed when that lock
-//! vanished (its holder crashed or its session
-//! expired), whether the pass went by it, jumped over it or has it ahead.
-//! When the lock directory changes, the scanner lists it again (at most once
-//! per [`ABANDONED_CHECK`]) before its next window, and claims such items
-//! first.
+//! vanished (its holder crashed or its session expired), whether the pass
+//! went by it, jumped over it or has it ahead; and an item its pass jumped
+//! over (competing consumers spread their claims) that nobody locked within
+//! [`ABANDONED_CHECK`], such as one whose holder died before the pass listed
+//! the locks. When the lock directory changes, or jumped items come due,
+//! the scanner looks (listing the directory again at most once per
+//! [`ABANDONED_CHECK`]) before its next window, and claims such items first.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
@@ -204,8 +206,12 @@ fn scan<T: Send + 'static>(
             let range = spread::range(core.kind, pending.iter(), now_ms);
             let skip = spread.skip(range, limit);
             if skip > 0 {
-                // Left to the next listing, which comes at once.
-                pending.drain(..skip);
+                // Left to the next listing, which comes at once; a lock-safe
+                // pass takes them itself if nobody did within a check.
+                let skipped = pending.drain(..skip);
+                if let Some(view) = &mut locks {
+                    view.jumped_over(skipped);
+                }
                 wake_at = now();
                 whole = false;
             }
@@ -310,6 +316,8 @@ fn scan<T: Send + 'static>(
 struct LockView {
     lock_path: String,
     locked: HashSet<String>,
+    /// Items the pass jumped over (see `spread`), with when.
+    jumped: Vec<(String, Instant)>,
     changed: Latch,
     watch: ChildWatch,
     checked_at: Instant,
@@ -325,6 +333,7 @@ impl LockView {
             Ok((locks, _, watch)) => Ok(Some(LockView {
                 lock_path: lock_path.to_owned(),
                 locked: locks.into_iter().collect(),
+                jumped: Vec::new(),
                 changed,
                 watch,
                 checked_at: Instant::now(),
@@ -336,6 +345,12 @@ impl LockView {
     /// far as this pass knows.
     fn is_locked(&self, name: &str) -> bool {
         self.locked.contains(name)
+    }
+
+    /// Notes items the pass jumped over, left to the other consumers.
+    fn jumped_over(&mut self, names: impl Iterator<Item = String>) {
+        let now = Instant::now();
+        self.jumped.extend(names.map(|name| (name, now)));
     }
 
     /// Notes items found locked by another consumer since the listing (a
@@ -359,25 +374,40 @@ impl LockView {
         control: &Control,
         latch: &Latch,
     ) -> Result<Vec<String>> {
-        if !self.changed.is_open() || self.checked_at.elapsed() < ABANDONED_CHECK {
+        let due = |at: &Instant| at.elapsed() >= ABANDONED_CHECK;
+        let jumped_due = self.jumped.first().is_some_and(|(_, at)| due(at));
+        if !(self.changed.is_open() || jumped_due) || !due(&self.checked_at) {
             return Ok(Vec::new());
         }
-        let Some(fresh) = LockView::list(core, &self.lock_path, latch)? else {
-            return Ok(Vec::new());
-        };
-        // The watch replaced had fired: nothing is lost with it.
-        let LockView {
-            locked, changed, watch, ..
-        } = fresh;
-        self.watch = watch;
-        let mut vanished: Vec<String> = self
-            .locked
-            .iter()
-            .filter(|name| !locked.contains(*name))
-            .filter(|name| !control.leases.holds(name) && !control.leases.settled_lately(name))
-            .cloned()
-            .collect();
-        (self.locked, self.changed, self.checked_at) = (locked, changed, Instant::now());
+        let mut vanished = Vec::new();
+        if self.changed.is_open() {
+            let Some(fresh) = LockView::list(core, &self.lock_path, latch)? else {
+                return Ok(Vec::new());
+            };
+            // The watch replaced had fired: nothing is lost with it.
+            let LockView {
+                locked, changed, watch, ..
+            } = fresh;
+            self.watch = watch;
+            vanished.extend(self.locked.iter().filter(|name| !locked.contains(*name)).cloned());
+            (self.locked, self.changed) = (locked, changed);
+        }
+        self.checked_at = Instant::now();
+        // Items jumped over that nobody locked within a check: no other
+        // consumer is taking them (their holder may have died before this
+        // pass listed the locks). Those locked since count as locked.
+        let (old, young): (Vec<_>, Vec<_>) = std::mem::take(&mut self.jumped)
+            .into_iter()
+            .partition(|(_, at)| due(at));
+        self.jumped = young;
+        vanished.extend(
+            old.into_iter()
+                .map(|(name, _)| name)
+                .filter(|name| !self.locked.contains(name)),
+        );
+        vanished.retain(|name| !control.leases.holds(name) && !control.leases.settled_lately(name));
+        vanished.sort();
+        vanished.dedup();
         if vanished.is_empty() {
             return Ok(vanished);
         }
