@@ -360,14 +360,15 @@ impl LockView {
         self.locked.extend(names.iter().cloned());
     }
 
-    /// If the lock directory changed since it was listed (and not within
-    /// [`ABANDONED_CHECK`]), lists it again and returns, in the kind's
-    /// order, the items whose locks vanished since and which are still in
-    /// the queue: their holder crashed, lost its session or let them go.
-    /// Whether this pass went by them, jumped over them or has them still
-    /// ahead does not matter: a lock seen once and gone with its item left
-    /// behind is found here. Items this consumer settled are left out; the
-    /// others are looked up with one multi-read.
+    /// At most once per [`ABANDONED_CHECK`], when the lock directory changed
+    /// or items jumped over have waited that long: returns, in the kind's
+    /// order, the items still in the queue whose locks vanished since they
+    /// were seen (the directory is listed again first; their holder
+    /// crashed, lost its session or let them go), and the items jumped over
+    /// that nobody locked meanwhile. Whether this pass went by them, jumped
+    /// over them or has them still ahead does not matter. Items this
+    /// consumer holds or settled are left out; the others are looked up
+    /// with one multi-read.
     fn abandoned<T: Send + 'static>(
         &mut self,
         core: &Core<T>,
