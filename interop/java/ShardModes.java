@@ -9,7 +9,8 @@
  *                            print "shards N" on stderr
  *   curator-sharder-consume  consume <count> items from every shard the
  *                            sharder has or adopts, printing each as one
- *                            stdout line; "ready" on stderr once started
+ *                            stdout line; "ready" on stderr once the
+ *                            sharder's latch node is in the election
  *
  * Options (system properties):
  *   -Dpeer.leaderPath=/path     the sharder's leader path (required)
@@ -105,6 +106,9 @@ final class ShardModes {
                     (c, path) -> QueueBuilder.builder(c, consumer, CuratorModes.SERIALIZER, path).buildQueue(),
                     a.path(), leaderPath(), policies());
             sharder.start();
+            // The sharder's latch joins the election in the background;
+            // "ready" means its node is there, so that it comes first.
+            awaitElectionNode(client, leaderPath());
             System.err.println("ready");
             System.err.flush();
             try {
@@ -115,6 +119,14 @@ final class ShardModes {
             }
             System.err.println("shards " + sharder.getShardQty());
             System.err.flush();
+        }
+    }
+
+    /** Waits (the watchdog bounds it) until the leader path has a child. */
+    private static void awaitElectionNode(CuratorFramework client, String leaderPath) throws Exception {
+        while (client.checkExists().forPath(leaderPath) == null
+                || client.getChildren().forPath(leaderPath).isEmpty()) {
+            Thread.sleep(5);
         }
     }
 }
