@@ -15,6 +15,7 @@
 //! ```
 
 mod leader;
+mod lock;
 mod mutex;
 mod names;
 mod simple;

@@ -1,61 +1,13 @@
-//! [`MutexGuard`]: one acquisition of a [`Mutex`], and the hold it shares
-//! with the other guards of its thread.
+//! [`MutexGuard`]: one acquisition of a [`Mutex`], sharing its thread's
+//! hold with the other guards of that thread.
 
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
 
 use crossbeam_channel::Receiver;
 
-use super::acquire::Acquired;
-use super::release::{Leftover, Nodes};
 use super::Mutex;
-use crate::client::TRY_WAIT;
-
-/// A thread's hold of the lock: its node, and how many guards of that
-/// thread share it (Curator's `lockCount`).
-///
-/// The fencing token is the node's creation zxid, never its sequence: the
-/// server gives every transaction a larger zxid than the one before, so a
-/// holder's token is larger than every earlier holder's, also when the lock
-/// path was deleted and created again in between (which starts the
-/// sequences over).
-pub(super) struct Hold {
-    pub(super) acquired: Acquired,
-    /// The guards alive.
-    pub(super) count: AtomicUsize,
-}
-
-impl Hold {
-    pub(super) fn new(acquired: Acquired) -> Hold {
-        Hold {
-            acquired,
-            count: AtomicUsize::new(1),
-        }
-    }
-
-    /// Whether the hold is still certain: nothing opened its loss latch, its
-    /// session is live and the client connected.
-    fn is_held(&self, mutex: &Mutex) -> bool {
-        let client = &mutex.client;
-        !self.acquired.lost.is_open() && client.is_live(self.acquired.node.session) && client.state().is_connected()
-    }
-
-    /// Ends the hold: tells those waiting for its loss, and deletes its node
-    /// (in the background if the server cannot be asked now).
-    pub(super) fn end(&self, mutex: &Mutex) {
-        self.acquired.lost.open();
-        let node = &self.acquired.node;
-        log::debug!("mutex {}: releasing {}", mutex.path, node.path);
-        Leftover {
-            lock_path: mutex.path.clone(),
-            session: node.session,
-            nodes: Nodes::Known(node.path.clone()),
-        }
-        .release(&mutex.client, Some(Instant::now() + TRY_WAIT));
-    }
-}
+use crate::recipes::lock::Hold;
 
 /// One acquisition of a [`Mutex`]: the lock is held (by this thread) while a
 /// guard of it lives, and released when the thread's last guard drops.
@@ -138,8 +90,7 @@ impl<'a> MutexGuard<'a> {
     /// assert_eq!(store.value, "balance=10");
     /// ```
     pub fn token(&self) -> u64 {
-        // Zxids are never negative.
-        u64::try_from(self.hold.acquired.czxid).unwrap_or(0)
+        self.hold.token()
     }
 
     /// Whether the lock is certainly still held: its node exists and has not
@@ -164,7 +115,7 @@ impl<'a> MutexGuard<'a> {
     /// # }
     /// ```
     pub fn is_held(&self) -> bool {
-        self.hold.is_held(self.mutex)
+        self.hold.is_held(&self.mutex.lock.client)
     }
 
     /// A channel that disconnects when the hold is lost or in doubt (as
@@ -191,7 +142,7 @@ impl<'a> MutexGuard<'a> {
     /// # }
     /// ```
     pub fn lost(&self) -> Receiver<()> {
-        self.hold.acquired.lost.receiver()
+        self.hold.lost()
     }
 
     /// The path of the lock's node this guard holds by.
@@ -206,13 +157,13 @@ impl<'a> MutexGuard<'a> {
     /// # }
     /// ```
     pub fn node(&self) -> &str {
-        &self.hold.acquired.node.path
+        self.hold.node()
     }
 }
 
 impl Drop for MutexGuard<'_> {
     fn drop(&mut self) {
-        self.mutex.release(&self.hold);
+        self.mutex.lock.release(&self.mutex.holds, &self.hold);
     }
 }
 
@@ -221,7 +172,7 @@ impl std::fmt::Debug for MutexGuard<'_> {
         f.debug_struct("MutexGuard")
             .field("node", &self.node())
             .field("token", &self.token())
-            .field("count", &self.hold.count.load(Ordering::Relaxed))
+            .field("count", &self.hold.count())
             .field("is_held", &self.is_held())
             .finish()
     }
