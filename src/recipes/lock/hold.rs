@@ -1,7 +1,9 @@
 //! [`Hold`]: a thread's hold of a lock, shared by the guards of that
-//! thread; [`Holds`]: the hold of each thread of a participant.
+//! thread; [`Holds`]: the hold of each thread of a participant;
+//! [`Acquisition`]: one guard's share, which the public guards wrap.
 
 use std::collections::HashMap;
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::ThreadId;
@@ -12,7 +14,7 @@ use crossbeam_channel::Receiver;
 use super::acquire::Acquired;
 use super::release::{Leftover, Nodes};
 use super::Participant;
-use crate::client::{ZkClient, TRY_WAIT};
+use crate::client::{Session, ZkClient, TRY_WAIT};
 
 /// A thread's hold of the lock: its node, and how many guards of that
 /// thread share it (Curator's `lockCount`).
@@ -45,6 +47,11 @@ impl Hold {
     /// Whether the session the node was created in still lives.
     pub(crate) fn is_in_live_session(&self, client: &ZkClient) -> bool {
         client.is_live(self.acquired.node.session)
+    }
+
+    /// The session the node was created in.
+    pub(crate) fn session(&self) -> Session {
+        self.acquired.node.session
     }
 
     /// A channel that disconnects when the hold is lost, in doubt or ended.
@@ -126,5 +133,55 @@ impl Holds {
     /// How many threads have a hold.
     pub(crate) fn len(&self) -> usize {
         self.0.lock().len()
+    }
+}
+
+/// One acquisition of a thread's hold: one guard's share of it, given back
+/// when dropped (the last share ends the hold).
+///
+/// It belongs to the thread that acquired it (it is not `Send`), as
+/// Curator's locks belong to their thread.
+pub(crate) struct Acquisition<'a> {
+    lock: &'a Participant,
+    holds: &'a Holds,
+    hold: Arc<Hold>,
+    /// Not `Send`: the hold belongs to the thread that acquired it.
+    _thread: PhantomData<std::sync::MutexGuard<'static, ()>>,
+}
+
+impl<'a> Acquisition<'a> {
+    pub(crate) fn new(lock: &'a Participant, holds: &'a Holds, hold: Arc<Hold>) -> Acquisition<'a> {
+        Acquisition {
+            lock,
+            holds,
+            hold,
+            _thread: PhantomData,
+        }
+    }
+
+    /// The hold shared.
+    pub(crate) fn hold(&self) -> &Hold {
+        &self.hold
+    }
+
+    /// Whether the hold is still certain (see [`Hold::is_held`]).
+    pub(crate) fn is_held(&self) -> bool {
+        self.hold.is_held(&self.lock.client)
+    }
+
+    /// Writes the `Debug` form of the guard named `name` that wraps it.
+    pub(crate) fn debug(&self, name: &str, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct(name)
+            .field("node", &self.hold.node())
+            .field("token", &self.hold.token())
+            .field("count", &self.hold.count())
+            .field("is_held", &self.is_held())
+            .finish()
+    }
+}
+
+impl Drop for Acquisition<'_> {
+    fn drop(&mut self) {
+        self.lock.release(self.holds, &self.hold);
     }
 }

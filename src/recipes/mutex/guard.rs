@@ -1,15 +1,11 @@
-//! [`MutexGuard`]: one acquisition of a [`Mutex`], sharing its thread's
+//! [`MutexGuard`]: one acquisition of a [`Mutex`](super::Mutex), sharing its thread's
 //! hold with the other guards of that thread.
-
-use std::marker::PhantomData;
-use std::sync::Arc;
 
 use crossbeam_channel::Receiver;
 
-use super::Mutex;
-use crate::recipes::lock::Hold;
+use crate::recipes::lock::Acquisition;
 
-/// One acquisition of a [`Mutex`]: the lock is held (by this thread) while a
+/// One acquisition of a [`Mutex`](super::Mutex): the lock is held (by this thread) while a
 /// guard of it lives, and released when the thread's last guard drops.
 ///
 /// A guard belongs to the thread that acquired it (it is not `Send`), as
@@ -31,20 +27,11 @@ use crate::recipes::lock::Hold;
 /// # }
 /// ```
 #[must_use = "the lock is released as soon as the guard is dropped"]
-pub struct MutexGuard<'a> {
-    mutex: &'a Mutex,
-    hold: Arc<Hold>,
-    /// Not `Send`: the hold belongs to the thread that acquired it.
-    _thread: PhantomData<std::sync::MutexGuard<'static, ()>>,
-}
+pub struct MutexGuard<'a>(Acquisition<'a>);
 
 impl<'a> MutexGuard<'a> {
-    pub(super) fn new(mutex: &'a Mutex, hold: Arc<Hold>) -> MutexGuard<'a> {
-        MutexGuard {
-            mutex,
-            hold,
-            _thread: PhantomData,
-        }
+    pub(super) fn new(acquisition: Acquisition<'a>) -> MutexGuard<'a> {
+        MutexGuard(acquisition)
     }
 
     /// The fencing token of this hold: the creation zxid of its node. Every
@@ -90,7 +77,7 @@ impl<'a> MutexGuard<'a> {
     /// assert_eq!(store.value, "balance=10");
     /// ```
     pub fn token(&self) -> u64 {
-        self.hold.token()
+        self.0.hold().token()
     }
 
     /// Whether the lock is certainly still held: its node exists and has not
@@ -115,7 +102,7 @@ impl<'a> MutexGuard<'a> {
     /// # }
     /// ```
     pub fn is_held(&self) -> bool {
-        self.hold.is_held(&self.mutex.lock.client)
+        self.0.is_held()
     }
 
     /// A channel that disconnects when the hold is lost or in doubt (as
@@ -142,7 +129,7 @@ impl<'a> MutexGuard<'a> {
     /// # }
     /// ```
     pub fn lost(&self) -> Receiver<()> {
-        self.hold.lost()
+        self.0.hold().lost()
     }
 
     /// The path of the lock's node this guard holds by.
@@ -157,23 +144,12 @@ impl<'a> MutexGuard<'a> {
     /// # }
     /// ```
     pub fn node(&self) -> &str {
-        self.hold.node()
-    }
-}
-
-impl Drop for MutexGuard<'_> {
-    fn drop(&mut self) {
-        self.mutex.lock.release(&self.mutex.holds, &self.hold);
+        self.0.hold().node()
     }
 }
 
 impl std::fmt::Debug for MutexGuard<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MutexGuard")
-            .field("node", &self.node())
-            .field("token", &self.token())
-            .field("count", &self.hold.count())
-            .field("is_held", &self.is_held())
-            .finish()
+        self.0.debug("MutexGuard", f)
     }
 }

@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 pub use builder::MutexBuilder;
 pub use guard::MutexGuard;
 
-use crate::client::{Acl, ZkClient, TRY_WAIT};
+use crate::client::{ZkClient, TRY_WAIT};
 use crate::error::Result;
-use crate::recipes::lock::{Driver, Holds, Participant};
+use crate::recipes::lock::{Acquisition, Driver, Holds, Participant};
 
 /// A distributed lock, compatible with Curator's `InterProcessMutex` on the
 /// same path: a participant holds it while fewer than
@@ -90,9 +90,9 @@ impl Mutex {
         MutexBuilder::new(client, path)
     }
 
-    fn new(client: ZkClient, path: String, data: Vec<u8>, max_leases: usize, acl: Vec<Acl>) -> Mutex {
+    fn new(lock: Participant, max_leases: usize) -> Mutex {
         Mutex {
-            lock: Participant { client, path, data, acl },
+            lock,
             driver: Driver::Mutex { max_leases },
             holds: Holds::default(),
         }
@@ -176,7 +176,7 @@ impl Mutex {
     /// (waiting for the turn only if `patient`).
     fn lock_until(&self, deadline: Option<Instant>, patient: bool) -> Result<Option<MutexGuard<'_>>> {
         let hold = self.lock.acquire(&self.holds, &self.driver, deadline, patient)?;
-        Ok(hold.map(|hold| MutexGuard::new(self, hold)))
+        Ok(hold.map(|hold| MutexGuard::new(Acquisition::new(&self.lock, &self.holds, hold))))
     }
 
     /// Whether the calling thread holds the lock (by a guard it has not
