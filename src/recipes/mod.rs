@@ -1,8 +1,10 @@
 //! Recipes on the client besides the Curator queue family: the classic
 //! queue ([`SimpleQueue`], also at the crate root) and Curator's
 //! coordination recipes, so far the [`LeaderLatch`] that sharded queues
-//! elect their leader with and the distributed lock [`Mutex`] (Curator's
-//! `InterProcessMutex`).
+//! elect their leader with, the distributed lock [`Mutex`] (Curator's
+//! `InterProcessMutex`) and the read-write lock [`RwLock`] (Curator's
+//! `InterProcessReadWriteLock`), both on the machinery Curator's locks
+//! share.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), zk_queue::Error> {
@@ -18,8 +20,10 @@ mod leader;
 mod lock;
 mod mutex;
 mod names;
+mod rwlock;
 mod simple;
 
 pub use leader::{LeaderLatch, LeaderLatchBuilder, Leadership, Participant};
 pub use mutex::{Mutex, MutexBuilder, MutexGuard};
+pub use rwlock::{RwLock, RwLockBuilder, RwLockReadGuard, RwLockWriteGuard};
 pub use simple::{SimpleQueue, SimpleQueueBuilder};

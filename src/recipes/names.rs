@@ -45,10 +45,12 @@ pub(crate) fn node_name(protected_prefix: &str, lock_name: &str) -> String {
 /// the last of each of `lock_names` in turn, or the whole name if it has
 /// none of them.
 pub(crate) fn sort_key<'a>(name: &'a str, lock_names: &[&str]) -> &'a str {
-    lock_names.iter().fold(name, |key, lock_name| match key.rfind(lock_name) {
-        Some(at) => &key[at + lock_name.len()..],
-        None => key,
-    })
+    lock_names
+        .iter()
+        .fold(name, |key, lock_name| match key.rfind(lock_name) {
+            Some(at) => &key[at + lock_name.len()..],
+            None => key,
+        })
 }
 
 /// The children of a recipe's path in participant order, the first (who

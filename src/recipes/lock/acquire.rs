@@ -41,7 +41,8 @@ pub(super) struct Node {
 /// What a successful attempt holds.
 pub(super) struct Acquired {
     pub(super) node: Node,
-    /// The node's creation zxid.
+    /// The fencing token: the node's creation zxid, or the one its driver
+    /// gives it.
     pub(super) czxid: i64,
     /// Opened when the hold may be gone: the node changed or went, the
     /// connection changed, or the session ended.
@@ -82,7 +83,12 @@ pub(super) struct Attempt<'a> {
 }
 
 impl<'a> Attempt<'a> {
-    pub(super) fn new(lock: &'a Participant, driver: &'a Driver, deadline: Option<Instant>, patient: bool) -> Attempt<'a> {
+    pub(super) fn new(
+        lock: &'a Participant,
+        driver: &'a Driver,
+        deadline: Option<Instant>,
+        patient: bool,
+    ) -> Attempt<'a> {
         Attempt {
             lock,
             driver,
@@ -236,7 +242,12 @@ impl<'a> Attempt<'a> {
             self.leftover(node.session, stray).in_background(client);
         }
         let Some(index) = sorted.iter().position(|name| *name == node.name) else {
-            log::info!("{} {}: {} is gone; joining again", self.driver.recipe(), lock.path, node.path);
+            log::info!(
+                "{} {}: {} is gone; joining again",
+                self.driver.recipe(),
+                lock.path,
+                node.path
+            );
             return Ok(Turn::Gone);
         };
         let before = match self.driver.verdict(&sorted, index) {
@@ -273,7 +284,7 @@ impl<'a> Attempt<'a> {
         }
         Ok(Turn::Ours(Box::new(Acquired {
             node: node.clone(),
-            czxid: stat.czxid,
+            czxid: self.driver.czxid().unwrap_or(stat.czxid),
             lost,
             _watch: watch,
             _states: states,

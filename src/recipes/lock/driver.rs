@@ -26,8 +26,14 @@ pub(crate) enum Driver {
     /// the write lock lets no waiting writer in while the read lock is held
     /// (the fix of CURATOR-621, as Curator 5.5 makes it). It is created only
     /// in the write node's `session`: in another, the write node may be
-    /// gone and another writer hold.
-    ReadBesideWrite { sequence: String, session: Session },
+    /// gone and another writer hold. Its fencing token is the write node's
+    /// creation zxid, `czxid`, not its own: in that node's place, it comes
+    /// before the writers that wait, whose tokens must stay larger.
+    ReadBesideWrite {
+        sequence: String,
+        session: Session,
+        czxid: i64,
+    },
 }
 
 /// What one look at the line says of a participant's node.
@@ -41,11 +47,21 @@ pub(crate) enum Verdict {
 
 impl Driver {
     /// The read lock of the thread whose write node is `write_node` (its
-    /// name), created in `session`.
-    pub(crate) fn read_beside(write_node: &str, session: Session) -> Driver {
+    /// name), created in `session` with the creation zxid `czxid`.
+    pub(crate) fn read_beside(write_node: &str, session: Session, czxid: i64) -> Driver {
         Driver::ReadBesideWrite {
             sequence: names::sort_key(write_node, &[WRITE]).to_owned(),
             session,
+            czxid,
+        }
+    }
+
+    /// The fencing token of the nodes it creates, if not their own creation
+    /// zxid.
+    pub(crate) fn czxid(&self) -> Option<i64> {
+        match self {
+            Driver::ReadBesideWrite { czxid, .. } => Some(*czxid),
+            _ => None,
         }
     }
 
@@ -149,16 +165,22 @@ mod tests {
 
     #[test]
     fn the_write_holder_s_read_node_takes_the_write_node_s_place_in_the_line() {
-        let driver = Driver::read_beside("_c_b-__WRIT__0000000001", Session::of_epoch(7));
+        let driver = Driver::read_beside("_c_b-__WRIT__0000000001", Session::of_epoch(7), 0x100);
         assert_eq!(driver.verdict(&[], 0), Verdict::Holds);
         let (name, mode) = driver.node_name("_c_f-");
-        assert_eq!((name.as_str(), mode), ("_c_f-__READ__0000000001", CreateMode::Ephemeral));
+        assert_eq!(
+            (name.as_str(), mode),
+            ("_c_f-__READ__0000000001", CreateMode::Ephemeral)
+        );
         // A writer that was waiting behind the write node still waits once
         // it is gone: the read node is before it.
         let line = driver.sorted(line(&["_c_d-__WRIT__0000000002", "_c_f-__READ__0000000001"]));
         assert_eq!(line[0], "_c_f-__READ__0000000001");
         assert_eq!(Driver::Write.verdict(&line, 1), Verdict::Watch(0));
         let (name, mode) = Driver::Read.node_name("_c_f-");
-        assert_eq!((name.as_str(), mode), ("_c_f-__READ__", CreateMode::EphemeralSequential));
+        assert_eq!(
+            (name.as_str(), mode),
+            ("_c_f-__READ__", CreateMode::EphemeralSequential)
+        );
     }
 }

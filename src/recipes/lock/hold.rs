@@ -33,7 +33,8 @@ pub(crate) struct Hold {
 }
 
 impl Hold {
-    /// The fencing token: the node's creation zxid (never negative).
+    /// The fencing token: the node's creation zxid (never negative), or the
+    /// write node's for a read node in its place.
     pub(crate) fn token(&self) -> u64 {
         u64::try_from(self.acquired.czxid).unwrap_or(0)
     }
@@ -52,6 +53,11 @@ impl Hold {
     /// The session the node was created in.
     pub(crate) fn session(&self) -> Session {
         self.acquired.node.session
+    }
+
+    /// The fencing token as the server gave it (a creation zxid).
+    pub(crate) fn czxid(&self) -> i64 {
+        self.acquired.czxid
     }
 
     /// A channel that disconnects when the hold is lost, in doubt or ended.

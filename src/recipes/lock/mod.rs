@@ -50,7 +50,12 @@ impl Participant {
     /// [`Error::InvalidPath`] for a path that is not valid, or is the root;
     /// [`Error::InvalidArgument`] for an empty ACL; [`Error::Closed`] if the
     /// client is closed.
-    pub(crate) fn new(client: ZkClient, path: String, data: Option<Vec<u8>>, acl: Option<Vec<Acl>>) -> Result<Participant> {
+    pub(crate) fn new(
+        client: ZkClient,
+        path: String,
+        data: Option<Vec<u8>>,
+        acl: Option<Vec<Acl>>,
+    ) -> Result<Participant> {
         path::validate(&path)?;
         if path == "/" {
             return Err(Error::InvalidPath {
@@ -66,7 +71,12 @@ impl Participant {
         }
         let acl = acl.unwrap_or_else(|| client.default_acl().to_vec());
         let data = data.unwrap_or_else(local_address);
-        Ok(Participant { client, path, data, acl })
+        Ok(Participant {
+            client,
+            path,
+            data,
+            acl,
+        })
     }
 
     /// The calling thread's hold in `holds` again (reentry), or a new one
