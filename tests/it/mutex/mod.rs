@@ -7,103 +7,15 @@ mod curator;
 mod exclusion;
 mod faults;
 
-use std::fs::OpenOptions;
-use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use zk_queue::{recipes::Mutex, ZkClient};
 
+use crate::support::ledger::Ledger;
+use crate::support::nodes;
+
 /// The longest wait for anything these tests wait on.
 const WAIT: Duration = Duration::from_secs(30);
-
-/// A file that every holder, in any thread or process (Rust or Java),
-/// appends `enter <who>` to once it holds and `exit <who>` to before it
-/// releases: one line per write, so the lines of different writers never
-/// mix.
-struct Ledger {
-    path: PathBuf,
-    /// Keeps the directory while the ledger lives.
-    _dir: tempfile::TempDir,
-}
-
-impl Ledger {
-    fn new() -> Ledger {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        Ledger {
-            path: dir.path().join("ledger"),
-            _dir: dir,
-        }
-    }
-
-    fn path(&self) -> &Path {
-        &self.path
-    }
-
-    fn append(&self, line: &str) {
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.path)
-            .expect("open the ledger");
-        file.write_all(format!("{line}\n").as_bytes())
-            .expect("append to the ledger");
-    }
-
-    fn enter(&self, who: &str) {
-        self.append(&format!("enter {who}"));
-    }
-
-    fn exit(&self, who: &str) {
-        self.append(&format!("exit {who}"));
-    }
-
-    fn lines(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.path)
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_owned)
-            .collect()
-    }
-
-    /// The participants in the order they entered.
-    fn entries(&self) -> Vec<String> {
-        self.lines()
-            .iter()
-            .filter_map(|line| line.strip_prefix("enter ").map(str::to_owned))
-            .collect()
-    }
-
-    /// Checks that at most `max` participants were inside at once, each
-    /// leaving only after it entered; returns how many entries there were
-    /// and the most inside at once.
-    fn check(&self, max: usize) -> (usize, usize) {
-        let mut inside: Vec<String> = Vec::new();
-        let (mut entries, mut most) = (0, 0);
-        for (n, line) in self.lines().iter().enumerate() {
-            match line.split_once(' ') {
-                Some(("enter", who)) => {
-                    inside.push(who.to_owned());
-                    entries += 1;
-                    most = most.max(inside.len());
-                    assert!(
-                        inside.len() <= max,
-                        "line {n}: {inside:?} inside at once (at most {max}):\n{}",
-                        self.lines().join("\n")
-                    );
-                }
-                Some(("exit", who)) => {
-                    let at = inside.iter().position(|w| w == who);
-                    let at = at.unwrap_or_else(|| panic!("line {n}: {who} leaves without having entered"));
-                    inside.remove(at);
-                }
-                _ => panic!("line {n}: {line:?} is no ledger line"),
-            }
-        }
-        assert!(inside.is_empty(), "{inside:?} never left");
-        (entries, most)
-    }
-}
 
 /// Holds `mutex` `rounds` times for `hold` each, writing to `ledger` as
 /// `<id>.<round>`.
@@ -121,16 +33,4 @@ fn take_turns(mutex: &Mutex, id: &str, rounds: usize, hold: Duration, ledger: &L
 /// A mutex at `path` for `client`.
 fn mutex(client: &ZkClient, path: &str) -> Mutex {
     Mutex::builder(client, path).build().unwrap()
-}
-
-/// The nodes under `path` (none if it is missing).
-fn nodes(client: &ZkClient, path: &str) -> Vec<String> {
-    match client.get_children(path) {
-        Ok((mut children, _)) => {
-            children.sort();
-            children
-        }
-        Err(zk_queue::Error::NoNode { .. }) => Vec::new(),
-        Err(e) => panic!("listing {path}: {e}"),
-    }
 }

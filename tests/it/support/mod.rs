@@ -3,6 +3,7 @@
 
 pub mod java;
 pub mod leases;
+pub mod ledger;
 pub mod logs;
 pub mod queues;
 pub mod recorder;
@@ -187,5 +188,17 @@ impl Drop for CloseOnPanic<'_> {
         if std::thread::panicking() {
             self.0.close();
         }
+    }
+}
+
+/// The nodes under `path` (none if it is missing).
+pub fn nodes(client: &ZkClient, path: &str) -> Vec<String> {
+    match client.get_children(path) {
+        Ok((mut children, _)) => {
+            children.sort();
+            children
+        }
+        Err(zk_queue::Error::NoNode { .. }) => Vec::new(),
+        Err(e) => panic!("listing {path}: {e}"),
     }
 }
