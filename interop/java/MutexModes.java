@@ -18,6 +18,7 @@
  */
 
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.locks.InterProcessLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 
 import java.nio.charset.StandardCharsets;
@@ -25,6 +26,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Map;
+import java.util.function.Function;
 
 final class MutexModes {
     private MutexModes() {}
@@ -40,6 +42,14 @@ final class MutexModes {
     }
 
     static void mutex(QueuePeer.Args a) throws Exception {
+        takeTurns(a, client -> new InterProcessMutex(client, a.path()));
+    }
+
+    /**
+     * Connects, makes its lock with lockOf, prints "ready", and takes turns
+     * at it as the mode's comment says: the loop every lock mode shares.
+     */
+    static void takeTurns(QueuePeer.Args a, Function<CuratorFramework, InterProcessLock> lockOf) throws Exception {
         String ledgerName = System.getProperty("peer.ledger");
         if (ledgerName == null) {
             throw new IllegalArgumentException("-Dpeer.ledger is required");
@@ -47,10 +57,10 @@ final class MutexModes {
         Path ledger = Path.of(ledgerName);
         int holdMs = Integer.getInteger("peer.holdMs", 20);
         try (CuratorFramework client = QueuePeer.connectCurator(a.connect(), QueuePeer.sessionTimeoutMs())) {
-            InterProcessMutex mutex = new InterProcessMutex(client, a.path());
+            InterProcessLock lock = lockOf.apply(client);
             QueuePeer.event("ready");
             for (int round = 0; round < a.count(); round++) {
-                mutex.acquire();
+                lock.acquire();
                 try {
                     String who = a.prefix() + "." + round;
                     append(ledger, "enter " + who);
@@ -58,7 +68,7 @@ final class MutexModes {
                     Thread.sleep(holdMs);
                     append(ledger, "exit " + who);
                 } finally {
-                    mutex.release();
+                    lock.release();
                 }
             }
         }

@@ -141,6 +141,7 @@ public final class QueuePeer {
         CuratorModes.register(MODES);
         LatchModes.register(MODES);
         MutexModes.register(MODES);
+        RwLockModes.register(MODES);
         ShardModes.register(MODES);
     }
 
