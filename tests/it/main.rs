@@ -6,7 +6,8 @@
 //! `queue/curator`), `simple_queue` (the classic recipe), `hostile` (bad input
 //! and hostile data), `faults` (real faults and the delivery guarantees),
 //! `leader_latch` (the leader latch, with Curator's), `mutex` (the lock,
-//! with Curator's `InterProcessMutex`), `cli` (the `zkq` tool),
+//! with Curator's `InterProcessMutex`), `rwlock` (the read-write lock, with
+//! Curator's `InterProcessReadWriteLock`), `cli` (the `zkq` tool),
 //! `wire` (every request the client sends, checked on a real server) and
 //! `harness` (the test harness itself); `client`,
 //! `security` and `bench` are single files; `support` holds the shared helpers.
@@ -20,6 +21,7 @@ mod hostile;
 mod leader_latch;
 mod mutex;
 mod queue;
+mod rwlock;
 mod security;
 mod simple_queue;
 mod support;
