@@ -8,8 +8,8 @@ use std::time::Duration;
 use super::{mutex, nodes, take_turns, Ledger, WAIT};
 use crate::support::client;
 use crate::support::eventually;
-use crate::support::java::{PeerCommand, PeerProcess};
-use crate::support::server::{shared_connect_string, unique_path};
+use crate::support::java::{lock_peer, PeerProcess};
+use crate::support::server::unique_path;
 
 /// How long each participant holds the lock each time.
 const HOLD: Duration = Duration::from_millis(20);
@@ -17,11 +17,7 @@ const HOLD: Duration = Duration::from_millis(20);
 /// A Curator participant `id` on `path` that holds the lock `rounds` times
 /// for `hold` each, writing to `ledger`, once it is ready.
 fn curator_participant(path: &str, id: &str, rounds: usize, hold: Duration, ledger: &Ledger) -> PeerProcess {
-    let peer = PeerCommand::new("curator-mutex", &shared_connect_string(), path, rounds)
-        .prefix(id)
-        .property("peer.ledger", ledger.path().display())
-        .property("peer.holdMs", hold.as_millis())
-        .timeout(WAIT * 2)
+    let peer = lock_peer("curator-mutex", path, id, rounds, hold, ledger.path())
         .spawn()
         .unwrap();
     peer.wait_for_stderr_line("ready", WAIT).unwrap();

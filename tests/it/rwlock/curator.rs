@@ -9,8 +9,8 @@ use std::time::Duration;
 use super::{nodes, rwlock, take_turns, Ledger, Role, WAIT};
 use crate::support::client;
 use crate::support::eventually;
-use crate::support::java::{PeerCommand, PeerProcess};
-use crate::support::server::{shared_connect_string, unique_path};
+use crate::support::java::{lock_peer, PeerProcess};
+use crate::support::server::unique_path;
 
 /// A Curator participant `id` on `path` that takes the `role` half
 /// `rounds` times for `hold` each, writing to `ledger`, once it is ready.
@@ -26,12 +26,8 @@ fn curator_participant(
         Role::Read => "read",
         Role::Write => "write",
     };
-    let peer = PeerCommand::new("curator-rwlock", &shared_connect_string(), path, rounds)
-        .prefix(id)
+    let peer = lock_peer("curator-rwlock", path, id, rounds, hold, ledger.path())
         .property("peer.role", role)
-        .property("peer.ledger", ledger.path().display())
-        .property("peer.holdMs", hold.as_millis())
-        .timeout(WAIT * 2)
         .spawn()
         .unwrap();
     peer.wait_for_stderr_line("ready", WAIT).unwrap();

@@ -3,7 +3,6 @@
 //! extra node (a reader's, a writer's, or a downgraded writer's read
 //! node); a writer whose session expires is told before another holds.
 
-use std::sync::Mutex as StdMutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -25,18 +24,14 @@ const LATE_WHEN_DOWN: Duration = Duration::from_millis(200);
 /// asserting it returned within the deadline plus `LATE_WHEN_DOWN` (plus
 /// the suite's load margin); whether it held.
 fn timed(lock: &RwLock, role: Role) -> Result<bool, Error> {
-    let started = Instant::now();
-    let result = match role {
-        Role::Read => lock.read_timeout(DEADLINE).map(|guard| guard.is_some()),
-        Role::Write => lock.write_timeout(DEADLINE).map(|guard| guard.is_some()),
-    };
-    let took = started.elapsed();
-    eprintln!("{role:?} with a {DEADLINE:?} timeout returned {result:?} after {took:?}");
-    assert!(
-        took <= DEADLINE + LATE_WHEN_DOWN + LOAD_MARGIN,
-        "returned after {took:?}: {result:?}"
-    );
-    result
+    support::returns_within(
+        DEADLINE + LATE_WHEN_DOWN,
+        &format!("{role:?} timed {DEADLINE:?}"),
+        || match role {
+            Role::Read => lock.read_timeout(DEADLINE).map(|guard| guard.is_some()),
+            Role::Write => lock.write_timeout(DEADLINE).map(|guard| guard.is_some()),
+        },
+    )
 }
 
 #[test]
@@ -125,28 +120,14 @@ fn a_writer_whose_session_expires_is_told_before_another_writer_holds() {
     let holder = rwlock(&short, &path);
     let next = rwlock(&other, &path);
     let guard = holder.write().unwrap();
-    let token = guard.token();
-    let lost_at = StdMutex::new(None);
-    let (acquired_at, next_token) = thread::scope(|s| {
-        let lost = guard.lost();
-        let lost_at = &lost_at;
-        s.spawn(move || {
-            let _ = lost.recv();
-            *lost_at.lock().unwrap() = Some(Instant::now());
-        });
-        let waiting = s.spawn(|| {
-            let guard = next.write().unwrap();
-            (Instant::now(), guard.token())
-        });
-        eventually(WAIT, "the other writer waits", || nodes(&other, &path).len() == 2);
-        // A partition longer than the 2 s session: the server expires it.
-        proxy.blackhole();
-        waiting.join().unwrap()
-    });
-    let lost_at = lost_at.lock().unwrap().expect("the loss was signalled");
-    assert!(lost_at <= acquired_at, "the loss was signalled before another held");
+    let next_token = support::expiry::expire_holder(
+        &proxy,
+        guard.lost(),
+        || nodes(&other, &path).len() == 2,
+        || next.write().unwrap().token(),
+    );
     assert!(!guard.is_held());
-    assert!(next_token > token, "the next writer's token is larger");
+    assert!(next_token > guard.token(), "the next writer's token is larger");
     proxy.heal();
     eventually(WAIT, "the expired writer's client has a new session", || {
         short.state().is_connected()

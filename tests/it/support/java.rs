@@ -631,3 +631,14 @@ impl Fnv64 {
         self.0
     }
 }
+
+/// A lock mode of the peer (`curator-mutex`, `curator-rwlock`) on `path` as
+/// `id`: `rounds` holds of `hold` each, written to the ledger at `ledger`;
+/// add the mode's own properties, then spawn it.
+pub fn lock_peer(mode: &str, path: &str, id: &str, rounds: usize, hold: Duration, ledger: &Path) -> PeerCommand {
+    PeerCommand::new(mode, &super::server::shared_connect_string(), path, rounds)
+        .prefix(id)
+        .property("peer.ledger", ledger.display())
+        .property("peer.holdMs", hold.as_millis())
+        .timeout(Duration::from_secs(60))
+}

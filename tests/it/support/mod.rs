@@ -1,6 +1,7 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code)]
 
+pub mod expiry;
 pub mod java;
 pub mod leases;
 pub mod ledger;
@@ -56,6 +57,20 @@ pub fn example_exe(name: &str) -> PathBuf {
 /// second copy of it running beside it), which are no delay of the code's.
 /// One constant for the whole suite, so that no bound hides slack of its own.
 pub const LOAD_MARGIN: Duration = Duration::from_millis(500);
+
+/// Runs `call` (named `what` in the messages), asserting it returned
+/// within `bound` (plus [`LOAD_MARGIN`]); returns what it returned.
+pub fn returns_within<T: std::fmt::Debug>(bound: Duration, what: &str, call: impl FnOnce() -> T) -> T {
+    let started = Instant::now();
+    let result = call();
+    let took = started.elapsed();
+    eprintln!("{what} returned {result:?} after {took:?}");
+    assert!(
+        took <= bound + LOAD_MARGIN,
+        "{what} returned after {took:?}: {result:?}"
+    );
+    result
+}
 
 /// A new client (its own session) of the shared server.
 pub fn client() -> ZkClient {
