@@ -58,6 +58,7 @@ fn rust_and_curator_readers_share_and_no_writer_holds_beside_anyone_by_a_shared_
         peer.wait().unwrap();
     }
     let (entries, most) = ledger.check_readers_writers();
+    eprintln!("{entries} holds (Rust and Curator), at most {most} inside at once");
     assert_eq!(entries, 40);
     assert!(most >= 2, "readers held together: at most {most} at once");
     let entries = ledger.entries();

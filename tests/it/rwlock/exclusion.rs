@@ -31,6 +31,7 @@ fn readers_hold_together_and_writers_never_beside_anyone_by_a_shared_ledger() {
         }
     });
     let (entries, most) = ledger.check_readers_writers();
+    eprintln!("{entries} holds (8 clients), at most {most} inside at once");
     assert_eq!(entries, 40);
     assert!(most >= 2, "readers held together: at most {most} at once");
     assert!(nodes(&client(), &path).is_empty(), "every node is gone");
