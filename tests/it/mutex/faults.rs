@@ -32,7 +32,7 @@ const LATE_WHEN_STALLED: Duration = Duration::from_secs(1);
 /// Calls `lock_timeout(DEADLINE)` on `mutex`, asserting it returned within
 /// the deadline plus `late` (plus the suite's load margin).
 fn timed_lock(mutex: &Mutex, late: Duration) -> Result<bool, Error> {
-    support::returns_within(DEADLINE + late, &format!("lock_timeout({DEADLINE:?})"), || {
+    support::within(&format!("lock_timeout({DEADLINE:?})"), DEADLINE + late, || {
         mutex.lock_timeout(DEADLINE).map(|guard| guard.is_some())
     })
 }

@@ -24,9 +24,9 @@ const LATE_WHEN_DOWN: Duration = Duration::from_millis(200);
 /// asserting it returned within the deadline plus `LATE_WHEN_DOWN` (plus
 /// the suite's load margin); whether it held.
 fn timed(lock: &RwLock, role: Role) -> Result<bool, Error> {
-    support::returns_within(
-        DEADLINE + LATE_WHEN_DOWN,
+    support::within(
         &format!("{role:?} timed {DEADLINE:?}"),
+        DEADLINE + LATE_WHEN_DOWN,
         || match role {
             Role::Read => lock.read_timeout(DEADLINE).map(|guard| guard.is_some()),
             Role::Write => lock.write_timeout(DEADLINE).map(|guard| guard.is_some()),

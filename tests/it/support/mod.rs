@@ -58,16 +58,16 @@ pub fn example_exe(name: &str) -> PathBuf {
 /// One constant for the whole suite, so that no bound hides slack of its own.
 pub const LOAD_MARGIN: Duration = Duration::from_millis(500);
 
-/// Runs `call` (named `what` in the messages), asserting it returned
-/// within `bound` (plus [`LOAD_MARGIN`]); returns what it returned.
-pub fn returns_within<T: std::fmt::Debug>(bound: Duration, what: &str, call: impl FnOnce() -> T) -> T {
+/// Runs `call`, asserts it returned within `bound` (plus the suite's one
+/// [`LOAD_MARGIN`]), and returns its result.
+pub fn within<R: std::fmt::Debug>(what: &str, bound: Duration, call: impl FnOnce() -> R) -> R {
     let started = Instant::now();
     let result = call();
     let took = started.elapsed();
-    eprintln!("{what} returned {result:?} after {took:?}");
+    eprintln!("{what}: {took:?}");
     assert!(
         took <= bound + LOAD_MARGIN,
-        "{what} returned after {took:?}: {result:?}"
+        "{what} returned after {took:?} (bound {bound:?}): {result:?}"
     );
     result
 }
