@@ -173,7 +173,9 @@ pub enum Error {
         source: Arc<std::io::Error>,
     },
     /// The call does not fit the queue's lifecycle (not started, started
-    /// twice, or closed).
+    /// twice, or closed), or what the calling thread holds (a thread that
+    /// holds only a [`RwLock`](crate::recipes::RwLock)'s read lock asking
+    /// for its write lock).
     InvalidState(&'static str),
     /// Any other error reported by ZooKeeper or the client library.
     ZooKeeper {

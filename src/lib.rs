@@ -78,6 +78,7 @@
 //! | backlogs past ten thousand items (a ZooKeeper listing stays small) | [`QueueBuilder::build_sharded_queue`] ([`ShardedQueue`], Curator's `QueueSharder` layout) |
 //! | one process of many doing something alone | [`LeaderLatch`](recipes::LeaderLatch) (Curator's `LeaderLatch` names) |
 //! | one process of many (or N) in a critical section at a time, with fencing tokens | [`Mutex`](recipes::Mutex) (Curator's `InterProcessMutex` names) |
+//! | many readers at once or one writer alone, fairly, with fencing tokens and a downgrade that keeps waiting writers out | [`RwLock`](recipes::RwLock) (Curator's `InterProcessReadWriteLock` names) |
 //! | processes held until an operator lets them go | [`Barrier`](recipes::Barrier) (Curator's `DistributedBarrier` node) |
 //! | N processes starting a step together and finishing it together | [`DoubleBarrier`](recipes::DoubleBarrier) (Curator's `DistributedDoubleBarrier` names) |
 //! | a bounded queue whose producers wait | [`QueueBuilder::max_items`] with `put`, `try_put` or `put_timeout` |

@@ -18,10 +18,12 @@
  */
 
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.locks.InterProcessLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.function.Function;
 
 final class MutexModes {
     private MutexModes() {}
@@ -31,13 +33,21 @@ final class MutexModes {
     }
 
     static void mutex(QueuePeer.Args a) throws Exception {
+        takeTurns(a, client -> new InterProcessMutex(client, a.path()));
+    }
+
+    /**
+     * Connects, makes its lock with lockOf, prints "ready", and takes turns
+     * at it as the mode's comment says: the loop every lock mode shares.
+     */
+    static void takeTurns(QueuePeer.Args a, Function<CuratorFramework, InterProcessLock> lockOf) throws Exception {
         Path ledger = QueuePeer.ledger();
         int holdMs = Integer.getInteger("peer.holdMs", 20);
         try (CuratorFramework client = QueuePeer.connectCurator(a.connect(), QueuePeer.sessionTimeoutMs())) {
-            InterProcessMutex mutex = new InterProcessMutex(client, a.path());
+            InterProcessLock lock = lockOf.apply(client);
             QueuePeer.event("ready");
             for (int round = 0; round < a.count(); round++) {
-                mutex.acquire();
+                lock.acquire();
                 try {
                     String who = a.prefix() + "." + round;
                     QueuePeer.append(ledger, "enter " + who);
@@ -45,7 +55,7 @@ final class MutexModes {
                     Thread.sleep(holdMs);
                     QueuePeer.append(ledger, "exit " + who);
                 } finally {
-                    mutex.release();
+                    lock.release();
                 }
             }
         }

@@ -145,6 +145,7 @@ public final class QueuePeer {
         LatchModes.register(MODES);
         MutexModes.register(MODES);
         BarrierModes.register(MODES);
+        RwLockModes.register(MODES);
         ShardModes.register(MODES);
     }
 

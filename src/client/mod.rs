@@ -414,6 +414,14 @@ impl WeakClient {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Session(u64);
 
+#[cfg(test)]
+impl Session {
+    /// A session of a client that made `epoch` sessions before it.
+    pub(crate) const fn of_epoch(epoch: u64) -> Session {
+        Session(epoch)
+    }
+}
+
 /// Removes a latch registered by [`ZkClient::wake_on_state_change`] on drop.
 /// It borrows nothing, so a holder can keep it as long as it needs.
 pub(crate) struct WakerGuard {

@@ -2,8 +2,10 @@
 //! queue ([`SimpleQueue`], also at the crate root) and Curator's
 //! coordination recipes, so far the [`LeaderLatch`] that sharded queues
 //! elect their leader with, the distributed lock [`Mutex`] (Curator's
-//! `InterProcessMutex`), and the barriers [`Barrier`] and [`DoubleBarrier`]
-//! (Curator's `DistributedBarrier` and `DistributedDoubleBarrier`).
+//! `InterProcessMutex`) and the read-write lock [`RwLock`] (Curator's
+//! `InterProcessReadWriteLock`), both on the machinery Curator's locks
+//! share, and the barriers [`Barrier`] and [`DoubleBarrier`] (Curator's
+//! `DistributedBarrier` and `DistributedDoubleBarrier`).
 //!
 //! ```no_run
 //! # fn main() -> Result<(), zk_queue::Error> {
@@ -17,11 +19,14 @@
 
 mod barrier;
 mod leader;
+mod lock;
 mod mutex;
 mod names;
+mod rwlock;
 mod simple;
 
 pub use barrier::{Barrier, DoubleBarrier, DoubleBarrierBuilder};
 pub use leader::{LeaderLatch, LeaderLatchBuilder, Leadership, Participant};
 pub use mutex::{Mutex, MutexBuilder, MutexGuard};
+pub use rwlock::{RwLock, RwLockBuilder, RwLockReadGuard, RwLockWriteGuard};
 pub use simple::{SimpleQueue, SimpleQueueBuilder};

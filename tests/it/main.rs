@@ -7,7 +7,8 @@
 //! and hostile data), `faults` (real faults and the delivery guarantees),
 //! `leader_latch` (the leader latch, with Curator's), `barrier` (the barriers, with
 //! Curator's `DistributedDoubleBarrier`), `mutex` (the lock,
-//! with Curator's `InterProcessMutex`), `cli` (the `zkq` tool),
+//! with Curator's `InterProcessMutex`), `rwlock` (the read-write lock, with
+//! Curator's `InterProcessReadWriteLock`), `cli` (the `zkq` tool),
 //! `wire` (every request the client sends, checked on a real server) and
 //! `harness` (the test harness itself); `client`,
 //! `security` and `bench` are single files; `support` holds the shared helpers.
@@ -22,6 +23,7 @@ mod hostile;
 mod leader_latch;
 mod mutex;
 mod queue;
+mod rwlock;
 mod security;
 mod simple_queue;
 mod support;

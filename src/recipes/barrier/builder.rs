@@ -5,7 +5,7 @@ use super::validated;
 use crate::client::{Acl, ZkClient};
 use crate::error::{Error, Result};
 use crate::naming::random_uuid;
-use crate::recipes::mutex::local_address;
+use crate::recipes::lock::local_address;
 
 /// Builds a [`DoubleBarrier`]; made by [`DoubleBarrier::builder`] or
 /// [`DoubleBarrierBuilder::new`].

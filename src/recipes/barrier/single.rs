@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use super::{ensure_container, parent, unreachable_or, validated};
 use crate::client::{Acl, Opts, ZkClient};
 use crate::error::{Error, Result};
-use crate::recipes::mutex::local_address;
+use crate::recipes::lock::local_address;
 use crate::sync::Latch;
 
 /// A barrier that holds back every participant calling [`wait`](Self::wait)

@@ -237,7 +237,7 @@ impl LeaderLatch {
             Err(Error::NoNode { .. }) => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
-        let sorted = names::sorted(children, names::LATCH);
+        let sorted = names::sorted(children, &[names::LATCH]);
         let paths: Vec<String> = sorted.iter().map(|name| path::join(&self.shared.path, name)).collect();
         let reads = client.read_many_with(&paths, Opts::new())?;
         let mut participants = Vec::with_capacity(sorted.len());

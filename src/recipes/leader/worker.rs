@@ -116,7 +116,7 @@ fn round(shared: &Shared, protected: &str, ours: &mut Option<Ours>, latch: &Latc
     for stray in children.iter().filter(|c| c.starts_with(protected) && **c != node.name) {
         forget(shared, &path::join(&shared.path, stray));
     }
-    let sorted = names::sorted(children, names::LATCH);
+    let sorted = names::sorted(children, &[names::LATCH]);
     match sorted.iter().position(|name| *name == node.name) {
         None => {
             // Deleted by someone, or its session ended on the server.

@@ -1,11 +1,9 @@
 //! The consuming builder of [`Mutex`].
 
-use std::net::{IpAddr, ToSocketAddrs};
-
 use super::Mutex;
 use crate::client::{Acl, ZkClient};
 use crate::error::{Error, Result};
-use crate::path;
+use crate::recipes::lock::Participant;
 
 /// Builds a [`Mutex`]; made by [`Mutex::builder`] or [`MutexBuilder::new`].
 ///
@@ -117,44 +115,12 @@ impl MutexBuilder {
     /// [`Error::InvalidArgument`] for `max_leases` 0 or an empty ACL;
     /// [`Error::Closed`] if the client is closed.
     pub fn build(self) -> Result<Mutex> {
-        path::validate(&self.path)?;
-        if self.path == "/" {
-            return Err(Error::InvalidPath {
-                path: self.path,
-                reason: "a lock needs a path of its own, not the root",
-            });
-        }
         if self.max_leases == 0 {
             return Err(Error::InvalidArgument("max_leases must be at least 1".into()));
         }
-        if self.acl.as_ref().is_some_and(Vec::is_empty) {
-            return Err(Error::InvalidArgument("the acl of a lock must not be empty".into()));
-        }
-        if self.client.is_closed() {
-            return Err(Error::Closed);
-        }
-        let acl = self.acl.unwrap_or_else(|| self.client.default_acl().to_vec());
-        let data = self.data.unwrap_or_else(local_address);
-        Ok(Mutex::new(self.client, self.path, data, self.max_leases, acl))
+        let lock = Participant::new(self.client, self.path, self.data, self.acl)?;
+        Ok(Mutex::new(lock, self.max_leases))
     }
-}
-
-/// Curator's default node data (`CuratorFrameworkFactory`'s local address):
-/// the host's IP address as text, or nothing.
-pub(in crate::recipes) fn local_address() -> Vec<u8> {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
-        .unwrap_or_default();
-    let host = host.trim();
-    if host.is_empty() {
-        return Vec::new();
-    }
-    let Ok(addresses) = (host, 0).to_socket_addrs() else {
-        return Vec::new();
-    };
-    let addresses: Vec<IpAddr> = addresses.map(|a| a.ip()).collect();
-    let first = addresses.iter().find(|ip| ip.is_ipv4()).or(addresses.first());
-    first.map(|ip| ip.to_string().into_bytes()).unwrap_or_default()
 }
 
 impl std::fmt::Debug for MutexBuilder {
@@ -165,16 +131,5 @@ impl std::fmt::Debug for MutexBuilder {
             .field("max_leases", &self.max_leases)
             .field("acl", &self.acl)
             .finish()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::local_address;
-
-    #[test]
-    fn the_default_data_is_an_ip_address_or_nothing() {
-        let data = String::from_utf8(local_address()).unwrap();
-        assert!(data.is_empty() || data.parse::<std::net::IpAddr>().is_ok(), "{data}");
     }
 }

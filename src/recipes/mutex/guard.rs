@@ -1,63 +1,11 @@
-//! [`MutexGuard`]: one acquisition of a [`Mutex`], and the hold it shares
-//! with the other guards of its thread.
-
-use std::marker::PhantomData;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::time::Instant;
+//! [`MutexGuard`]: one acquisition of a [`Mutex`](super::Mutex), sharing its thread's
+//! hold with the other guards of that thread.
 
 use crossbeam_channel::Receiver;
 
-use super::acquire::Acquired;
-use super::release::{Leftover, Nodes};
-use super::Mutex;
-use crate::client::TRY_WAIT;
+use crate::recipes::lock::Acquisition;
 
-/// A thread's hold of the lock: its node, and how many guards of that
-/// thread share it (Curator's `lockCount`).
-///
-/// The fencing token is the node's creation zxid, never its sequence: the
-/// server gives every transaction a larger zxid than the one before, so a
-/// holder's token is larger than every earlier holder's, also when the lock
-/// path was deleted and created again in between (which starts the
-/// sequences over).
-pub(super) struct Hold {
-    pub(super) acquired: Acquired,
-    /// The guards alive.
-    pub(super) count: AtomicUsize,
-}
-
-impl Hold {
-    pub(super) fn new(acquired: Acquired) -> Hold {
-        Hold {
-            acquired,
-            count: AtomicUsize::new(1),
-        }
-    }
-
-    /// Whether the hold is still certain: nothing opened its loss latch, its
-    /// session is live and the client connected.
-    fn is_held(&self, mutex: &Mutex) -> bool {
-        let client = &mutex.client;
-        !self.acquired.lost.is_open() && client.is_live(self.acquired.node.session) && client.state().is_connected()
-    }
-
-    /// Ends the hold: tells those waiting for its loss, and deletes its node
-    /// (in the background if the server cannot be asked now).
-    pub(super) fn end(&self, mutex: &Mutex) {
-        self.acquired.lost.open();
-        let node = &self.acquired.node;
-        log::debug!("mutex {}: releasing {}", mutex.path, node.path);
-        Leftover {
-            lock_path: mutex.path.clone(),
-            session: node.session,
-            nodes: Nodes::Known(node.path.clone()),
-        }
-        .release(&mutex.client, Some(Instant::now() + TRY_WAIT));
-    }
-}
-
-/// One acquisition of a [`Mutex`]: the lock is held (by this thread) while a
+/// One acquisition of a [`Mutex`](super::Mutex): the lock is held (by this thread) while a
 /// guard of it lives, and released when the thread's last guard drops.
 ///
 /// A guard belongs to the thread that acquired it (it is not `Send`), as
@@ -79,20 +27,11 @@ impl Hold {
 /// # }
 /// ```
 #[must_use = "the lock is released as soon as the guard is dropped"]
-pub struct MutexGuard<'a> {
-    mutex: &'a Mutex,
-    hold: Arc<Hold>,
-    /// Not `Send`: the hold belongs to the thread that acquired it.
-    _thread: PhantomData<std::sync::MutexGuard<'static, ()>>,
-}
+pub struct MutexGuard<'a>(Acquisition<'a>);
 
 impl<'a> MutexGuard<'a> {
-    pub(super) fn new(mutex: &'a Mutex, hold: Arc<Hold>) -> MutexGuard<'a> {
-        MutexGuard {
-            mutex,
-            hold,
-            _thread: PhantomData,
-        }
+    pub(super) fn new(acquisition: Acquisition<'a>) -> MutexGuard<'a> {
+        MutexGuard(acquisition)
     }
 
     /// The fencing token of this hold: the creation zxid of its node. Every
@@ -138,8 +77,7 @@ impl<'a> MutexGuard<'a> {
     /// assert_eq!(store.value, "balance=10");
     /// ```
     pub fn token(&self) -> u64 {
-        // Zxids are never negative.
-        u64::try_from(self.hold.acquired.czxid).unwrap_or(0)
+        self.0.hold().token()
     }
 
     /// Whether the lock is certainly still held: its node exists and has not
@@ -164,7 +102,7 @@ impl<'a> MutexGuard<'a> {
     /// # }
     /// ```
     pub fn is_held(&self) -> bool {
-        self.hold.is_held(self.mutex)
+        self.0.is_held()
     }
 
     /// A channel that disconnects when the hold is lost or in doubt (as
@@ -191,7 +129,7 @@ impl<'a> MutexGuard<'a> {
     /// # }
     /// ```
     pub fn lost(&self) -> Receiver<()> {
-        self.hold.acquired.lost.receiver()
+        self.0.hold().lost()
     }
 
     /// The path of the lock's node this guard holds by.
@@ -206,23 +144,12 @@ impl<'a> MutexGuard<'a> {
     /// # }
     /// ```
     pub fn node(&self) -> &str {
-        &self.hold.acquired.node.path
-    }
-}
-
-impl Drop for MutexGuard<'_> {
-    fn drop(&mut self) {
-        self.mutex.release(&self.hold);
+        self.0.hold().node()
     }
 }
 
 impl std::fmt::Debug for MutexGuard<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MutexGuard")
-            .field("node", &self.node())
-            .field("token", &self.token())
-            .field("count", &self.hold.count.load(Ordering::Relaxed))
-            .field("is_held", &self.is_held())
-            .finish()
+        self.0.debug("MutexGuard", f)
     }
 }

@@ -2,36 +2,26 @@
 //! `InterProcessMutex` (5.x), so Rust and Java participants can share one
 //! lock path.
 //!
-//! The files, in the order a hold goes through them:
+//! The files:
 //! - `builder.rs`: [`MutexBuilder`], every setting validated in `build`.
-//! - `acquire.rs`: one attempt: the protected node, a lost create reply
-//!   resolved, the line and the watch on the node before.
-//! - `guard.rs`: [`MutexGuard`], a thread's hold (shared by its reentrant
-//!   guards), its fencing token and its loss.
-//! - `release.rs`: deleting what a participant leaves, at once or in the
-//!   background.
+//! - `guard.rs`: [`MutexGuard`], one acquisition of a thread's hold.
 //!
-//! The node names and their order are Curator's (see `recipes::names`):
-//! `_c_<UUID>-lock-<sequence>` under the lock path, ordered by the sequence.
+//! The machinery is the one Curator's locks share (`recipes::lock`), with
+//! Curator's standard driver: nodes named `_c_<UUID>-lock-<sequence>` under
+//! the lock path (see `recipes::names`), ordered by the sequence; a
+//! participant holds when fewer than `max_leases` come before it.
 
-mod acquire;
 mod builder;
 mod guard;
-mod release;
 
-use std::collections::HashMap;
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
-use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
-pub(super) use builder::local_address;
 pub use builder::MutexBuilder;
-use guard::Hold;
 pub use guard::MutexGuard;
 
-use crate::client::{Acl, ZkClient, TRY_WAIT};
+use crate::client::{ZkClient, TRY_WAIT};
 use crate::error::Result;
+use crate::recipes::lock::{Acquisition, Driver, Holds, Participant};
 
 /// A distributed lock, compatible with Curator's `InterProcessMutex` on the
 /// same path: a participant holds it while fewer than
@@ -79,14 +69,11 @@ use crate::error::Result;
 /// # }
 /// ```
 pub struct Mutex {
-    client: ZkClient,
-    path: String,
-    /// The data of this participant's nodes.
-    data: Vec<u8>,
-    max_leases: usize,
-    acl: Vec<Acl>,
+    lock: Participant,
+    /// Curator's standard driver with the lock's `max_leases`.
+    driver: Driver,
     /// The hold of each thread that holds the lock.
-    holds: parking_lot::Mutex<HashMap<ThreadId, Arc<Hold>>>,
+    holds: Holds,
 }
 
 impl Mutex {
@@ -103,14 +90,11 @@ impl Mutex {
         MutexBuilder::new(client, path)
     }
 
-    fn new(client: ZkClient, path: String, data: Vec<u8>, max_leases: usize, acl: Vec<Acl>) -> Mutex {
+    fn new(lock: Participant, max_leases: usize) -> Mutex {
         Mutex {
-            client,
-            path,
-            data,
-            max_leases,
-            acl,
-            holds: parking_lot::Mutex::new(HashMap::new()),
+            lock,
+            driver: Driver::Mutex { max_leases },
+            holds: Holds::default(),
         }
     }
 
@@ -191,30 +175,8 @@ impl Mutex {
     /// The one implementation: reentry, or an attempt until `deadline`
     /// (waiting for the turn only if `patient`).
     fn lock_until(&self, deadline: Option<Instant>, patient: bool) -> Result<Option<MutexGuard<'_>>> {
-        let thread = std::thread::current().id();
-        if let Some(hold) = self.holds.lock().get(&thread) {
-            hold.count.fetch_add(1, Ordering::Relaxed);
-            return Ok(Some(MutexGuard::new(self, Arc::clone(hold))));
-        }
-        let Some(acquired) = acquire::Attempt::new(self, deadline, patient).run()? else {
-            return Ok(None);
-        };
-        log::debug!("mutex {}: holding {}", self.path, acquired.node.path);
-        let hold = Arc::new(Hold::new(acquired));
-        self.holds.lock().insert(thread, Arc::clone(&hold));
-        Ok(Some(MutexGuard::new(self, hold)))
-    }
-
-    /// Drops one guard of `hold`; the last one ends it.
-    fn release(&self, hold: &Arc<Hold>) {
-        {
-            let mut holds = self.holds.lock();
-            if hold.count.fetch_sub(1, Ordering::Relaxed) > 1 {
-                return;
-            }
-            holds.retain(|_, held| !Arc::ptr_eq(held, hold));
-        }
-        hold.end(self);
+        let hold = self.lock.acquire(&self.holds, &self.driver, deadline, patient)?;
+        Ok(hold.map(|hold| MutexGuard::new(Acquisition::new(&self.lock, &self.holds, hold))))
     }
 
     /// Whether the calling thread holds the lock (by a guard it has not
@@ -232,7 +194,7 @@ impl Mutex {
     /// # }
     /// ```
     pub fn is_held_by_current_thread(&self) -> bool {
-        self.holds.lock().contains_key(&std::thread::current().id())
+        self.holds.held_by_current_thread()
     }
 
     /// The lock path.
@@ -246,7 +208,7 @@ impl Mutex {
     /// # }
     /// ```
     pub fn path(&self) -> &str {
-        &self.path
+        &self.lock.path
     }
 
     /// The nodes under the lock path in the order they hold, the holders
@@ -265,20 +227,16 @@ impl Mutex {
     /// # Errors
     /// A connection error once the client's retry policy gives up.
     pub fn participant_nodes(&self) -> Result<Vec<String>> {
-        match self.client.get_children(&self.path) {
-            Ok((children, _)) => Ok(crate::recipes::names::sorted(children, crate::recipes::names::LOCK)),
-            Err(crate::Error::NoNode { .. }) => Ok(Vec::new()),
-            Err(e) => Err(e),
-        }
+        self.lock.nodes(&self.driver)
     }
 }
 
 impl std::fmt::Debug for Mutex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Mutex")
-            .field("path", &self.path)
-            .field("max_leases", &self.max_leases)
-            .field("holders", &self.holds.lock().len())
+            .field("path", &self.lock.path)
+            .field("driver", &self.driver)
+            .field("holders", &self.holds.len())
             .finish()
     }
 }

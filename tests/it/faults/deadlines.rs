@@ -3,7 +3,7 @@
 //! answered), never there (a name that does not resolve).
 
 use std::net::TcpListener;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use zk_queue::testing::TestingServer;
 use zk_queue::{
@@ -12,7 +12,7 @@ use zk_queue::{
 };
 
 use crate::support::server::unique_path;
-use crate::support::LOAD_MARGIN;
+use crate::support::within;
 
 /// The deadline the calls below are given.
 const DEADLINE: Duration = Duration::from_secs(2);
@@ -26,20 +26,6 @@ const LATE_WHEN_DOWN: Duration = Duration::from_millis(200);
 /// stalled (connections open, nothing answered): a request it sent just
 /// before its deadline may finish a second after it, as documented.
 const LATE_WHEN_STALLED: Duration = Duration::from_secs(1);
-
-/// Runs `call`, asserts it returned within `bound` (plus the suite's one
-/// [`LOAD_MARGIN`]), and returns its result.
-fn within<R: std::fmt::Debug>(what: &str, bound: Duration, call: impl FnOnce() -> R) -> R {
-    let started = Instant::now();
-    let result = call();
-    let took = started.elapsed();
-    eprintln!("{what}: {took:?}");
-    assert!(
-        took <= bound + LOAD_MARGIN,
-        "{what} returned after {took:?} (bound {bound:?}): {result:?}"
-    );
-    result
-}
 
 /// A client with default settings but the request timeout, which bounds
 /// every call that has no deadline of its own.

@@ -5,7 +5,7 @@
 use std::thread;
 use std::time::Duration;
 
-use super::{mutex, nodes, take_turns, Ledger, Turns, WAIT};
+use super::{mutex, nodes, take_turns, Ledger, WAIT};
 use crate::support::client;
 use crate::support::eventually;
 use crate::support::java::PeerProcess;

@@ -10,7 +10,7 @@ use std::time::Duration;
 use zk_queue::recipes::Mutex;
 use zk_queue::testing::TestingServer;
 
-use super::{mutex, nodes, take_turns, Ledger, Turns, WAIT};
+use super::{mutex, nodes, take_turns, Ledger, WAIT};
 use crate::support::server::unique_path;
 use crate::support::{client, client_of, eventually, wait_for_watches};
 

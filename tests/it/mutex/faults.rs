@@ -5,7 +5,6 @@
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex as StdMutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -33,15 +32,9 @@ const LATE_WHEN_STALLED: Duration = Duration::from_secs(1);
 /// Calls `lock_timeout(DEADLINE)` on `mutex`, asserting it returned within
 /// the deadline plus `late` (plus the suite's load margin).
 fn timed_lock(mutex: &Mutex, late: Duration) -> Result<bool, Error> {
-    let started = Instant::now();
-    let result = mutex.lock_timeout(DEADLINE).map(|guard| guard.is_some());
-    let took = started.elapsed();
-    eprintln!("lock_timeout({DEADLINE:?}) returned {result:?} after {took:?}");
-    assert!(
-        took <= DEADLINE + late + LOAD_MARGIN,
-        "returned after {took:?}: {result:?}"
-    );
-    result
+    support::within(&format!("lock_timeout({DEADLINE:?})"), DEADLINE + late, || {
+        mutex.lock_timeout(DEADLINE).map(|guard| guard.is_some())
+    })
 }
 
 #[test]
@@ -144,29 +137,15 @@ fn a_holder_whose_session_expires_is_told_before_another_holds() {
     let holder = mutex(&short, &path);
     let next = mutex(&other, &path);
     let guard = holder.lock().unwrap();
-    let token = guard.token();
     assert!(guard.is_held());
-    let lost_at = StdMutex::new(None);
-    let (acquired_at, next_token) = thread::scope(|s| {
-        let lost = guard.lost();
-        let lost_at = &lost_at;
-        s.spawn(move || {
-            let _ = lost.recv();
-            *lost_at.lock().unwrap() = Some(Instant::now());
-        });
-        let waiting = s.spawn(|| {
-            let guard = next.lock().unwrap();
-            (Instant::now(), guard.token())
-        });
-        eventually(WAIT, "the other participant waits", || nodes(&other, &path).len() == 2);
-        // A partition longer than the 2 s session: the server expires it.
-        proxy.blackhole();
-        waiting.join().unwrap()
-    });
-    let lost_at = lost_at.lock().unwrap().expect("the loss was signalled");
-    assert!(lost_at <= acquired_at, "the loss was signalled before another held");
+    let next_token = support::expiry::expire_holder(
+        &proxy,
+        guard.lost(),
+        || nodes(&other, &path).len() == 2,
+        || next.lock().unwrap().token(),
+    );
     assert!(!guard.is_held());
-    assert!(next_token > token, "the next holder's token is larger");
+    assert!(next_token > guard.token(), "the next holder's token is larger");
     proxy.heal();
     eventually(WAIT, "the expired holder's client has a new session", || {
         short.state().is_connected()

@@ -1,6 +1,7 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code)]
 
+pub mod expiry;
 pub mod java;
 pub mod leases;
 pub mod ledger;
@@ -56,6 +57,20 @@ pub fn example_exe(name: &str) -> PathBuf {
 /// second copy of it running beside it), which are no delay of the code's.
 /// One constant for the whole suite, so that no bound hides slack of its own.
 pub const LOAD_MARGIN: Duration = Duration::from_millis(500);
+
+/// Runs `call`, asserts it returned within `bound` (plus the suite's one
+/// [`LOAD_MARGIN`]), and returns its result.
+pub fn within<R: std::fmt::Debug>(what: &str, bound: Duration, call: impl FnOnce() -> R) -> R {
+    let started = Instant::now();
+    let result = call();
+    let took = started.elapsed();
+    eprintln!("{what}: {took:?}");
+    assert!(
+        took <= bound + LOAD_MARGIN,
+        "{what} returned after {took:?} (bound {bound:?}): {result:?}"
+    );
+    result
+}
 
 /// A new client (its own session) of the shared server.
 pub fn client() -> ZkClient {

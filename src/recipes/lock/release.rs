@@ -49,7 +49,7 @@ impl Leftover {
         if client.state().is_connected() && deadline > now {
             match self.delete(client, Opts::new().once().until(Some(deadline))) {
                 Ok(()) | Err(Error::SessionExpired | Error::Closed) => return,
-                Err(e) => log::debug!("mutex {}: {e}; deleting in the background", self.lock_path),
+                Err(e) => log::debug!("lock {}: {e}; deleting in the background", self.lock_path),
             }
         }
         self.in_background(client);
@@ -62,7 +62,7 @@ impl Leftover {
         }
         let weak = client.downgrade();
         let spawned = std::thread::Builder::new()
-            .name("zk-mutex-release".into())
+            .name("zk-lock-release".into())
             .spawn(move || self.until_gone(&weak));
         if let Err(e) = spawned {
             log::warn!("cannot start a thread to delete a lock node; it stays until its session ends: {e}");
@@ -82,7 +82,7 @@ impl Leftover {
                     let pause = backoff.pause();
                     log::log!(
                         backoff.log_level(),
-                        "mutex {}: cannot delete a node of ours ({e}); trying again in {pause:?}",
+                        "lock {}: cannot delete a node of ours ({e}); trying again in {pause:?}",
                         self.lock_path
                     );
                     pause
@@ -110,7 +110,7 @@ impl Leftover {
         };
         for node in nodes {
             match client.delete_with(&node, None, opts) {
-                Ok(_) | Err(Error::NoNode { .. }) => log::debug!("mutex {}: deleted {node}", self.lock_path),
+                Ok(_) | Err(Error::NoNode { .. }) => log::debug!("lock {}: deleted {node}", self.lock_path),
                 Err(e) => return Err(e),
             }
         }

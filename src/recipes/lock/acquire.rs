@@ -1,13 +1,13 @@
 //! Taking a place in the line and waiting for the turn, as Curator's
 //! `LockInternals.attemptLock` does.
 //!
-//! An attempt creates one `EPHEMERAL_SEQUENTIAL` node with a protected name
-//! of its own (`_c_<UUID>-lock-`), fenced to the session it is sent in, then
-//! lists the lock path: the participant holds when fewer than `max_leases`
-//! nodes come before its own; otherwise it watches only the node
-//! `max_leases` places before it (a `getData` watch, as Curator's, so a
-//! release wakes one waiter, not the herd) and looks again when that node
-//! goes, or when the connection changes.
+//! An attempt creates one ephemeral node with a protected name of its own
+//! (`_c_<UUID>-lock-`, say, and the sequence the server appends: the
+//! driver's name), fenced to the session it is sent in, then lists the lock
+//! path: the participant holds when its driver says so; otherwise it
+//! watches only the node the driver names (a `getData` watch, as Curator's,
+//! so a release wakes one waiter, not the herd) and looks again when that
+//! node goes, or when the connection changes.
 //!
 //! A create whose reply was lost is resolved as Curator resolves it: after a
 //! `sync`, the attempt lists the lock path and looks for its protected
@@ -21,8 +21,9 @@
 
 use std::time::Instant;
 
+use super::driver::{Driver, Verdict};
 use super::release::{Leftover, Nodes};
-use super::Mutex;
+use super::Participant;
 use crate::client::{CreateMode, DataWatch, Opts, Session, WakerGuard};
 use crate::error::{Error, Result};
 use crate::path;
@@ -40,7 +41,8 @@ pub(super) struct Node {
 /// What a successful attempt holds.
 pub(super) struct Acquired {
     pub(super) node: Node,
-    /// The node's creation zxid.
+    /// The fencing token: the node's creation zxid, or the one its driver
+    /// gives it.
     pub(super) czxid: i64,
     /// Opened when the hold may be gone: the node changed or went, the
     /// connection changed, or the session ended.
@@ -65,7 +67,8 @@ enum Turn {
 
 /// One call's attempt at the lock.
 pub(super) struct Attempt<'a> {
-    mutex: &'a Mutex,
+    lock: &'a Participant,
+    driver: &'a Driver,
     /// The start of the names of this attempt's nodes.
     prefix: String,
     node: Option<Node>,
@@ -75,14 +78,20 @@ pub(super) struct Attempt<'a> {
     /// When the attempt gives up; `None`: each request within the client's
     /// request timeout, and no end to waiting for the turn.
     deadline: Option<Instant>,
-    /// Whether it waits for its turn (`false`: `try_lock`).
+    /// Whether it waits for its turn (`false`: `try_lock`, `try_read`...).
     patient: bool,
 }
 
 impl<'a> Attempt<'a> {
-    pub(super) fn new(mutex: &'a Mutex, deadline: Option<Instant>, patient: bool) -> Attempt<'a> {
+    pub(super) fn new(
+        lock: &'a Participant,
+        driver: &'a Driver,
+        deadline: Option<Instant>,
+        patient: bool,
+    ) -> Attempt<'a> {
         Attempt {
-            mutex,
+            lock,
+            driver,
             prefix: names::protected_prefix(),
             node: None,
             sent: None,
@@ -106,9 +115,12 @@ impl<'a> Attempt<'a> {
     }
 
     fn turns(&mut self, started: Instant) -> Result<Option<Acquired>> {
-        let client = &self.mutex.client;
+        let client = &self.lock.client;
         loop {
             let session = client.session();
+            if self.driver.session().is_some_and(|only| only != session) {
+                return Err(Error::SessionExpired);
+            }
             // A node of an earlier session went with it.
             self.node.take_if(|node| node.session != session);
             let node = match &self.node {
@@ -142,32 +154,42 @@ impl<'a> Attempt<'a> {
     /// Creates this attempt's node in `session`, or finds the one a create
     /// whose reply was lost made.
     fn join(&mut self, session: Session) -> Result<Node> {
-        let mutex = self.mutex;
-        let client = &mutex.client;
-        let wanted = path::join(&mutex.path, &names::node_name(&self.prefix, names::LOCK));
+        let lock = self.lock;
+        let client = &lock.client;
+        let (name, mode) = self.driver.node_name(&self.prefix);
+        let wanted = path::join(&lock.path, &name);
         loop {
             let unknown = self.sent.is_some_and(|(s, unknown)| s == session && unknown);
             self.sent = Some((session, unknown));
-            let opts = self
-                .opts(session)
-                .once()
-                .mode(CreateMode::EphemeralSequential)
-                .acl(&mutex.acl);
-            match client.create_with(&wanted, &mutex.data, opts) {
+            let opts = self.opts(session).once().mode(mode).acl(&lock.acl);
+            match client.create_with(&wanted, &lock.data, opts) {
                 Ok((created, _)) => return Ok(self.node_at(created, session)),
                 Err(Error::NoNode { .. }) => {
                     // Curator's `creatingParentContainersIfNeeded`.
                     let parent = Opts::new()
                         .until(self.deadline)
                         .mode(CreateMode::Container)
-                        .acl(&mutex.acl);
-                    client.ensure_path_with(&mutex.path, parent)?;
+                        .acl(&lock.acl);
+                    client.ensure_path_with(&lock.path, parent)?;
+                }
+                // A name of our own that exists (a node not sequential) is
+                // a create of ours whose reply was lost: found below.
+                Err(e @ Error::NodeExists { .. }) if mode == CreateMode::Ephemeral => {
+                    self.sent = Some((session, true));
+                    return match self.find(session)? {
+                        Some(found) => Ok(self.node_at(path::join(&lock.path, &found), session)),
+                        None => Err(e),
+                    };
                 }
                 Err(e) if e.is_retryable() && !matches!(e, Error::SessionExpired) => {
                     self.sent = Some((session, true));
                     if let Some(found) = self.find(session)? {
-                        log::info!("mutex {}: a create's reply was lost; its node is {found}", mutex.path);
-                        return Ok(self.node_at(path::join(&mutex.path, &found), session));
+                        log::info!(
+                            "{} {}: a create's reply was lost; its node is {found}",
+                            self.driver.recipe(),
+                            lock.path
+                        );
+                        return Ok(self.node_at(path::join(&lock.path, &found), session));
                     }
                 }
                 Err(e) => return Err(e),
@@ -183,9 +205,9 @@ impl<'a> Attempt<'a> {
     /// The name of a node of this attempt's, if the lock path has one: after
     /// a `sync`, so the server has applied every create sent before.
     fn find(&self, session: Session) -> Result<Option<String>> {
-        let client = &self.mutex.client;
-        client.sync(&self.mutex.path, self.opts(session))?;
-        match client.get_children_with(&self.mutex.path, self.opts(session)) {
+        let client = &self.lock.client;
+        client.sync(&self.lock.path, self.opts(session))?;
+        match client.get_children_with(&self.lock.path, self.opts(session)) {
             Ok((children, _)) => Ok(children.into_iter().find(|name| name.starts_with(&self.prefix))),
             Err(Error::NoNode { .. }) => Ok(None),
             Err(e) => Err(e),
@@ -194,32 +216,35 @@ impl<'a> Attempt<'a> {
 
     /// One look at the line from `node`.
     fn turn(&self, node: &Node) -> Result<Turn> {
-        let mutex = self.mutex;
-        let client = &mutex.client;
-        let children = match client.get_children_with(&mutex.path, self.opts(node.session)) {
+        let lock = self.lock;
+        let client = &lock.client;
+        let children = match client.get_children_with(&lock.path, self.opts(node.session)) {
             Ok((children, _)) => children,
             Err(Error::NoNode { .. } | Error::SessionExpired) => return Ok(Turn::Gone),
             Err(e) => return Err(e),
         };
-        let sorted = names::sorted(children, names::LOCK);
+        let sorted = self.driver.sorted(children);
         for stray in sorted
             .iter()
             .filter(|c| c.starts_with(&self.prefix) && **c != node.name)
         {
-            let stray = Nodes::Known(path::join(&mutex.path, stray));
+            let stray = Nodes::Known(path::join(&lock.path, stray));
             self.leftover(node.session, stray).in_background(client);
         }
         let Some(index) = sorted.iter().position(|name| *name == node.name) else {
-            log::info!("mutex {}: {} is gone; joining again", mutex.path, node.path);
+            log::info!(
+                "{} {}: {} is gone; joining again",
+                self.driver.recipe(),
+                lock.path,
+                node.path
+            );
             return Ok(Turn::Gone);
         };
-        if index < mutex.max_leases {
-            return self.confirm(node);
-        }
-        if !self.patient {
-            return Ok(Turn::NotYet);
-        }
-        let before = path::join(&mutex.path, &sorted[index - mutex.max_leases]);
+        let before = match self.driver.verdict(&sorted, index) {
+            Verdict::Holds => return self.confirm(node),
+            Verdict::Watch(_) if !self.patient => return Ok(Turn::NotYet),
+            Verdict::Watch(before) => path::join(&lock.path, &sorted[before]),
+        };
         let latch = Latch::new();
         let _states = client.wake_on_state_change(&latch);
         match client.watch_data(&before, &latch, self.opts(node.session)) {
@@ -236,7 +261,7 @@ impl<'a> Attempt<'a> {
     /// loss, and reads its creation zxid. Any connection change on the way
     /// means looking again.
     fn confirm(&self, node: &Node) -> Result<Turn> {
-        let client = &self.mutex.client;
+        let client = &self.lock.client;
         let lost = Latch::new();
         let states = client.wake_on_state_change(&lost);
         let (_, stat, watch) = match client.watch_data(&node.path, &lost.chained(), self.opts(node.session)) {
@@ -249,7 +274,7 @@ impl<'a> Attempt<'a> {
         }
         Ok(Turn::Ours(Box::new(Acquired {
             node: node.clone(),
-            czxid: stat.czxid,
+            czxid: self.driver.czxid().unwrap_or(stat.czxid),
             lost,
             _watch: watch,
             _states: states,
@@ -258,7 +283,7 @@ impl<'a> Attempt<'a> {
 
     fn leftover(&self, session: Session, nodes: Nodes) -> Leftover {
         Leftover {
-            lock_path: self.mutex.path.clone(),
+            lock_path: self.lock.path.clone(),
             session,
             nodes,
         }
@@ -271,6 +296,6 @@ impl<'a> Attempt<'a> {
             Some(node) if !unknown && node.session == session => Nodes::Known(node.path.clone()),
             _ => Nodes::Prefixed(self.prefix.clone()),
         };
-        self.leftover(session, nodes).release(&self.mutex.client, self.deadline);
+        self.leftover(session, nodes).release(&self.lock.client, self.deadline);
     }
 }

@@ -1,0 +1,193 @@
+//! [`Hold`]: a thread's hold of a lock, shared by the guards of that
+//! thread; [`Holds`]: the hold of each thread of a participant;
+//! [`Acquisition`]: one guard's share, which the public guards wrap.
+
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::ThreadId;
+use std::time::Instant;
+
+use crossbeam_channel::Receiver;
+
+use super::acquire::Acquired;
+use super::release::{Leftover, Nodes};
+use super::Participant;
+use crate::client::{Session, ZkClient, TRY_WAIT};
+
+/// A thread's hold of the lock: its node, and how many guards of that
+/// thread share it (Curator's `lockCount`).
+///
+/// The fencing token is the node's creation zxid, never its sequence: the
+/// server gives every transaction a larger zxid than the one before, so a
+/// holder's token is larger than every earlier holder's, also when the lock
+/// path was deleted and created again in between (which starts the
+/// sequences over).
+pub(crate) struct Hold {
+    acquired: Acquired,
+    /// What the holder is called in the log.
+    recipe: &'static str,
+    /// The guards alive.
+    count: AtomicUsize,
+}
+
+impl Hold {
+    /// The fencing token: the node's creation zxid (never negative), or the
+    /// write node's for a read node in its place.
+    pub(crate) fn token(&self) -> u64 {
+        u64::try_from(self.acquired.czxid).unwrap_or(0)
+    }
+
+    /// Whether the hold is still certain: nothing opened its loss latch, its
+    /// session is live and the client connected.
+    pub(crate) fn is_held(&self, client: &ZkClient) -> bool {
+        !self.acquired.lost.is_open() && self.is_in_live_session(client) && client.state().is_connected()
+    }
+
+    /// Whether the session the node was created in still lives.
+    pub(crate) fn is_in_live_session(&self, client: &ZkClient) -> bool {
+        client.is_live(self.acquired.node.session)
+    }
+
+    /// The session the node was created in.
+    pub(crate) fn session(&self) -> Session {
+        self.acquired.node.session
+    }
+
+    /// The fencing token as the server gave it (a creation zxid).
+    pub(crate) fn czxid(&self) -> i64 {
+        self.acquired.czxid
+    }
+
+    /// A channel that disconnects when the hold is lost, in doubt or ended.
+    pub(crate) fn lost(&self) -> Receiver<()> {
+        self.acquired.lost.receiver()
+    }
+
+    /// The path of the hold's node.
+    pub(crate) fn node(&self) -> &str {
+        &self.acquired.node.path
+    }
+
+    /// The number of guards alive.
+    pub(crate) fn count(&self) -> usize {
+        self.count.load(Ordering::Relaxed)
+    }
+
+    /// Ends the hold: tells those waiting for its loss, and deletes its node
+    /// (in the background if the server cannot be asked now).
+    pub(super) fn end(&self, lock: &Participant) {
+        self.acquired.lost.open();
+        let node = &self.acquired.node;
+        log::debug!("{} {}: releasing {}", self.recipe, lock.path, node.path);
+        Leftover {
+            lock_path: lock.path.clone(),
+            session: node.session,
+            nodes: Nodes::Known(node.path.clone()),
+        }
+        .release(&lock.client, Some(Instant::now() + TRY_WAIT));
+    }
+}
+
+/// The hold of each thread that holds a lock (by one driver) for one
+/// participant.
+#[derive(Default)]
+pub(crate) struct Holds(parking_lot::Mutex<HashMap<ThreadId, Arc<Hold>>>);
+
+impl Holds {
+    /// The calling thread's hold, if it has one.
+    pub(crate) fn of_current_thread(&self) -> Option<Arc<Hold>> {
+        self.0.lock().get(&std::thread::current().id()).cloned()
+    }
+
+    /// The calling thread's hold with one guard more, if it has one.
+    pub(super) fn reenter(&self) -> Option<Arc<Hold>> {
+        let holds = self.0.lock();
+        let hold = holds.get(&std::thread::current().id())?;
+        hold.count.fetch_add(1, Ordering::Relaxed);
+        Some(Arc::clone(hold))
+    }
+
+    /// Records what the calling thread acquired as its hold, with one guard.
+    pub(super) fn insert(&self, acquired: Acquired, recipe: &'static str) -> Arc<Hold> {
+        let hold = Arc::new(Hold {
+            acquired,
+            recipe,
+            count: AtomicUsize::new(1),
+        });
+        self.0.lock().insert(std::thread::current().id(), Arc::clone(&hold));
+        hold
+    }
+
+    /// Drops one guard of `hold`; true if it was the last (the hold is then
+    /// no longer the thread's).
+    pub(super) fn release(&self, hold: &Arc<Hold>) -> bool {
+        let mut holds = self.0.lock();
+        if hold.count.fetch_sub(1, Ordering::Relaxed) > 1 {
+            return false;
+        }
+        holds.retain(|_, held| !Arc::ptr_eq(held, hold));
+        true
+    }
+
+    /// Whether the calling thread has a hold.
+    pub(crate) fn held_by_current_thread(&self) -> bool {
+        self.0.lock().contains_key(&std::thread::current().id())
+    }
+
+    /// How many threads have a hold.
+    pub(crate) fn len(&self) -> usize {
+        self.0.lock().len()
+    }
+}
+
+/// One acquisition of a thread's hold: one guard's share of it, given back
+/// when dropped (the last share ends the hold).
+///
+/// It belongs to the thread that acquired it (it is not `Send`), as
+/// Curator's locks belong to their thread.
+pub(crate) struct Acquisition<'a> {
+    lock: &'a Participant,
+    holds: &'a Holds,
+    hold: Arc<Hold>,
+    /// Not `Send`: the hold belongs to the thread that acquired it.
+    _thread: PhantomData<std::sync::MutexGuard<'static, ()>>,
+}
+
+impl<'a> Acquisition<'a> {
+    pub(crate) fn new(lock: &'a Participant, holds: &'a Holds, hold: Arc<Hold>) -> Acquisition<'a> {
+        Acquisition {
+            lock,
+            holds,
+            hold,
+            _thread: PhantomData,
+        }
+    }
+
+    /// The hold shared.
+    pub(crate) fn hold(&self) -> &Hold {
+        &self.hold
+    }
+
+    /// Whether the hold is still certain (see [`Hold::is_held`]).
+    pub(crate) fn is_held(&self) -> bool {
+        self.hold.is_held(&self.lock.client)
+    }
+
+    /// Writes the `Debug` form of the guard named `name` that wraps it.
+    pub(crate) fn debug(&self, name: &str, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct(name)
+            .field("node", &self.hold.node())
+            .field("token", &self.hold.token())
+            .field("count", &self.hold.count())
+            .field("is_held", &self.is_held())
+            .finish()
+    }
+}
+
+impl Drop for Acquisition<'_> {
+    fn drop(&mut self) {
+        self.lock.release(self.holds, &self.hold);
+    }
+}

@@ -1,0 +1,128 @@
+//! One read-write lock shared with Curator's `InterProcessReadWriteLock`
+//! (the `curator-rwlock` mode of the Java peer): the same node names and
+//! order, so Rust and Java readers share, and writers of either language
+//! are alone; a Rust downgrade keeps a waiting Curator writer out.
+
+use std::thread;
+use std::time::Duration;
+
+use super::{nodes, rwlock, take_turns, Ledger, Role, WAIT};
+use crate::support::client;
+use crate::support::eventually;
+use crate::support::java::PeerProcess;
+use crate::support::ledger::ready;
+use crate::support::server::unique_path;
+
+/// A Curator participant `id` on `path` that takes the `role` half
+/// `rounds` times for `hold` each, writing to `ledger`, once it is ready.
+fn curator_participant(
+    path: &str,
+    role: Role,
+    id: &str,
+    rounds: usize,
+    hold: Duration,
+    ledger: &Ledger,
+) -> PeerProcess {
+    let role = match role {
+        Role::Read => "read",
+        Role::Write => "write",
+    };
+    let peer = ledger.peer_command("curator-rwlock", path, rounds, id, hold);
+    ready(peer.property("peer.role", role), WAIT)
+}
+
+#[test]
+fn rust_and_curator_readers_share_and_no_writer_holds_beside_anyone_by_a_shared_ledger() {
+    let path = unique_path("rwlock-curator-ledger");
+    let ledger = Ledger::new();
+    let (read_hold, write_hold) = (Duration::from_millis(60), Duration::from_millis(10));
+    let java = [
+        curator_participant(&path, Role::Read, "r-java-a", 8, read_hold, &ledger),
+        curator_participant(&path, Role::Read, "r-java-b", 8, read_hold, &ledger),
+        curator_participant(&path, Role::Write, "w-java-c", 4, write_hold, &ledger),
+    ];
+    thread::scope(|s| {
+        for (role, id, rounds, hold) in [
+            (Role::Read, "r-rust-a", 8, read_hold),
+            (Role::Read, "r-rust-b", 8, read_hold),
+            (Role::Write, "w-rust-c", 4, write_hold),
+        ] {
+            let (path, ledger) = (&path, &ledger);
+            s.spawn(move || take_turns(&rwlock(&client(), path), role, id, rounds, hold, ledger));
+        }
+    });
+    for peer in java {
+        peer.wait().unwrap();
+    }
+    let (entries, most) = ledger.check_readers_writers();
+    eprintln!("{entries} holds (Rust and Curator), at most {most} inside at once");
+    assert_eq!(entries, 40);
+    assert!(most >= 2, "readers held together: at most {most} at once");
+    let entries = ledger.entries();
+    for side in ["r-java", "r-rust", "w-java", "w-rust"] {
+        assert!(entries.iter().any(|e| e.starts_with(side)), "{side} held");
+    }
+    assert!(nodes(&client(), &path).is_empty(), "every node is gone");
+}
+
+#[test]
+fn a_curator_reader_holds_beside_a_rust_reader_and_a_rust_reader_beside_a_curator_reader() {
+    let path = unique_path("rwlock-curator-share");
+    let ledger = Ledger::new();
+    let lock = rwlock(&client(), &path);
+    // A Curator reader enters and leaves while a Rust reader holds.
+    let reading = lock.read().unwrap();
+    ledger.enter("r-rust");
+    curator_participant(&path, Role::Read, "r-java-a", 1, Duration::from_millis(10), &ledger)
+        .wait()
+        .unwrap();
+    ledger.exit("r-rust");
+    drop(reading);
+    // A Rust reader enters and leaves while a Curator reader holds.
+    let java = curator_participant(&path, Role::Read, "r-java-b", 1, Duration::from_secs(3), &ledger);
+    java.wait_for_stderr_line("held 1", WAIT).unwrap();
+    let shared = lock.try_read().unwrap().expect("readers share across languages");
+    let writer = rwlock(&client(), &path);
+    assert!(writer.try_write().unwrap().is_none(), "no writer beside them");
+    drop(shared);
+    java.wait().unwrap();
+    ledger.check_readers_writers();
+    assert_eq!(
+        ledger.lines(),
+        [
+            "enter r-rust",
+            "enter r-java-a.0",
+            "exit r-java-a.0",
+            "exit r-rust",
+            "enter r-java-b.0",
+            "exit r-java-b.0"
+        ]
+    );
+}
+
+#[test]
+fn a_rust_downgrade_keeps_a_waiting_curator_writer_out_until_the_read_lock_is_released() {
+    let path = unique_path("rwlock-curator-downgrade");
+    let ledger = Ledger::new();
+    let admin = client();
+    let lock = rwlock(&admin, &path);
+    let write = lock.write().unwrap();
+    ledger.enter("w-rust");
+    let java = curator_participant(&path, Role::Write, "w-java", 1, Duration::from_millis(10), &ledger);
+    eventually(WAIT, "the Curator writer waits", || nodes(&admin, &path).len() == 2);
+    let read = lock.read().unwrap();
+    ledger.exit("w-rust");
+    ledger.enter("r-rust");
+    drop(write);
+    thread::sleep(Duration::from_secs(1));
+    assert!(
+        java.wait_for_stderr_line("held 1", Duration::ZERO).is_err(),
+        "the Curator writer still waits"
+    );
+    assert_eq!(nodes(&admin, &path).len(), 2, "the read node and the Curator writer's");
+    ledger.exit("r-rust");
+    drop(read);
+    java.wait().unwrap();
+    ledger.check_readers_writers();
+    assert_eq!(ledger.entries(), ["w-rust", "r-rust", "w-java.0"]);
+}

@@ -1,0 +1,140 @@
+//! The read-write lock under faults: timed calls return by their deadline
+//! with the server down and leave no node; a lost create reply leaves no
+//! extra node (a reader's, a writer's, or a downgraded writer's read
+//! node); a writer whose session expires is told before another holds.
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use zk_queue::testing::{FaultProxy, Request, TestingServer};
+use zk_queue::{recipes::RwLock, Error};
+
+use super::{nodes, rwlock, Role, WAIT};
+use crate::support::server::{shared_connect_string, unique_path};
+use crate::support::{self, client, client_of, eventually, short_session_client, LOAD_MARGIN};
+
+/// The deadline the timed calls below are given.
+const DEADLINE: Duration = Duration::from_secs(2);
+
+/// How late a timed call may return while the server is down: only the
+/// time to notice.
+const LATE_WHEN_DOWN: Duration = Duration::from_millis(200);
+
+/// Calls `read_timeout(DEADLINE)` or `write_timeout(DEADLINE)` on `lock`,
+/// asserting it returned within the deadline plus `LATE_WHEN_DOWN` (plus
+/// the suite's load margin); whether it held.
+fn timed(lock: &RwLock, role: Role) -> Result<bool, Error> {
+    support::within(
+        &format!("{role:?} timed {DEADLINE:?}"),
+        DEADLINE + LATE_WHEN_DOWN,
+        || match role {
+            Role::Read => lock.read_timeout(DEADLINE).map(|guard| guard.is_some()),
+            Role::Write => lock.write_timeout(DEADLINE).map(|guard| guard.is_some()),
+        },
+    )
+}
+
+#[test]
+fn timed_reads_and_writes_return_unreachable_by_their_deadline_with_the_server_down_and_leave_no_node() {
+    let mut server = TestingServer::start().unwrap();
+    let connect = server.connect_string();
+    let path = "/rwlock";
+    let (holder_client, reader_client, writer_client) = (client_of(&connect), client_of(&connect), client_of(&connect));
+    let holder = rwlock(&holder_client, path);
+    let (reader, writer) = (rwlock(&reader_client, path), rwlock(&writer_client, path));
+    let held = holder.write().unwrap();
+    let sessions = [&holder_client, &reader_client, &writer_client].map(|c| c.session_id().unwrap());
+    thread::scope(|s| {
+        let reading = s.spawn(|| timed(&reader, Role::Read));
+        let writing = s.spawn(|| timed(&writer, Role::Write));
+        eventually(WAIT, "both wait in the line", || nodes(&holder_client, path).len() == 3);
+        server.stop().unwrap();
+        for result in [reading.join().unwrap(), writing.join().unwrap()] {
+            assert!(matches!(result, Err(Error::Unreachable { .. })), "{result:?}");
+        }
+    });
+    // Down from the start of the call, too.
+    for (lock, role) in [(&reader, Role::Read), (&writer, Role::Write)] {
+        let result = timed(lock, role);
+        assert!(matches!(result, Err(Error::Unreachable { .. })), "{result:?}");
+    }
+    // Letting go while the server is down does not wait for it.
+    let started = Instant::now();
+    drop(held);
+    assert!(
+        started.elapsed() <= LOAD_MARGIN,
+        "the release took {:?}",
+        started.elapsed()
+    );
+    server.restart().unwrap();
+    let admin = client_of(&connect);
+    eventually(WAIT, "no node is left", || nodes(&admin, path).is_empty());
+    let now = [&holder_client, &reader_client, &writer_client].map(|c| c.session_id().unwrap());
+    assert_eq!(now, sessions, "no session expired: the nodes were deleted");
+}
+
+#[test]
+fn a_create_whose_reply_was_lost_leaves_no_extra_node() {
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let lossy = support::proxied_client(&proxy);
+    let path = unique_path("rwlock-lost-create");
+    let admin = client();
+    admin.ensure_path(&path).unwrap();
+    let lock = rwlock(&lossy, &path);
+    let other = rwlock(&admin, &path);
+    let only = |guard_node: &str| {
+        let ours = guard_node.rsplit('/').next().unwrap().to_owned();
+        nodes(&admin, &path) == [ours]
+    };
+    // A reader's create is applied, its reply lost.
+    proxy.drop_reply_to(Request::Create);
+    let read = lock.read_timeout(WAIT).unwrap().expect("reads");
+    assert!(!proxy.dropping_reply(), "the fault was injected");
+    assert!(only(read.node()), "one node, the reader's: {:?}", nodes(&admin, &path));
+    assert!(other.try_write().unwrap().is_none(), "held, by the lossy reader");
+    drop(read);
+    eventually(WAIT, "no node is left", || nodes(&admin, &path).is_empty());
+    // A writer's.
+    proxy.drop_reply_to(Request::Create);
+    let write = lock.write_timeout(WAIT).unwrap().expect("writes");
+    assert!(!proxy.dropping_reply(), "the fault was injected");
+    assert!(only(write.node()), "one node, the writer's: {:?}", nodes(&admin, &path));
+    assert!(other.try_read().unwrap().is_none(), "written, by the lossy writer");
+    // The writer's read node, created with the write node's sequence (not
+    // a sequential node): found again by its protected name.
+    proxy.drop_reply_to(Request::Create);
+    let read = lock.read_timeout(WAIT).unwrap().expect("the writer reads");
+    assert!(!proxy.dropping_reply(), "the fault was injected");
+    assert_eq!(nodes(&admin, &path).len(), 2, "the write node and one read node");
+    drop(write);
+    assert!(only(read.node()), "the read node is left: {:?}", nodes(&admin, &path));
+    drop(read);
+    eventually(WAIT, "no node is left", || nodes(&admin, &path).is_empty());
+}
+
+#[test]
+fn a_writer_whose_session_expires_is_told_before_another_writer_holds() {
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let path = unique_path("rwlock-expired");
+    let (short, other) = (short_session_client(&proxy.connect_string()), client());
+    let holder = rwlock(&short, &path);
+    let next = rwlock(&other, &path);
+    let guard = holder.write().unwrap();
+    let next_token = support::expiry::expire_holder(
+        &proxy,
+        guard.lost(),
+        || nodes(&other, &path).len() == 2,
+        || next.write().unwrap().token(),
+    );
+    assert!(!guard.is_held());
+    assert!(next_token > guard.token(), "the next writer's token is larger");
+    proxy.heal();
+    eventually(WAIT, "the expired writer's client has a new session", || {
+        short.state().is_connected()
+    });
+    // A write hold lost with its session: the thread reads as anyone does,
+    // in the line, not in the lost node's place.
+    assert!(holder.try_read().unwrap().is_some(), "no writer holds now");
+    drop(guard);
+    assert!(nodes(&other, &path).is_empty());
+}
