@@ -253,7 +253,10 @@ fn only_killed_lock_safe_consumers_deliver_twice_at_most_a_window_each_across_re
     let (queue, locks) = (unique_path("lose-nothing"), unique_path("lose-nothing-locks"));
     let dir = work_dir("lose-nothing");
     let leases = LeaseSampler::start(&server.connect_string(), &locks);
-    let config = worker_config(&proxy.connect_string(), &queue, &locks, Duration::from_secs(3));
+    // Sessions of 6 s: the restart must expire none of them (it is charged
+    // nothing), also when a loaded machine slows the server's restart and
+    // the workers' reconnects.
+    let config = worker_config(&proxy.connect_string(), &queue, &locks, Duration::from_secs(6));
     let mut workers = Workers::start(config, &dir, 3, &server.connect_string());
     let producer = backlogged(&server.connect_string(), &queue, &dir, Mix::PLAIN);
 
@@ -334,7 +337,9 @@ fn plain_consumers_lose_only_what_a_killed_one_claimed_and_deliver_twice_only_af
     let queue = unique_path("plain-at-most-once");
     let dir = work_dir("plain-at-most-once");
     // No lock path: a plain consumer, one thread, claiming a window ahead.
-    let mut config = worker_config(&proxy.connect_string(), &queue, "", Duration::from_secs(3));
+    // Sessions of 6 s, so that the restart (charged nothing) expires none,
+    // also on a loaded machine.
+    let mut config = worker_config(&proxy.connect_string(), &queue, "", Duration::from_secs(6));
     config.delay = Duration::from_millis(80);
     config.threads = 1;
     // The first victim consumes alone, so its window is full when it dies:
