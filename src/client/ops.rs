@@ -4,7 +4,7 @@
 use super::packet::{create_size, string_size, REQUEST_HEADER};
 use super::request::Opts;
 use super::wire::{Reply, Request};
-use super::{Acl, ChildWatch, CreateMode, Stat, ZkClient};
+use super::{Acl, ChildWatch, CreateMode, Session, Stat, ZkClient};
 use std::time::Instant;
 
 use crate::error::{Error, Result};
@@ -174,21 +174,25 @@ impl ZkClient {
         }
     }
 
-    /// Sends a delete of the ephemeral node `path` of the current session
-    /// without waiting for it: it is applied once the session's connection
-    /// allows (a node of an expired session is gone anyway). For letting go
-    /// of a lock when the caller's deadline leaves no time to wait.
-    pub(crate) fn delete_ephemeral_in_background(&self, path: &str) {
+    /// Sends a delete of the ephemeral node `path` of `session` without
+    /// waiting for it: it is applied once the session's connection allows,
+    /// and never in a later session (a node of an expired session is gone
+    /// anyway, and a node of the same name created in a later session is
+    /// not this one). For letting go of a lock when the caller's deadline
+    /// leaves no time to wait.
+    pub(crate) fn delete_ephemeral_in_background(&self, path: &str, session: Session) {
         if self.is_closed() {
             return;
         }
         let (client, path) = (self.clone(), path.to_owned());
         let spawned = std::thread::Builder::new()
             .name("zk-queue-release".into())
-            .spawn(move || match client.delete_with(&path, None, Opts::new().once()) {
-                Ok(_) | Err(Error::NoNode { .. } | Error::Closed | Error::SessionExpired) => {}
-                Err(e) => log::warn!("cannot delete {path}; it stays until its session ends: {e}"),
-            });
+            .spawn(
+                move || match client.delete_with(&path, None, Opts::new().once().fenced(session)) {
+                    Ok(_) | Err(Error::NoNode { .. } | Error::Closed | Error::SessionExpired) => {}
+                    Err(e) => log::warn!("cannot delete {path}; it stays until its session ends: {e}"),
+                },
+            );
         if let Err(e) = spawned {
             log::warn!("cannot start a thread to delete a lock; it stays until its session ends: {e}");
         }

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use super::RawQueue;
-use crate::client::{CreateMode, Opts, ZkClient};
+use crate::client::{CreateMode, Opts, Session, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
 
@@ -16,6 +16,11 @@ pub(super) struct Locker<'a> {
     /// queue's ACL, if it has one.
     opts: Opts<'a>,
     token: Vec<u8>,
+    /// The session every lock is created in and deleted in: a lock create
+    /// or a background unlock held up until that session ends never goes
+    /// out in a later one (where it would lock an item for as long as that
+    /// session lives, or delete a lock taken again since).
+    session: Session,
 }
 
 impl<'a> Locker<'a> {
@@ -41,11 +46,13 @@ impl<'a> Locker<'a> {
             client.session_id().unwrap_or_default(),
             fastrand::u64(..)
         );
+        let session = client.session();
         Ok(Locker {
             client,
             dir,
-            opts: opts.mode(CreateMode::Ephemeral),
+            opts: opts.mode(CreateMode::Ephemeral).fenced(session),
             token: token.into_bytes(),
+            session,
         })
     }
 
@@ -87,6 +94,6 @@ impl<'a> Locker<'a> {
     /// delete is applied when the session reconnects (or the lock goes with
     /// the session).
     pub(super) fn unlock(&self, node: &str) {
-        self.client.delete_ephemeral_in_background(node);
+        self.client.delete_ephemeral_in_background(node, self.session);
     }
 }

@@ -180,7 +180,8 @@ impl DoubleBarrier {
     fn abandon(&self, node: &mut Option<Member>) {
         if let Some(member) = node.take() {
             if self.client.is_live(member.session) {
-                self.client.delete_ephemeral_in_background(&self.node_path);
+                self.client
+                    .delete_ephemeral_in_background(&self.node_path, member.session);
             }
         }
     }

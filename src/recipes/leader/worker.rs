@@ -179,5 +179,8 @@ fn forget(shared: &Shared, node: &str) {
         "leader latch {}: deleting {node}, a node of this participant it no longer uses",
         shared.path
     );
-    shared.client.delete_ephemeral_in_background(node);
+    // In the current session: a node of an earlier one is gone with it.
+    shared
+        .client
+        .delete_ephemeral_in_background(node, shared.client.session());
 }
