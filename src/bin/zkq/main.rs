@@ -9,10 +9,12 @@
 
 mod common;
 mod dead_letter;
+mod four_letter;
 mod locks;
 mod purge;
 mod put;
 mod read;
+mod recipe;
 mod shards;
 mod take;
 mod watch;
@@ -64,6 +66,10 @@ enum Command {
     /// Inspect, purge or requeue a dead-letter path.
     #[command(subcommand)]
     DeadLetter(dead_letter::DeadLetterCommand),
+    /// Show a lock, read-write lock, semaphore, leader latch or barrier
+    /// path: holders, leaders and waiters in order, with their ids, ages and
+    /// sessions (marking those no longer connected, or gone).
+    Recipe(recipe::RecipeArgs),
 }
 
 impl Command {
@@ -94,6 +100,7 @@ impl Command {
                 .collect(),
             Command::Watch(args) => vec![args.path.as_str()],
             Command::DeadLetter(command) => command.paths(),
+            Command::Recipe(args) => vec![args.path.as_str()],
         }
     }
 }
@@ -122,6 +129,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Purge(args) => purge::run(&ctx, args),
         Command::Watch(args) => watch::run(&ctx, args),
         Command::DeadLetter(command) => dead_letter::run(&ctx, command),
+        Command::Recipe(args) => recipe::run(&ctx, &cli.connect, cli.session_timeout, args),
     };
     ctx.client.close();
     result

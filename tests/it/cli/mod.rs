@@ -9,6 +9,7 @@
 //! - `sharded`: `stats`, `peek` and `purge` of a sharded queue.
 //! - `usage`: `ZK_CONNECT`, `--auth`, exit codes and one-line errors.
 //! - `errors`: an error case for every subcommand.
+//! - `recipes`: `recipe` on lock, semaphore, latch and barrier paths.
 
 mod dead_letter;
 mod errors;
@@ -16,6 +17,7 @@ mod inspect;
 mod locks;
 mod purge;
 mod put_take;
+mod recipes;
 mod sharded;
 mod usage;
 
