@@ -299,13 +299,17 @@ pub fn arrange(kind: RecipeKind, nodes: Vec<ChildNode>, max_leases: Option<usize
             Some(n) if at < n => Role::Holder,
             Some(_) => Role::Waiter,
         }),
-        RecipeKind::LeaderLatch => in_line(nodes, &[LATCH], |at, _, _| {
-            if at == 0 {
-                Role::Leader
-            } else {
-                Role::Waiter
-            }
-        }),
+        RecipeKind::LeaderLatch => in_line(
+            nodes,
+            &[LATCH],
+            |at, _, _| {
+                if at == 0 {
+                    Role::Leader
+                } else {
+                    Role::Waiter
+                }
+            },
+        ),
         RecipeKind::RwLock => in_line(nodes, &[READ, WRITE], |at, writer_before, lock_name| {
             let holds = if lock_name == WRITE { at == 0 } else { !writer_before };
             if holds {
@@ -337,7 +341,10 @@ fn in_line(
     let mut writer_before = false;
     let mut out = Vec::with_capacity(nodes.len());
     for (at, node) in nodes.into_iter().enumerate() {
-        let lock_name = lock_names.iter().copied().find(|l| sequence_after(&node.name, l).is_some());
+        let lock_name = lock_names
+            .iter()
+            .copied()
+            .find(|l| sequence_after(&node.name, l).is_some());
         let mut one = match lock_name {
             Some(lock_name) => {
                 let role = role_of(at, writer_before, lock_name);
@@ -429,11 +436,19 @@ mod tests {
 
     #[test]
     fn a_mutex_line_holds_its_first_max_leases_and_counts_foreign_names_in_place() {
-        let names = [format!("{U}lock-0000000003"), format!("{U}lock-0000000001"), "0foreign".to_owned()];
+        let names = [
+            format!("{U}lock-0000000003"),
+            format!("{U}lock-0000000001"),
+            "000".to_owned(),
+        ];
         let line = arrange(RecipeKind::Mutex, names.iter().map(|n| node(n, 0)).collect(), None);
         let got = roles(&line);
-        assert_eq!(got[0], ("0foreign".to_owned(), Role::Foreign, 1));
-        assert_eq!(got[1], (names[1].clone(), Role::Waiter, 2), "Curator counts the foreign name first");
+        assert_eq!(got[0], ("000".to_owned(), Role::Foreign, 1));
+        assert_eq!(
+            got[1],
+            (names[1].clone(), Role::Waiter, 2),
+            "Curator counts the foreign name first"
+        );
         let line = arrange(RecipeKind::Mutex, names.iter().map(|n| node(n, 0)).collect(), Some(2));
         assert_eq!(line[1].role, Role::Holder);
         assert_eq!(line[1].protected_id.as_deref(), Some(&U[3..39]));
@@ -453,7 +468,11 @@ mod tests {
     #[test]
     fn a_latch_is_led_by_its_lowest_sequence_across_the_sign_wrap_as_text() {
         let names = ["b-latch-0000000002", "a-latch-0000000010", "c-latch-0000000001"];
-        let line = arrange(RecipeKind::LeaderLatch, names.iter().map(|n| node(n, 0)).collect(), None);
+        let line = arrange(
+            RecipeKind::LeaderLatch,
+            names.iter().map(|n| node(n, 0)).collect(),
+            None,
+        );
         assert_eq!(line[0].node.name, "c-latch-0000000001");
         assert_eq!(line[0].role, Role::Leader);
         assert!(line[1..].iter().all(|p| p.role == Role::Waiter));
@@ -465,13 +484,21 @@ mod tests {
         let names = ["a-lease-0000000000", "b-lease-0000000001"];
         let line = arrange(RecipeKind::Semaphore, names.iter().map(|n| node(n, 0)).collect(), None);
         assert!(line.iter().all(|p| p.role == Role::Lease));
-        let line = arrange(RecipeKind::Semaphore, names.iter().map(|n| node(n, 0)).collect(), Some(1));
+        let line = arrange(
+            RecipeKind::Semaphore,
+            names.iter().map(|n| node(n, 0)).collect(),
+            Some(1),
+        );
         assert_eq!((line[0].role, line[1].role), (Role::Holder, Role::Waiter));
     }
 
     #[test]
     fn a_ready_created_before_every_member_is_stale() {
-        let line = arrange(RecipeKind::DoubleBarrier, vec![node("ready", 5), node("m2", 7), node("m1", 6)], None);
+        let line = arrange(
+            RecipeKind::DoubleBarrier,
+            vec![node("ready", 5), node("m2", 7), node("m1", 6)],
+            None,
+        );
         assert_eq!(
             roles(&line),
             [
@@ -481,13 +508,20 @@ mod tests {
             ]
         );
         assert!(line[2].stale);
-        let line = arrange(RecipeKind::DoubleBarrier, vec![node("ready", 8), node("m1", 6), node("late", 9)], None);
+        let line = arrange(
+            RecipeKind::DoubleBarrier,
+            vec![node("ready", 8), node("m1", 6), node("late", 9)],
+            None,
+        );
         assert!(!line[2].stale, "created after a member: its round's");
     }
 
     #[test]
     fn detection_by_the_most_common_lock_name() {
-        assert_eq!(RecipeKind::detect(&["a-lock-0000000001", "b-latch-0000000002", "c-latch-0000000003"]), Some(RecipeKind::LeaderLatch));
+        assert_eq!(
+            RecipeKind::detect(&["a-lock-0000000001", "b-latch-0000000002", "c-latch-0000000003"]),
+            Some(RecipeKind::LeaderLatch)
+        );
         assert_eq!(RecipeKind::detect(&["a-lock-x"]), None);
         assert_eq!(RecipeKind::detect(&["member"]), None);
         for kind in KINDS {

@@ -116,7 +116,7 @@ pub fn sessions_in_dump(reply: &str) -> Option<HashSet<i64>> {
     Some(
         tracker
             .lines()
-            .filter_map(|line| line.trim().split_whitespace().next())
+            .filter_map(|line| line.split_whitespace().next())
             .filter_map(hex_session)
             .collect(),
     )

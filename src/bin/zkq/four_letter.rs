@@ -48,7 +48,10 @@ pub fn survey(connect: &str, timeout: Duration) -> (SessionSurvey, String) {
     };
     let expected = match mode.as_deref() {
         Some("standalone") => Some(1),
-        _ => word(leader, "mntr", timeout).ok().and_then(|r| learners(&r)).map(|l| l + 1),
+        _ => word(leader, "mntr", timeout)
+            .ok()
+            .and_then(|r| learners(&r))
+            .map(|l| l + 1),
     };
     let mut connected: Option<HashSet<i64>> = Some(HashSet::new());
     if expected != Some(serving.len()) {
@@ -95,9 +98,15 @@ fn servers(connect: &str) -> Vec<String> {
                 return None;
             }
             let has_port = entry.rsplit_once(':').is_some_and(|(host, port)| {
-                !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) && (host.ends_with(']') || !host.contains(':'))
+                !port.is_empty()
+                    && port.bytes().all(|b| b.is_ascii_digit())
+                    && (host.ends_with(']') || !host.contains(':'))
             });
-            Some(if has_port { entry.to_owned() } else { format!("{entry}:2181") })
+            Some(if has_port {
+                entry.to_owned()
+            } else {
+                format!("{entry}:2181")
+            })
         })
         .collect()
 }

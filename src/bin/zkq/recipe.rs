@@ -7,9 +7,7 @@ use std::time::Duration;
 use anyhow::{anyhow, bail};
 use clap::Args;
 use serde::Serialize;
-use zk_queue::inspect::{
-    arrange, ChildNode, Placed, RecipeKind, SessionSurvey, SEMAPHORE_LEASES, SEMAPHORE_LOCKS,
-};
+use zk_queue::inspect::{arrange, ChildNode, Placed, RecipeKind, SessionSurvey, SEMAPHORE_LEASES, SEMAPHORE_LOCKS};
 use zk_queue::path::join as child;
 
 use crate::common::{now_ms, Context};
@@ -103,12 +101,24 @@ pub fn run(ctx: &Context, connect: &str, timeout: Duration, args: RecipeArgs) ->
     let mut locks = None;
     let line = match kind {
         RecipeKind::Semaphore => {
-            locks = Some(arrange(RecipeKind::Mutex, read_children(ctx, &child(&args.path, SEMAPHORE_LOCKS), true)?, Some(1)));
-            arrange(kind, read_children(ctx, &child(&args.path, SEMAPHORE_LEASES), true)?, max)
+            locks = Some(arrange(
+                RecipeKind::Mutex,
+                read_children(ctx, &child(&args.path, SEMAPHORE_LOCKS), true)?,
+                Some(1),
+            ));
+            arrange(
+                kind,
+                read_children(ctx, &child(&args.path, SEMAPHORE_LEASES), true)?,
+                max,
+            )
         }
         RecipeKind::Barrier => {
             barrier = read_node(ctx, &args.path)?;
-            let children = if barrier.is_some() { read_children(ctx, &args.path, true)? } else { Vec::new() };
+            let children = if barrier.is_some() {
+                read_children(ctx, &args.path, true)?
+            } else {
+                Vec::new()
+            };
             arrange(kind, children, None)
         }
         _ => arrange(kind, read_children(ctx, &args.path, false)?, max),
@@ -125,10 +135,12 @@ pub fn run(ctx: &Context, connect: &str, timeout: Duration, args: RecipeArgs) ->
         kind: kind.to_string(),
         leases,
         state: (kind == RecipeKind::Barrier).then_some(if barrier.is_some() { "set" } else { "cleared" }),
-        barrier: barrier.and_then(|node| arrange(RecipeKind::Barrier, vec![node], None).pop()).map(|placed| NodeOutput {
-            role: "barrier".to_owned(),
-            ..show(placed)
-        }),
+        barrier: barrier
+            .and_then(|node| arrange(RecipeKind::Barrier, vec![node], None).pop())
+            .map(|placed| NodeOutput {
+                role: "barrier".to_owned(),
+                ..show(placed)
+            }),
         nodes: line.into_iter().map(show).collect(),
         locks: locks.map(|l| l.into_iter().map(show).collect()),
         sessions,

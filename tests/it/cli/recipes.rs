@@ -54,7 +54,10 @@ fn cli_recipe_shows_a_mutex_holder_then_its_waiters_in_arrival_order_with_their_
         assert_eq!((out["kind"].as_str(), out["leases"].as_u64()), (Some("mutex"), Some(1)));
         let nodes = &out["nodes"];
         assert_eq!(field(nodes, "role"), ["holder", "waiter", "waiter"]);
-        assert_eq!(field(nodes, "session"), [session_of(&a), session_of(&b), session_of(&c)]);
+        assert_eq!(
+            field(nodes, "session"),
+            [session_of(&a), session_of(&b), session_of(&c)]
+        );
         assert_eq!(field(nodes, "session_state"), ["connected"; 3]);
         let holder_name = guard.node().rsplit('/').next().unwrap();
         assert_eq!(nodes[0]["name"], holder_name);
@@ -75,7 +78,10 @@ fn cli_recipe_shows_a_mutex_holder_then_its_waiters_in_arrival_order_with_their_
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], format!("mutex {path} (leases 1)"));
         assert!(lines[1].starts_with(&format!("1\tholder\t{holder_name}\t")), "{text}");
-        assert!(lines[1].ends_with(&format!("session={}(connected)", session_of(&a))), "{text}");
+        assert!(
+            lines[1].ends_with(&format!("session={}(connected)", session_of(&a))),
+            "{text}"
+        );
         assert!(lines[3].starts_with("3\twaiter\t"), "{text}");
         assert!(lines[4].starts_with("sessions: from dump on "), "{text}");
 
@@ -103,7 +109,10 @@ fn cli_recipe_shows_a_read_write_lock_whose_reader_behind_a_waiting_writer_waits
         assert_eq!(out["kind"], "rwlock");
         assert_eq!(field(&out["nodes"], "role"), ["holder", "waiter", "waiter"]);
         assert_eq!(field(&out["nodes"], "mode"), ["read", "write", "read"]);
-        assert_eq!(field(&out["nodes"], "session"), [session_of(&a), session_of(&b), session_of(&c)]);
+        assert_eq!(
+            field(&out["nodes"], "session"),
+            [session_of(&a), session_of(&b), session_of(&c)]
+        );
         let text = ok(&["recipe", &path]);
         assert!(text.lines().nth(2).unwrap().starts_with("2\twaiter(write)\t"), "{text}");
         drop(reading);
@@ -139,9 +148,23 @@ fn cli_recipe_shows_a_curator_semaphores_leases_and_the_acquirer_holding_its_loc
     let path = unique_path("cli-recipe-semaphore");
     let ledger = Ledger::new();
     let hold = Duration::from_secs(120);
-    let holder = ledger.peer("curator-semaphore-mutex", &path, 1, "holder", hold, Duration::from_secs(60));
+    let holder = ledger.peer(
+        "curator-semaphore-mutex",
+        &path,
+        1,
+        "holder",
+        hold,
+        Duration::from_secs(60),
+    );
     holder.wait_for_stderr_line("held 1", WAIT).unwrap();
-    let _waiter = ledger.peer("curator-semaphore-mutex", &path, 1, "waiter", hold, Duration::from_secs(60));
+    let _waiter = ledger.peer(
+        "curator-semaphore-mutex",
+        &path,
+        1,
+        "waiter",
+        hold,
+        Duration::from_secs(60),
+    );
     let zk = client();
     let leases = format!("{path}/leases");
     eventually(WAIT, "the waiter's lease node", || count(&zk, &leases) == 2);
@@ -154,7 +177,9 @@ fn cli_recipe_shows_a_curator_semaphores_leases_and_the_acquirer_holding_its_loc
     let out = json(&["recipe", &path, "--leases", "1"]);
     let nodes = &out["nodes"];
     assert_eq!(field(nodes, "role"), ["holder", "waiter"]);
-    assert!(field(nodes, "name").iter().all(|n| n.starts_with("_c_") && n.contains("-lease-")));
+    assert!(field(nodes, "name")
+        .iter()
+        .all(|n| n.starts_with("_c_") && n.contains("-lease-")));
     let sessions = field(nodes, "session");
     assert_ne!(sessions[0], sessions[1]);
     // The waiter holds the semaphore's mutex while it waits for a lease.
@@ -215,10 +240,16 @@ fn cli_recipe_shows_a_barrier_set_or_cleared_only_when_told_it_is_one() {
     let out = zkq(&["recipe", &path]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("not a recipe path") && stderr.contains("--kind barrier"), "{stderr}");
+    assert!(
+        stderr.contains("not a recipe path") && stderr.contains("--kind barrier"),
+        "{stderr}"
+    );
 
     let out = json(&["recipe", &path, "--kind", "barrier"]);
-    assert_eq!((out["kind"].as_str(), out["state"].as_str()), (Some("barrier"), Some("set")));
+    assert_eq!(
+        (out["kind"].as_str(), out["state"].as_str()),
+        (Some("barrier"), Some("set"))
+    );
     assert_eq!(out["barrier"]["role"], "barrier");
     assert_eq!(out["barrier"]["session"], Value::Null);
     let (data, _) = zk.get_data(&path).unwrap();
