@@ -4,7 +4,8 @@
 //! Apache Curator's (`queue-…` nodes holding an item frame); the layout is
 //! detected from a queue's children. A queue whose children are all shards
 //! `queue-<UUID>` (Curator's `QueueSharder`, zk-queue's sharded queues) is
-//! sharded: `stats`, `peek` and `purge` cover every shard. Errors are printed as one line
+//! sharded: `stats`, `peek` and `purge` cover every shard. `recipe` shows a
+//! coordination recipe's path (locks, semaphores, latches, barriers). Errors are printed as one line
 //! `zkq: <message>` on stderr, with exit code 1 (2 for usage errors).
 
 mod common;
