@@ -101,6 +101,9 @@ pub fn run(ctx: &Context, connect: &str, timeout: Duration, args: RecipeArgs) ->
     let mut locks = None;
     let line = match kind {
         RecipeKind::Semaphore => {
+            // The semaphore's own node must exist; its `leases` and `locks`
+            // appear with the first acquirer.
+            ctx.client.get_children(&args.path)?;
             locks = Some(arrange(
                 RecipeKind::Mutex,
                 read_children(ctx, &child(&args.path, SEMAPHORE_LOCKS), true)?,

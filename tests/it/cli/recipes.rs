@@ -199,7 +199,10 @@ fn cli_recipe_shows_a_curator_semaphores_leases_and_the_acquirer_holding_its_loc
 fn cli_recipe_shows_a_double_barriers_members_and_marks_a_ready_its_members_left_as_stale() {
     let path = unique_path("cli-recipe-double-barrier");
     let (a, b) = (client(), client());
-    let first = DoubleBarrier::builder(&a, &path, 2).build().unwrap();
+    let first = DoubleBarrier::builder(&a, &path, 2)
+        .data(vec![0xff, 0x00])
+        .build()
+        .unwrap();
     let second = DoubleBarrier::builder(&b, &path, 2).build().unwrap();
     thread::scope(|s| {
         let entering = s.spawn(|| first.enter().unwrap());
@@ -215,6 +218,8 @@ fn cli_recipe_shows_a_double_barriers_members_and_marks_a_ready_its_members_left
     assert_eq!(field(nodes, "name")[..2], [first.id(), second.id()]);
     assert_eq!(field(nodes, "session_state"), ["connected", "connected", "<none>"]);
     assert_eq!(nodes[2]["session"], Value::Null, "ready is persistent");
+    assert_eq!(field(nodes, "data_encoding")[..2], ["hex", "utf8"]);
+    assert_eq!(nodes[0]["data"], "ff00");
     assert_eq!(nodes[2].get("stale"), None);
 
     // The members go without leaving: their nodes go with their sessions,
@@ -277,7 +282,7 @@ fn cli_recipe_refuses_a_queue_path_and_a_missing_path_with_one_line() {
         );
     }
     let missing = unique_path("cli-recipe-missing");
-    for kind in [None, Some("mutex")] {
+    for kind in [None, Some("mutex"), Some("semaphore"), Some("double-barrier")] {
         let mut args = vec!["recipe", missing.as_str()];
         args.extend(kind.map(|k| ["--kind", k]).into_iter().flatten());
         let out = zkq(&args);
