@@ -122,6 +122,36 @@ fn cli_recipe_shows_a_read_write_lock_whose_reader_behind_a_waiting_writer_waits
 }
 
 #[test]
+fn cli_recipe_shows_a_curator_writer_holding_and_a_rust_reader_waiting_behind_it() {
+    let path = unique_path("cli-recipe-curator-rwlock");
+    let ledger = Ledger::new();
+    let writer = ledger
+        .peer_command("curator-rwlock", &path, 1, "writer", Duration::from_secs(120))
+        .property("peer.role", "write")
+        .property("peer.sessionTimeoutMs", 4_000);
+    let writer = crate::support::ledger::ready(writer, Duration::from_secs(60));
+    writer.wait_for_stderr_line("held 1", WAIT).unwrap();
+    let zk = client();
+    let reader = RwLock::builder(&zk, &path).build().unwrap();
+    thread::scope(|s| {
+        let r = s.spawn(|| reader.read_timeout(Duration::from_secs(120)).map(|held| held.is_some()));
+        eventually(WAIT, "the reader's node", || count(&zk, &path) == 2);
+        let out = json(&["recipe", &path]);
+        assert_eq!(out["kind"], "rwlock");
+        assert_eq!(field(&out["nodes"], "role"), ["holder", "waiter"]);
+        assert_eq!(field(&out["nodes"], "mode"), ["write", "read"]);
+        assert_eq!(field(&out["nodes"], "session")[1], session_of(&zk));
+        assert!(field(&out["nodes"], "name")[0].contains("-__WRIT__"));
+        drop(writer); // killed: its node goes when its session expires
+        assert_eq!(
+            r.join().unwrap().ok(),
+            Some(true),
+            "the reader holds once the writer is gone"
+        );
+    });
+}
+
+#[test]
 fn cli_recipe_shows_the_leader_of_a_latch_and_its_participants_ids() {
     let path = unique_path("cli-recipe-latch");
     let (a, b) = (client(), client());
