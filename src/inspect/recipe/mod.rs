@@ -13,7 +13,9 @@
 //! - **Semaphore** (`InterProcessSemaphoreV2`): lease nodes
 //!   `_c_<uuid>-lease-<seq>` under `<path>/leases`, the first `max_leases`
 //!   holding, and a mutex at `<path>/locks` that one acquirer at a time holds
-//!   while it takes a lease.
+//!   while it takes a lease. Curator does not order the leases, it counts
+//!   them; but an acquirer waits for a lease holding `locks`, so no lease
+//!   node is created after a waiting one: the waiter, if any, is the last.
 //! - **Leader latch** (`LeaderLatch`, [`LeaderLatch`](crate::recipes::LeaderLatch)):
 //!   `_c_<uuid>-latch-<seq>` nodes; the first leads.
 //! - **Barrier** (`DistributedBarrier`, [`Barrier`](crate::recipes::Barrier)):
