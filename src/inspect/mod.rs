@@ -1,11 +1,14 @@
 //! Read-only inspection of queue nodes: which recipe wrote a queue's
 //! children, what their names say, the order consumers take them in, and what
-//! an item node holds.
+//! an item node holds; and coordination-recipe paths (locks, semaphores,
+//! latches, barriers): who holds, leads or waits, and whether their
+//! sessions still exist.
 //!
 //! Everything here is a pure function of names and bytes read elsewhere (for
 //! example with [`ZkClient::get_children`](crate::ZkClient::get_children) and
 //! [`ZkClient::get_data`](crate::ZkClient::get_data)); nothing sends a
-//! request. The `zkq` command-line tool is built on it.
+//! request (the session survey reads replies of four-letter words sent
+//! elsewhere). The `zkq` command-line tool is built on it.
 //!
 //! ```
 //! use zk_queue::inspect::{order, Kind, Layout};
@@ -30,8 +33,12 @@ use crate::naming::{
     QUEUE_PREFIX,
 };
 pub use listing::Listing;
+pub use recipe::{arrange, ChildNode, Placed, RecipeKind, Role, READY, SEMAPHORE_LEASES, SEMAPHORE_LOCKS};
+pub use sessions::{learners, server_mode, sessions_in_cons, sessions_in_dump, SessionState, SessionSurvey};
 
 mod listing;
+mod recipe;
+mod sessions;
 
 /// Prefix of the classic recipe's items.
 const CLASSIC_PREFIX: &str = "qn-";

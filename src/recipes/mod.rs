@@ -21,7 +21,7 @@ mod barrier;
 mod leader;
 mod lock;
 mod mutex;
-mod names;
+pub(crate) mod names;
 mod rwlock;
 mod simple;
 

@@ -4,15 +4,18 @@
 //! Apache Curator's (`queue-…` nodes holding an item frame); the layout is
 //! detected from a queue's children. A queue whose children are all shards
 //! `queue-<UUID>` (Curator's `QueueSharder`, zk-queue's sharded queues) is
-//! sharded: `stats`, `peek` and `purge` cover every shard. Errors are printed as one line
+//! sharded: `stats`, `peek` and `purge` cover every shard. `recipe` shows a
+//! coordination recipe's path (locks, semaphores, latches, barriers). Errors are printed as one line
 //! `zkq: <message>` on stderr, with exit code 1 (2 for usage errors).
 
 mod common;
 mod dead_letter;
+mod four_letter;
 mod locks;
 mod purge;
 mod put;
 mod read;
+mod recipe;
 mod shards;
 mod take;
 mod watch;
@@ -64,6 +67,10 @@ enum Command {
     /// Inspect, purge or requeue a dead-letter path.
     #[command(subcommand)]
     DeadLetter(dead_letter::DeadLetterCommand),
+    /// Show a lock, read-write lock, semaphore, leader latch or barrier
+    /// path: holders, leaders and waiters in order, with their ids, ages and
+    /// sessions (marking those no longer connected, or gone).
+    Recipe(recipe::RecipeArgs),
 }
 
 impl Command {
@@ -94,6 +101,7 @@ impl Command {
                 .collect(),
             Command::Watch(args) => vec![args.path.as_str()],
             Command::DeadLetter(command) => command.paths(),
+            Command::Recipe(args) => vec![args.path.as_str()],
         }
     }
 }
@@ -122,6 +130,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Purge(args) => purge::run(&ctx, args),
         Command::Watch(args) => watch::run(&ctx, args),
         Command::DeadLetter(command) => dead_letter::run(&ctx, command),
+        Command::Recipe(args) => recipe::run(&ctx, &cli.connect, cli.session_timeout, args),
     };
     ctx.client.close();
     result

@@ -21,7 +21,7 @@ fn zkq(args: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn cli_every_subcommand_refuses_an_invalid_path_with_one_line() {
-    let commands: [&[&str]; 9] = [
+    let commands: [&[&str]; 10] = [
         &["put", "bad//path", "x"],
         &["take", "bad//path"],
         &["peek", "bad//path"],
@@ -31,6 +31,7 @@ fn cli_every_subcommand_refuses_an_invalid_path_with_one_line() {
         &["watch", "bad//path", "--for", "1s"],
         &["dead-letter", "list", "bad//path"],
         &["dead-letter", "requeue", "bad//path", "--to", "/q"],
+        &["recipe", "bad//path"],
     ];
     for args in commands {
         let (code, stdout, stderr) = zkq(args);

@@ -9,6 +9,8 @@
 //! - `sharded`: `stats`, `peek` and `purge` of a sharded queue.
 //! - `usage`: `ZK_CONNECT`, `--auth`, exit codes and one-line errors.
 //! - `errors`: an error case for every subcommand.
+//! - `recipes`: `recipe` on lock, semaphore, latch and barrier paths;
+//!   `recipe_ensemble`: its session marks on an ensemble.
 
 mod dead_letter;
 mod errors;
@@ -16,6 +18,8 @@ mod inspect;
 mod locks;
 mod purge;
 mod put_take;
+mod recipe_ensemble;
+mod recipes;
 mod sharded;
 mod usage;
 
