@@ -1,0 +1,459 @@
+//! [`Semaphore`]: a counting semaphore compatible with Apache Curator's
+//! `InterProcessSemaphoreV2` (5.x), and [`SemaphoreMutex`], its one-lease
+//! lock (Curator's `InterProcessSemaphoreMutex`): Rust and Java
+//! participants share one path.
+//!
+//! The files:
+//! - `builder.rs`: [`SemaphoreBuilder`], every setting validated in `build`.
+//! - `lease.rs`: [`SemaphoreLease`], one lease, returned when dropped.
+//! - `fast.rs`: a lease in about one round trip, Curator's steps pipelined.
+//! - `slow.rs`: Curator's own way, for when the fast one finds others.
+//! - `count.rs`: the lease count recorded at the path.
+//! - `mutex.rs`: [`SemaphoreMutex`] and its guard.
+//!
+//! # The layout (Curator's)
+//! - `<path>/locks`: an [`InterProcessMutex`](crate::recipes::Mutex) (its
+//!   `_c_<UUID>-lock-<sequence>` nodes) that lets one participant at a
+//!   time create a lease and count;
+//! - `<path>/leases`: one ephemeral sequential `_c_<UUID>-lease-<sequence>`
+//!   node per lease held, and at most one more: the lease of the
+//!   participant that holds the lock and waits.
+//!
+//! # The algorithm and its invariants
+//! A participant holds the lock, creates its lease node, and lists the
+//! leases: at most `max_leases` listed, it holds; more, it keeps the lock
+//! and lists again whenever the leases change. Then it lets go of the lock.
+//! A lease is returned by deleting its node.
+//! - At most `max_leases` hold: of the holders, the one whose lease was
+//!   created last listed every other holder's lease (created before its
+//!   own, and not yet deleted), and counted at most `max_leases`. A lease
+//!   node that holds nothing (a waiter's, a stray one) only makes others
+//!   count more, so wait longer, never hold beyond the count.
+//! - No deadlock: only the lock's holder has a lease node that waits, so
+//!   the first lease returned lets it hold.
+//! - Leases are granted in the order the lock is, first come first served.
+//!
+//! This crate takes the same steps, pipelined in the uncontended case
+//! (`fast.rs`): the lock node's create, the lock's listing, the lease's
+//! create and the leases' listing go out together, the lock node's delete
+//! as soon as its name is back; the lease holds only if the lock's listing
+//! showed the lock held, exactly as Curator's would. Otherwise the lease is
+//! taken back and the participant goes Curator's way (`slow.rs`).
+
+mod builder;
+mod count;
+mod fast;
+mod lease;
+mod mutex;
+mod slow;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+pub use builder::SemaphoreBuilder;
+pub use lease::SemaphoreLease;
+pub use mutex::{SemaphoreMutex, SemaphoreMutexGuard};
+
+use lease::Held;
+
+use crate::client::{Acl, CreateMode, Opts, ZkClient, TRY_WAIT};
+use crate::error::{Error, Result};
+use crate::path;
+use crate::recipes::lock::local_address;
+use crate::recipes::Mutex;
+
+/// A counting semaphore shared with Curator's `InterProcessSemaphoreV2`:
+/// at most [`max_leases`](SemaphoreBuilder::max_leases) leases are held at
+/// once, across every participant of the path, granted in the order they
+/// were asked for.
+///
+/// Each lease is a [`SemaphoreLease`], returned when dropped, with a
+/// [fencing token](SemaphoreLease::token) and the news of its
+/// [loss](SemaphoreLease::lost). A participant may hold several leases (by
+/// calling again, or with [`acquire_many`](Self::acquire_many)). Share one
+/// `Semaphore` between threads by reference or in an `Arc`.
+///
+/// See the [module documentation](self) for the nodes and the algorithm.
+///
+/// # Lease count
+/// Curator's semaphore stores no lease count: each participant trusts its
+/// own `maxLeases`, and participants that disagree let as many hold as the
+/// largest number says. This one records its count at the path (the data
+/// of the path node, `max_leases=<n>`, which Curator ignores) on its first
+/// acquisition, and refuses to acquire with
+/// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when another
+/// count is recorded there. The record goes with the path node once the
+/// semaphore is idle (a container, as Curator makes it), so to change the
+/// count, stop every participant of the old one first. Curator participants
+/// are not checked: give them the same number.
+///
+/// # Notable errors
+/// - [`Error::Unreachable`](crate::Error::Unreachable): no server answered
+///   in time: by the deadline of a timed call, or within the client's
+///   request timeout for [`acquire`](Self::acquire).
+/// - [`Error::Timeout`](crate::Error::Timeout): a connected server did not
+///   answer in time.
+/// - [`Error::InvalidArgument`](crate::Error::InvalidArgument): another
+///   lease count is recorded at the path, or more leases are asked for at
+///   once than there are.
+/// - [`Error::Closed`](crate::Error::Closed): the client is closed.
+///
+/// ```no_run
+/// # fn main() -> Result<(), zk_queue::Error> {
+/// use std::time::Duration;
+/// use zk_queue::{ZkClient, recipes::Semaphore};
+/// let client = ZkClient::connect("127.0.0.1:2181")?;
+/// let crawlers = Semaphore::builder(&client, "/app/crawlers").max_leases(4).build()?;
+/// if let Some(lease) = crawlers.acquire_timeout(Duration::from_secs(10))? {
+///     // At most four processes at a time get here.
+///     println!("crawling with token {}", lease.token());
+/// }
+/// # Ok(())
+/// # }
+/// ```
+pub struct Semaphore {
+    client: ZkClient,
+    path: String,
+    locks_path: String,
+    leases_path: String,
+    /// The lock at `<path>/locks`.
+    locks: Mutex,
+    max_leases: usize,
+    data: Vec<u8>,
+    acl: Vec<Acl>,
+    /// Whether the lease count was checked against the path's record.
+    checked: AtomicBool,
+}
+
+impl Semaphore {
+    /// A builder of a semaphore at `path` for `client`.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let semaphore = zk_queue::recipes::Semaphore::builder(&client, "/app/crawlers").max_leases(4).build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn builder(client: &ZkClient, path: &str) -> SemaphoreBuilder {
+        SemaphoreBuilder::new(client, path)
+    }
+
+    fn new(
+        client: ZkClient,
+        path: String,
+        max_leases: usize,
+        data: Option<Vec<u8>>,
+        acl: Option<Vec<Acl>>,
+    ) -> Result<Semaphore> {
+        path::validate(&path)?;
+        if path == "/" {
+            return Err(Error::InvalidPath {
+                path,
+                reason: "a semaphore needs a path of its own, not the root",
+            });
+        }
+        if acl.as_ref().is_some_and(Vec::is_empty) {
+            return Err(Error::InvalidArgument(
+                "the acl of a semaphore must not be empty".into(),
+            ));
+        }
+        if client.is_closed() {
+            return Err(Error::Closed);
+        }
+        let acl = acl.unwrap_or_else(|| client.default_acl().to_vec());
+        let data = data.unwrap_or_else(local_address);
+        let locks_path = path::join(&path, "locks");
+        let locks = Mutex::builder(&client, &locks_path)
+            .data(data.clone())
+            .acl(acl.clone())
+            .build()?;
+        Ok(Semaphore {
+            leases_path: path::join(&path, "leases"),
+            locks_path,
+            locks,
+            client,
+            path,
+            max_leases,
+            data,
+            acl,
+            checked: AtomicBool::new(false),
+        })
+    }
+
+    /// Blocks until this participant holds a lease.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// # let semaphore = zk_queue::recipes::Semaphore::builder(&client, "/app/crawlers").build()?;
+    /// let lease = semaphore.acquire()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// See [Notable errors](Semaphore#notable-errors): each request gives
+    /// up within the client's request timeout; waiting for a lease does not.
+    pub fn acquire(&self) -> Result<SemaphoreLease<'_>> {
+        self.acquire_many(1).map(|mut leases| leases.remove(0))
+    }
+
+    /// Takes a lease if one is free and no other participant is taking
+    /// one, without waiting for others (Curator's `acquire(0, unit)`);
+    /// `None` otherwise. It waits for a server at most a second or so (a
+    /// connected server's answer in flight may take another second).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// # let semaphore = zk_queue::recipes::Semaphore::builder(&client, "/app/crawlers").build()?;
+    /// match semaphore.try_acquire()? {
+    ///     Some(_lease) => println!("crawling"),
+    ///     None => println!("enough crawlers already"),
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`acquire`](Self::acquire), [`Error::Unreachable`](crate::Error::Unreachable)
+    /// once no server answered within that bound.
+    pub fn try_acquire(&self) -> Result<Option<SemaphoreLease<'_>>> {
+        self.try_acquire_many(1).map(|leases| leases.map(|mut l| l.remove(0)))
+    }
+
+    /// Blocks until this participant holds a lease (`Some`) or `timeout`
+    /// passes (`None`); what it created is then deleted.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// # let semaphore = zk_queue::recipes::Semaphore::builder(&client, "/app/crawlers").build()?;
+    /// use std::time::Duration;
+    /// if semaphore.acquire_timeout(Duration::from_secs(5))?.is_none() {
+    ///     println!("no lease free after 5 s");
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Unreachable`](crate::Error::Unreachable) by the deadline if
+    /// no server can be reached then; otherwise as [`acquire`](Self::acquire),
+    /// each request given up by the deadline (plus a second for an answer in
+    /// flight from a connected server).
+    pub fn acquire_timeout(&self, timeout: Duration) -> Result<Option<SemaphoreLease<'_>>> {
+        self.acquire_many_timeout(1, timeout)
+            .map(|leases| leases.map(|mut l| l.remove(0)))
+    }
+
+    /// Blocks until this participant holds `n` leases (Curator's
+    /// `acquire(qty)`): one after another, each as
+    /// [`acquire`](Self::acquire) takes one.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// # let semaphore = zk_queue::recipes::Semaphore::builder(&client, "/app/crawlers").max_leases(4).build()?;
+    /// let leases = semaphore.acquire_many(2)?;
+    /// assert_eq!(leases.len(), 2);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for `n` 0
+    /// or more than `max_leases` (which could never all be held); otherwise
+    /// as [`acquire`](Self::acquire). The leases taken before an error are
+    /// returned.
+    pub fn acquire_many(&self, n: usize) -> Result<Vec<SemaphoreLease<'_>>> {
+        loop {
+            if let Some(leases) = self.acquire_until(n, None, true)? {
+                return Ok(leases);
+            }
+        }
+    }
+
+    /// [`try_acquire`](Self::try_acquire) for `n` leases: `None` (and none
+    /// kept) unless all `n` can be taken at once.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// # let semaphore = zk_queue::recipes::Semaphore::builder(&client, "/app/crawlers").max_leases(4).build()?;
+    /// if let Some(leases) = semaphore.try_acquire_many(2)? {
+    ///     println!("{} leases", leases.len());
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`acquire_many`](Self::acquire_many) and [`try_acquire`](Self::try_acquire).
+    pub fn try_acquire_many(&self, n: usize) -> Result<Option<Vec<SemaphoreLease<'_>>>> {
+        self.acquire_until(n, Some(Instant::now() + TRY_WAIT), false)
+    }
+
+    /// [`acquire_timeout`](Self::acquire_timeout) for `n` leases: `None`
+    /// (and none kept) unless all `n` are held by the deadline (Curator's
+    /// `acquire(qty, time, unit)`).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// # let semaphore = zk_queue::recipes::Semaphore::builder(&client, "/app/crawlers").max_leases(4).build()?;
+    /// use std::time::Duration;
+    /// let leases = semaphore.acquire_many_timeout(2, Duration::from_secs(5))?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`acquire_many`](Self::acquire_many) and [`acquire_timeout`](Self::acquire_timeout).
+    pub fn acquire_many_timeout(&self, n: usize, timeout: Duration) -> Result<Option<Vec<SemaphoreLease<'_>>>> {
+        match Instant::now().checked_add(timeout) {
+            Some(deadline) => self.acquire_until(n, Some(deadline), true),
+            None => self.acquire_many(n).map(Some),
+        }
+    }
+
+    /// The one implementation: `n` leases one after another until
+    /// `deadline`, waiting for others only if `patient`.
+    fn acquire_until(
+        &self,
+        n: usize,
+        deadline: Option<Instant>,
+        patient: bool,
+    ) -> Result<Option<Vec<SemaphoreLease<'_>>>> {
+        if n == 0 || n > self.max_leases {
+            return Err(Error::InvalidArgument(format!(
+                "cannot hold {n} leases of a semaphore of {}",
+                self.max_leases
+            )));
+        }
+        let started = Instant::now();
+        if !self.checked.load(Ordering::Relaxed) {
+            count::check(&self.client, &self.path, self.max_leases, &self.acl, deadline)
+                .map_err(|e| e.of_call_since(started))?;
+            self.checked.store(true, Ordering::Relaxed);
+        }
+        let mut leases = Vec::with_capacity(n);
+        while leases.len() < n {
+            match self
+                .acquire_one(deadline, patient)
+                .map_err(|e| e.of_call_since(started))?
+            {
+                Some(held) => leases.push(SemaphoreLease::new(&self.client, &self.leases_path, held)),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(leases))
+    }
+
+    /// One lease: the fast way, then (if `patient`) the slow way.
+    fn acquire_one(&self, deadline: Option<Instant>, patient: bool) -> Result<Option<Held>> {
+        let fast = match fast::attempt(self, deadline) {
+            Err(Error::NoNode { .. }) => {
+                self.ensure_parents(deadline)?;
+                fast::attempt(self, deadline)
+            }
+            other => other,
+        };
+        let in_time = || deadline.is_none_or(|d| Instant::now() < d);
+        match fast {
+            Ok(Some(held)) => return Ok(Some(held)),
+            Ok(None) if !patient => return Ok(None),
+            Ok(None) => {}
+            Err(e) if patient && e.is_retryable() && !matches!(e, Error::Unreachable { .. }) && in_time() => {
+                log::debug!("semaphore {}: {e}; going the slow way", self.path);
+            }
+            Err(e) => return Err(e),
+        }
+        slow::acquire(self, deadline)
+    }
+
+    /// Creates the path, `locks` and `leases` as containers, as Curator's
+    /// `creatingParentContainersIfNeeded` does.
+    fn ensure_parents(&self, deadline: Option<Instant>) -> Result<()> {
+        let opts = Opts::new().until(deadline).mode(CreateMode::Container).acl(&self.acl);
+        for path in [&self.path, &self.locks_path, &self.leases_path] {
+            self.client.ensure_path_with(path, opts)?;
+        }
+        Ok(())
+    }
+
+    /// The semaphore's path.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let semaphore = zk_queue::recipes::Semaphore::builder(&client, "/app/crawlers").build()?;
+    /// assert_eq!(semaphore.path(), "/app/crawlers");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// How many leases may be held at once.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let semaphore = zk_queue::recipes::Semaphore::builder(&client, "/app/crawlers").max_leases(4).build()?;
+    /// assert_eq!(semaphore.max_leases(), 4);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn max_leases(&self) -> usize {
+        self.max_leases
+    }
+
+    /// The lease nodes under `<path>/leases` as the server lists them now
+    /// (Curator's `getParticipantNodes`): the leases held, and at most one
+    /// waiting; empty if there are none.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// # let semaphore = zk_queue::recipes::Semaphore::builder(&client, "/app/crawlers").build()?;
+    /// println!("{} leases", semaphore.participant_nodes()?.len());
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// A connection error once the client's retry policy gives up.
+    pub fn participant_nodes(&self) -> Result<Vec<String>> {
+        match self.client.get_children(&self.leases_path) {
+            Ok((children, _)) => Ok(children),
+            Err(Error::NoNode { .. }) => Ok(Vec::new()),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl std::fmt::Debug for Semaphore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Semaphore")
+            .field("path", &self.path)
+            .field("max_leases", &self.max_leases)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_semaphore_and_its_leases_are_shared_between_threads() {
+        fn shared<T: Send + Sync>() {}
+        fn sent<T: Send>() {}
+        shared::<Semaphore>();
+        shared::<SemaphoreBuilder>();
+        sent::<SemaphoreLease<'static>>();
+    }
+}
