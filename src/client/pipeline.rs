@@ -30,8 +30,6 @@ pub(crate) enum Step<'a> {
     },
     /// List a node's children.
     Children { path: &'a str },
-    /// Delete a node at any version.
-    Delete { path: &'a str },
     /// Read a node's stat and leave a data watch that opens `latch`.
     WatchData { path: &'a str, latch: &'a Latch },
 }
@@ -86,7 +84,6 @@ impl Pipeline<'_> {
                     ("create", path, Request::Create { path, data, acl, mode }, None)
                 }
                 Step::Children { path } => ("get_children", path, Request::GetChildren { path, watch: false }, None),
-                Step::Delete { path } => ("delete", path, Request::Delete { path, version: -1 }, None),
                 Step::WatchData { path, latch } => {
                     let id = client.shared.link().watches().next_id();
                     let watch = WatchReg::OneShot {
@@ -140,11 +137,6 @@ impl Pipeline<'_> {
             Reply::Children { names, .. } => Ok(names),
             other => Err(unexpected(other, &sent.path)),
         }
-    }
-
-    /// The answer to a `Delete`.
-    pub(crate) fn deleted(&self, sent: &Sent) -> Result<()> {
-        self.reply(sent).map(|_| ())
     }
 
     /// The answer to a `WatchData`: the node's stat and its watch (none is

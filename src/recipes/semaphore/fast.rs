@@ -1,84 +1,106 @@
-//! The fast way to a lease, in about one round trip: Curator's steps
-//! (take the semaphore's lock, create the lease, list the leases, let go
-//! of the lock) written together instead of one after another.
+//! The fast way to a lease when nobody else is taking one: a look, then
+//! one create, without the semaphore's lock.
 //!
-//! The server answers a session's requests in order, so the lock node is
-//! created, the lock's line listed, the lease created and the leases
-//! listed in that order, as Curator's participant does them, only without
-//! waiting between them. The lock node is deleted as soon as its name is
-//! known. The lease holds when the line showed the lock node first (the
-//! lease was created and counted while holding the lock, exactly as
-//! Curator's) and the listing counted at most `max_leases` leases.
+//! 1. The lock's line (`<path>/locks`) and the leases are listed together
+//!    (reads). Someone in the line (taking a lease, or waiting for one
+//!    with its lease created), or every lease held: the fast way is not
+//!    taken, nothing is created, and the caller goes Curator's way
+//!    (`slow.rs`), in the line.
+//! 2. Otherwise the lease node is created and the leases listed, written
+//!    together (the server serves the listing after the create). At most
+//!    `max_leases` listed: it holds. More (others came meanwhile): the
+//!    lease is deleted at once and the caller goes the slow way.
 //!
-//! Otherwise the lease is taken back at once (deleted) and the caller goes
-//! the slow way (`slow.rs`). A lease created while another participant held
-//! the lock is then a stray for a moment: it only ever makes others count
-//! more leases than are held, so it can make a participant wait (until its
-//! deletion, which wakes it), never hold beyond `max_leases`. Whatever an
-//! attempt that failed (a lost connection) may have left is found by its
-//! protected prefix and deleted, in the background if need be.
+//! Why this is safe beside Curator's participants, which count under the
+//! lock: a participant holds only if a listing served after its own create
+//! counted at most `max_leases`; of any set of holders, the one whose
+//! lease was created last counted every other's lease (created before its
+//! own, not deleted while they hold), so they are at most `max_leases`,
+//! lock or no lock. The lock keeps waiters from deadlocking (only its
+//! holder waits with a lease) and the line fair; a fast participant never
+//! waits with a lease, and one that finds the line busy does not create
+//! one, so a waiter is not passed over. A lease taken back (step 2) makes
+//! others count one more for a moment, so wait until its deletion wakes
+//! them, never hold beyond the count. Whatever a failed attempt (a lost
+//! connection) may have left is found by its protected prefix and
+//! deleted, in the background if need be.
 
 use std::time::Instant;
 
 use super::lease::Held;
 use super::Semaphore;
-use crate::client::{CreateMode, Session, Step};
-use crate::error::Result;
+use crate::client::{CreateMode, Pipeline, Session, Step};
+use crate::error::{Error, Result};
 use crate::path;
 use crate::recipes::lock::{Leftover, Nodes};
-use crate::recipes::names::{self, LEASE, LOCK};
+use crate::recipes::names::{self, LEASE};
 use crate::sync::Latch;
 
-/// One try at a lease the fast way: `Some` if it holds, `None` if the lock
-/// was busy or the leases were all held (nothing of the try is left).
+/// One try at a lease the fast way: `Some` if it holds, `None` if others
+/// were taking or holding leases (nothing of the try is left).
 pub(super) fn attempt(semaphore: &Semaphore, deadline: Option<Instant>) -> Result<Option<Held>> {
     let session = semaphore.client.session();
+    let pipeline = semaphore.client.pipeline(session, deadline);
+    if !is_free(semaphore, &pipeline)? {
+        return Ok(None);
+    }
     let prefix = names::protected_prefix();
-    let result = run(semaphore, session, &prefix, deadline);
+    let result = create(semaphore, &pipeline, session, &prefix, deadline);
     if result.is_err() {
-        for dir in [&semaphore.locks_path, &semaphore.leases_path] {
-            let leftover = Leftover {
-                lock_path: dir.clone(),
-                session,
-                nodes: Nodes::Prefixed(prefix.clone()),
-            };
-            leftover.release(&semaphore.client, deadline);
-        }
+        let leftover = Leftover {
+            lock_path: semaphore.leases_path.clone(),
+            session,
+            nodes: Nodes::Prefixed(prefix),
+        };
+        leftover.release(&semaphore.client, deadline);
     }
     result
 }
 
-fn run(semaphore: &Semaphore, session: Session, prefix: &str, deadline: Option<Instant>) -> Result<Option<Held>> {
-    let client = &semaphore.client;
-    let (acl, data) = (semaphore.acl.as_slice(), semaphore.data.as_slice());
-    let mode = CreateMode::EphemeralSequential;
-    let lock_node = path::join(&semaphore.locks_path, &names::node_name(prefix, LOCK));
-    let lease_node = path::join(&semaphore.leases_path, &names::node_name(prefix, LEASE));
-    let pipeline = client.pipeline(session, deadline);
+/// Whether nobody is in the lock's line and a lease is free.
+fn is_free(semaphore: &Semaphore, pipeline: &Pipeline<'_>) -> Result<bool> {
     let sent = pipeline.send(vec![
-        Step::Create {
-            path: &lock_node,
-            data,
-            acl,
-            mode,
-        },
         Step::Children {
             path: &semaphore.locks_path,
-        },
-        Step::Create {
-            path: &lease_node,
-            data,
-            acl,
-            mode,
         },
         Step::Children {
             path: &semaphore.leases_path,
         },
     ]);
-    let (lock, _) = pipeline.created(&sent[0])?;
-    let unlock = pipeline.send(vec![Step::Delete { path: &lock }]);
-    let line = pipeline.children(&sent[1])?;
-    let (lease, _) = pipeline.created(&sent[2])?;
+    let count = |listing: Result<Vec<String>>| match listing {
+        Ok(children) => Ok(children.len()),
+        Err(Error::NoNode { .. }) => Ok(0),
+        Err(e) => Err(e),
+    };
+    let line = count(pipeline.children(&sent[0]))?;
+    let leases = count(pipeline.children(&sent[1]))?;
+    Ok(line == 0 && leases < semaphore.max_leases)
+}
+
+/// Creates the lease and counts: held, or taken back.
+fn create(
+    semaphore: &Semaphore,
+    pipeline: &Pipeline<'_>,
+    session: Session,
+    prefix: &str,
+    deadline: Option<Instant>,
+) -> Result<Option<Held>> {
+    let client = &semaphore.client;
+    let wanted = path::join(&semaphore.leases_path, &names::node_name(prefix, LEASE));
+    let sent = pipeline.send(vec![
+        Step::Create {
+            path: &wanted,
+            data: &semaphore.data,
+            acl: &semaphore.acl,
+            mode: CreateMode::EphemeralSequential,
+        },
+        Step::Children {
+            path: &semaphore.leases_path,
+        },
+    ]);
+    let (lease, _) = pipeline.created(&sent[0])?;
+    // The watch that tells the holder of its loss, sent before the
+    // listing's answer is awaited.
     let lost = Latch::new();
     let states = client.wake_on_state_change(&lost);
     let chained = lost.chained();
@@ -86,20 +108,14 @@ fn run(semaphore: &Semaphore, session: Session, prefix: &str, deadline: Option<I
         path: &lease,
         latch: &chained,
     }]);
-    let leases = pipeline.children(&sent[3])?;
-    pipeline.deleted(&unlock[0])?;
+    let leases = pipeline.children(&sent[1])?;
     let (stat, watch) = pipeline.watched(&watched[0])?;
-    let first = names::sorted(line, &[LOCK]).into_iter().next();
-    let lease_name = path::name(&lease);
-    let holds = first.as_deref() == Some(path::name(&lock))
-        && leases.len() <= semaphore.max_leases
-        && leases.iter().any(|name| name == lease_name);
-    if !holds || lost.is_open() || !client.is_live(session) || !client.state().is_connected() {
+    let listed = leases.iter().any(|name| name == path::name(&lease));
+    if !listed || leases.len() > semaphore.max_leases || lost.is_open() || !client.is_live(session) {
         log::debug!(
-            "semaphore {}: {} lease(s) listed, the lock {}; going the slow way",
+            "semaphore {}: {} leases listed with {lease}; taking it back",
             semaphore.path,
-            leases.len(),
-            if first.is_some() { "busy or given up" } else { "gone" }
+            leases.len()
         );
         let taken_back = Leftover {
             lock_path: semaphore.leases_path.clone(),

@@ -8,6 +8,7 @@
 mod curator;
 mod exclusion;
 mod faults;
+mod speed;
 
 use std::time::Duration;
 
