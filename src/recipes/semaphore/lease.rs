@@ -66,13 +66,14 @@ impl<'a> SemaphoreLease<'a> {
         }
     }
 
-    /// The fencing token of this lease: its node's creation zxid. A lease
-    /// acquired after another was acquired has a larger token (leases are
-    /// created one at a time, under the semaphore's own lock, in the order
-    /// they are granted), also across the path being deleted and created
-    /// again. With one lease ([`SemaphoreMutex`](super::SemaphoreMutex)) it
-    /// fences as a [`MutexGuard`'s token](crate::recipes::MutexGuard::token)
-    /// does.
+    /// The fencing token of this lease: its node's creation zxid. With one
+    /// lease (`max_leases` 1, or a [`SemaphoreMutex`](super::SemaphoreMutex))
+    /// every holder's token is larger than every earlier holder's, also
+    /// across the path being deleted and created again, so it fences as a
+    /// [`MutexGuard`'s token](crate::recipes::MutexGuard::token) does: a
+    /// lease holds only once no lease created before it is left. With more
+    /// leases, the tokens of leases held at once tell them apart but need
+    /// not follow the order they were granted in.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {

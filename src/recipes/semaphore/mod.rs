@@ -11,39 +11,8 @@
 //! - `count.rs`: the lease count recorded at the path.
 //! - `mutex.rs`: [`SemaphoreMutex`] and its guard.
 //!
-//! # The layout (Curator's)
-//! - `<path>/locks`: an [`InterProcessMutex`](crate::recipes::Mutex) (its
-//!   `_c_<UUID>-lock-<sequence>` nodes) that lets one participant at a
-//!   time create a lease and count;
-//! - `<path>/leases`: one ephemeral sequential `_c_<UUID>-lease-<sequence>`
-//!   node per lease held, and at most one more: the lease of the
-//!   participant that holds the lock and waits.
-//!
-//! # The algorithm and its invariants
-//! A participant holds the lock, creates its lease node, and lists the
-//! leases: at most `max_leases` listed, it holds; more, it keeps the lock
-//! and lists again whenever the leases change. Then it lets go of the lock.
-//! A lease is returned by deleting its node.
-//! - At most `max_leases` hold: of the holders, the one whose lease was
-//!   created last listed every other holder's lease (created before its
-//!   own, and not yet deleted), and counted at most `max_leases`. A lease
-//!   node that holds nothing (a waiter's, a stray one) only makes others
-//!   count more, so wait longer, never hold beyond the count.
-//! - No deadlock: only the lock's holder has a lease node that waits, so
-//!   the first lease returned lets it hold.
-//! - Leases are granted in the order the lock is, first come first served.
-//!
-//! This crate takes Curator's steps when others are taking or holding
-//! leases (`slow.rs`). When nobody is in the lock's line and a lease is
-//! free, it skips the lock (`fast.rs`): one look (the line and the leases,
-//! read together), then the lease's create and the leases' listing,
-//! written together; it holds if that listing counts at most `max_leases`,
-//! and takes its lease back and goes Curator's way otherwise. The first
-//! invariant needs no lock, as its argument shows; a fast participant
-//! never waits with a lease, and does not create one while anyone is in
-//! the line, so the other two hold as well. An uncontended lease costs
-//! two round trips and one write (Curator's: four round trips and three
-//! writes), its return one write.
+//! How it works, and why it is safe beside Curator's participants, is on
+//! [`Semaphore`]; each file's doc has its part.
 
 mod builder;
 mod count;
@@ -69,8 +38,9 @@ use crate::recipes::Mutex;
 
 /// A counting semaphore shared with Curator's `InterProcessSemaphoreV2`:
 /// at most [`max_leases`](SemaphoreBuilder::max_leases) leases are held at
-/// once, across every participant of the path, granted in the order they
-/// were asked for.
+/// once, across every participant of the path. Those that wait are served
+/// in the order they came, as Curator's; a free lease goes to whoever asks
+/// first while nobody waits.
 ///
 /// Each lease is a [`SemaphoreLease`], returned when dropped, with a
 /// [fencing token](SemaphoreLease::token) and the news of its
@@ -78,7 +48,40 @@ use crate::recipes::Mutex;
 /// calling again, or with [`acquire_many`](Self::acquire_many)). Share one
 /// `Semaphore` between threads by reference or in an `Arc`.
 ///
-/// See the [module documentation](self) for the nodes and the algorithm.
+/// # How it works
+/// ## The layout (Curator's)
+/// - `<path>/locks`: an [`InterProcessMutex`](crate::recipes::Mutex) (its
+///   `_c_<UUID>-lock-<sequence>` nodes) that lets one participant at a
+///   time create a lease and count;
+/// - `<path>/leases`: one ephemeral sequential `_c_<UUID>-lease-<sequence>`
+///   node per lease held, and at most one more: the lease of the
+///   participant that holds the lock and waits.
+///
+/// ## The algorithm and its invariants
+/// A participant holds the lock, creates its lease node, and lists the
+/// leases: at most `max_leases` listed, it holds; more, it keeps the lock
+/// and lists again whenever the leases change. Then it lets go of the lock.
+/// A lease is returned by deleting its node.
+/// - At most `max_leases` hold: of the holders, the one whose lease was
+///   created last listed every other holder's lease (created before its
+///   own, and not yet deleted), and counted at most `max_leases`. A lease
+///   node that holds nothing (a waiter's, a stray one) only makes others
+///   count more, so wait longer, never hold beyond the count.
+/// - No deadlock: only the lock's holder has a lease node that waits, so
+///   the first lease returned lets it hold.
+/// - Waiters are served in the order they join the lock's line.
+///
+/// This semaphore takes Curator's steps when others are taking or holding
+/// leases. When nobody is in the lock's line and a lease is free, it skips
+/// the lock: one look (the line and the leases,
+/// read together), then the lease's create and the leases' listing,
+/// written together; it holds if that listing counts at most `max_leases`,
+/// and takes its lease back and goes Curator's way otherwise. The first
+/// invariant needs no lock, as its argument shows; a fast participant
+/// never waits with a lease, and does not create one while anyone is in
+/// the line, so the other two hold as well. An uncontended lease costs
+/// about two round trips and one write (Curator's: five round trips and
+/// three writes), its return one write.
 ///
 /// # Lease count
 /// Curator's semaphore stores no lease count: each participant trusts its
