@@ -5,7 +5,9 @@
 //! `InterProcessMutex`) and the read-write lock [`RwLock`] (Curator's
 //! `InterProcessReadWriteLock`), both on the machinery Curator's locks
 //! share, and the barriers [`Barrier`] and [`DoubleBarrier`] (Curator's
-//! `DistributedBarrier` and `DistributedDoubleBarrier`).
+//! `DistributedBarrier` and `DistributedDoubleBarrier`), and the counting
+//! [`Semaphore`] with its one-lease [`SemaphoreMutex`] (Curator's
+//! `InterProcessSemaphoreV2` and `InterProcessSemaphoreMutex`).
 //!
 //! ```no_run
 //! # fn main() -> Result<(), zk_queue::Error> {
