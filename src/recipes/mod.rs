@@ -5,9 +5,7 @@
 //! `InterProcessMutex`) and the read-write lock [`RwLock`] (Curator's
 //! `InterProcessReadWriteLock`), both on the machinery Curator's locks
 //! share, and the barriers [`Barrier`] and [`DoubleBarrier`] (Curator's
-//! `DistributedBarrier` and `DistributedDoubleBarrier`), and the counting
-//! [`Semaphore`] with its one-lease [`SemaphoreMutex`] (Curator's
-//! `InterProcessSemaphoreV2` and `InterProcessSemaphoreMutex`).
+//! `DistributedBarrier` and `DistributedDoubleBarrier`).
 //!
 //! ```no_run
 //! # fn main() -> Result<(), zk_queue::Error> {

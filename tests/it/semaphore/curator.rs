@@ -9,10 +9,10 @@ use std::time::Duration;
 use zk_queue::recipes::SemaphoreMutex;
 
 use super::{nothing_left, semaphore, take_turns, Ledger, WAIT};
-use crate::support::client;
 use crate::support::java::PeerProcess;
 use crate::support::ledger::ready;
 use crate::support::server::unique_path;
+use crate::support::{client, eventually};
 
 /// How long each participant holds each time.
 const HOLD: Duration = Duration::from_millis(20);
@@ -81,4 +81,37 @@ fn a_rust_semaphore_mutex_and_curator_s_never_hold_at_once() {
     }
     assert_eq!(ledger.check(1), (40, 1));
     assert!(nothing_left(&client(), &path), "every node is gone");
+}
+
+#[test]
+fn a_curator_participant_waiting_for_a_lease_is_not_passed_over_by_rust_participants() {
+    let path = unique_path("semaphore-curator-waiter");
+    let ledger = Ledger::new();
+    let admin = client();
+    let first = semaphore(&admin, &path, 1);
+    let held = first.acquire().unwrap();
+    let java = curator_semaphore(&path, 1, "java", 1, &ledger);
+    eventually(WAIT, "the Curator participant waits with its lease", || {
+        super::leases_and_locks(&admin, &path).0.len() == 2
+    });
+    let other = client();
+    let rust = semaphore(&other, &path, 1);
+    assert!(rust.try_acquire().unwrap().is_none(), "a lease is held and one waits");
+    assert_eq!(
+        super::leases_and_locks(&admin, &path).0.len(),
+        2,
+        "the refused try created no lease"
+    );
+    thread::scope(|s| {
+        let waiting = s.spawn(|| take_turns(&rust, "rust", 1, HOLD, &ledger));
+        eventually(WAIT, "the Rust participant waits in the lock's line", || {
+            super::leases_and_locks(&admin, &path).1.len() == 2
+        });
+        drop(held);
+        waiting.join().unwrap();
+    });
+    java.wait().unwrap();
+    assert_eq!(ledger.check(1), (2, 1));
+    assert_eq!(ledger.entries(), ["java.0", "rust.0"], "the waiter first");
+    assert!(nothing_left(&admin, &path));
 }
