@@ -35,8 +35,9 @@ use crate::error::{Error, Result};
 /// ```
 pub struct SemaphoreMutex {
     semaphore: Semaphore,
-    /// The thread that holds it through this value, if one does.
-    holder: parking_lot::Mutex<Option<ThreadId>>,
+    /// The threads with a guard of it through this value: one, unless a
+    /// guard's lease was lost and another thread took the lock since.
+    holders: parking_lot::Mutex<Vec<ThreadId>>,
 }
 
 impl SemaphoreMutex {
@@ -80,7 +81,7 @@ impl SemaphoreMutex {
     fn of(semaphore: Semaphore) -> SemaphoreMutex {
         SemaphoreMutex {
             semaphore,
-            holder: parking_lot::Mutex::new(None),
+            holders: parking_lot::Mutex::new(Vec::new()),
         }
     }
 
@@ -159,7 +160,7 @@ impl SemaphoreMutex {
     /// # }
     /// ```
     pub fn is_held_by_current_thread(&self) -> bool {
-        *self.holder.lock() == Some(std::thread::current().id())
+        self.holders.lock().contains(&std::thread::current().id())
     }
 
     /// The lock's path.
@@ -187,7 +188,7 @@ impl SemaphoreMutex {
     }
 
     fn guard<'a>(&'a self, lease: SemaphoreLease<'a>) -> Result<SemaphoreMutexGuard<'a>> {
-        *self.holder.lock() = Some(std::thread::current().id());
+        self.holders.lock().push(std::thread::current().id());
         Ok(SemaphoreMutexGuard {
             mutex: self,
             lease,
@@ -286,7 +287,10 @@ impl SemaphoreMutexGuard<'_> {
 
 impl Drop for SemaphoreMutexGuard<'_> {
     fn drop(&mut self) {
-        *self.mutex.holder.lock() = None;
+        let mut holders = self.mutex.holders.lock();
+        if let Some(at) = holders.iter().position(|id| *id == std::thread::current().id()) {
+            holders.swap_remove(at);
+        }
     }
 }
 

@@ -99,6 +99,10 @@ fn acquire_timeout_returns_by_its_deadline_with_the_server_stalled_and_leaves_no
     // Stalled from the start of the call, too.
     let result = timed_acquire(&waiter, LATE_WHEN_STALLED);
     assert!(stalled_result(&result), "{result:?}");
+    let result = support::within("try_acquire", TRY_WAIT + LATE_WHEN_STALLED, || {
+        waiter.try_acquire().map(|lease| lease.is_some())
+    });
+    assert!(stalled_result(&result), "{result:?}");
     proxy.heal();
     let ours = held.node().rsplit('/').next().unwrap().to_owned();
     eventually(WAIT, "only the holder's lease is left", || {
@@ -139,6 +143,28 @@ fn a_holder_whose_session_expires_is_told_before_another_holds() {
         holder.try_acquire().unwrap().is_some(),
         "the expired participant can hold again"
     );
+}
+
+#[test]
+fn a_holder_whose_lease_node_is_deleted_is_told_and_the_next_waiter_holds() {
+    let path = unique_path("semaphore-node-deleted");
+    let (a, b) = (client(), client());
+    let (holder, next) = (semaphore(&a, &path, 1), semaphore(&b, &path, 1));
+    let lease = holder.acquire().unwrap();
+    let lost = lease.lost();
+    thread::scope(|s| {
+        let waiting = s.spawn(|| next.acquire().unwrap().token());
+        eventually(WAIT, "the next participant waits with its lease", || {
+            leases_and_locks(&b, &path).0.len() == 2
+        });
+        b.delete(lease.node(), None).unwrap();
+        assert_eq!(
+            lost.recv_timeout(WAIT),
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected)
+        );
+        assert!(!lease.is_held());
+        assert!(waiting.join().unwrap() > lease.token());
+    });
 }
 
 /// The session timeout of the killed Curator holder.
