@@ -258,7 +258,11 @@ impl Semaphore {
 
     /// Blocks until this participant holds `n` leases (Curator's
     /// `acquire(qty)`): one after another, each as
-    /// [`acquire`](Self::acquire) takes one.
+    /// [`acquire`](Self::acquire) takes one. As with Curator's, two
+    /// participants that each hold some leases and wait for more than are
+    /// left wait for each other for ever: give such callers a timeout
+    /// ([`acquire_many_timeout`](Self::acquire_many_timeout) returns what it
+    /// took when it gives up).
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -420,8 +424,9 @@ impl Semaphore {
     }
 
     /// The lease nodes under `<path>/leases` as the server lists them now
-    /// (Curator's `getParticipantNodes`): the leases held, and at most one
-    /// waiting; empty if there are none.
+    /// (Curator's `getParticipantNodes`): the leases held, at most one
+    /// waiting, and any being taken back after a look that lost a race;
+    /// empty if there are none.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
