@@ -58,7 +58,7 @@ pub(super) fn check(
                     _ => "/",
                 };
                 client.ensure_path_with(parent, opts)?;
-                let create = opts.once().mode(CreateMode::Container).acl(acl);
+                let create = opts.mode(CreateMode::Container).acl(acl);
                 match client.create_with(path, &record(max_leases), create) {
                     Ok(_) => return Ok(()),
                     Err(Error::NodeExists { .. }) => continue,
