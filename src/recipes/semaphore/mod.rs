@@ -4,6 +4,7 @@
 //! participants share one path.
 //!
 //! The files:
+//! - `acquire.rs`: the one implementation of the acquire family.
 //! - `builder.rs`: [`SemaphoreBuilder`], every setting validated in `build`.
 //! - `lease.rs`: [`SemaphoreLease`], one lease, returned when dropped.
 //! - `fast.rs`: a free lease without the lock: a look, then one create.
@@ -14,6 +15,7 @@
 //! How it works, and why it is safe beside Curator's participants, is on
 //! [`Semaphore`]; each file's doc has its part.
 
+mod acquire;
 mod builder;
 mod count;
 mod fast;
@@ -21,16 +23,14 @@ mod lease;
 mod mutex;
 mod slow;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 pub use builder::SemaphoreBuilder;
 pub use lease::SemaphoreLease;
 pub use mutex::{SemaphoreMutex, SemaphoreMutexGuard};
 
-use lease::Held;
-
-use crate::client::{Acl, CreateMode, Opts, ZkClient, TRY_WAIT};
+use crate::client::{Acl, ZkClient, TRY_WAIT};
 use crate::error::{Error, Result};
 use crate::path;
 use crate::recipes::lock::local_address;
@@ -328,71 +328,6 @@ impl Semaphore {
             Some(deadline) => self.acquire_until(n, Some(deadline), true),
             None => self.acquire_many(n).map(Some),
         }
-    }
-
-    /// The one implementation: `n` leases one after another until
-    /// `deadline`, waiting for others only if `patient`.
-    fn acquire_until(
-        &self,
-        n: usize,
-        deadline: Option<Instant>,
-        patient: bool,
-    ) -> Result<Option<Vec<SemaphoreLease<'_>>>> {
-        if n == 0 || n > self.max_leases {
-            return Err(Error::InvalidArgument(format!(
-                "cannot hold {n} leases of a semaphore of {}",
-                self.max_leases
-            )));
-        }
-        let started = Instant::now();
-        if !self.checked.load(Ordering::Relaxed) {
-            count::check(&self.client, &self.path, self.max_leases, &self.acl, deadline)
-                .map_err(|e| e.of_call_since(started))?;
-            self.checked.store(true, Ordering::Relaxed);
-        }
-        let mut leases = Vec::with_capacity(n);
-        while leases.len() < n {
-            match self
-                .acquire_one(deadline, patient)
-                .map_err(|e| e.of_call_since(started))?
-            {
-                Some(held) => leases.push(SemaphoreLease::new(&self.client, &self.leases_path, held)),
-                None => return Ok(None),
-            }
-        }
-        Ok(Some(leases))
-    }
-
-    /// One lease: the fast way, then (if `patient`) the slow way.
-    fn acquire_one(&self, deadline: Option<Instant>, patient: bool) -> Result<Option<Held>> {
-        let fast = match fast::attempt(self, deadline) {
-            Err(Error::NoNode { .. }) => {
-                self.ensure_parents(deadline)?;
-                fast::attempt(self, deadline)
-            }
-            other => other,
-        };
-        let in_time = || deadline.is_none_or(|d| Instant::now() < d);
-        match fast {
-            Ok(Some(held)) => return Ok(Some(held)),
-            Ok(None) if !patient => return Ok(None),
-            Ok(None) => {}
-            Err(e) if patient && e.is_retryable() && !matches!(e, Error::Unreachable { .. }) && in_time() => {
-                log::debug!("semaphore {}: {e}; going the slow way", self.path);
-            }
-            Err(e) => return Err(e),
-        }
-        slow::acquire(self, deadline)
-    }
-
-    /// Creates the path, `locks` and `leases` as containers, as Curator's
-    /// `creatingParentContainersIfNeeded` does.
-    fn ensure_parents(&self, deadline: Option<Instant>) -> Result<()> {
-        let opts = Opts::new().until(deadline).mode(CreateMode::Container).acl(&self.acl);
-        for path in [&self.path, &self.locks_path, &self.leases_path] {
-            self.client.ensure_path_with(path, opts)?;
-        }
-        Ok(())
     }
 
     /// The semaphore's path.
