@@ -185,3 +185,28 @@ fn a_semaphore_mutex_refuses_the_holding_thread_s_second_lock_and_makes_other_th
     let again = mutex.lock().unwrap();
     assert!(again.is_held());
 }
+
+#[test]
+fn an_uncontended_lease_takes_one_write_and_its_return_one() {
+    let path = unique_path("semaphore-requests");
+    let client = client();
+    let semaphore = semaphore(&client, &path, 2);
+    // The first acquisition also checks the lease count and creates the path.
+    drop(semaphore.acquire().unwrap());
+    let before = client.stats();
+    let lease = semaphore.acquire().unwrap();
+    let acquired = client.stats();
+    drop(lease);
+    let returned = client.stats();
+    // The look (two listings), the create with its listing, the watch.
+    assert_eq!(
+        (acquired.create - before.create, acquired.delete - before.delete),
+        (1, 0),
+        "{before:?} {acquired:?}"
+    );
+    assert_eq!(acquired.get_children - before.get_children, 3);
+    assert_eq!(acquired.get_data - before.get_data, 1);
+    assert_eq!(acquired.total() - before.total(), 5);
+    assert_eq!(returned.delete - acquired.delete, 1);
+    assert_eq!(returned.create, acquired.create);
+}
