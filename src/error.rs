@@ -175,7 +175,8 @@ pub enum Error {
     /// The call does not fit the queue's lifecycle (not started, started
     /// twice, or closed), or what the calling thread holds (a thread that
     /// holds only a [`RwLock`](crate::recipes::RwLock)'s read lock asking
-    /// for its write lock).
+    /// for its write lock, or a thread asking again for the
+    /// [`SemaphoreMutex`](crate::recipes::SemaphoreMutex) it holds).
     InvalidState(&'static str),
     /// Any other error reported by ZooKeeper or the client library.
     ZooKeeper {

@@ -79,6 +79,7 @@
 //! | one process of many doing something alone | [`LeaderLatch`](recipes::LeaderLatch) (Curator's `LeaderLatch` names) |
 //! | one process of many (or N) in a critical section at a time, with fencing tokens | [`Mutex`](recipes::Mutex) (Curator's `InterProcessMutex` names) |
 //! | many readers at once or one writer alone, fairly, with fencing tokens and a downgrade that keeps waiting writers out | [`RwLock`](recipes::RwLock) (Curator's `InterProcessReadWriteLock` names) |
+//! | at most N processes at once holding a lease (a pool of licences, crawlers, connections), or a lock that is not reentrant | [`Semaphore`](recipes::Semaphore) and [`SemaphoreMutex`](recipes::SemaphoreMutex) (Curator's `InterProcessSemaphoreV2` and `InterProcessSemaphoreMutex` nodes) |
 //! | processes held until an operator lets them go | [`Barrier`](recipes::Barrier) (Curator's `DistributedBarrier` node) |
 //! | N processes starting a step together and finishing it together | [`DoubleBarrier`](recipes::DoubleBarrier) (Curator's `DistributedDoubleBarrier` names) |
 //! | a bounded queue whose producers wait | [`QueueBuilder::max_items`] with `put`, `try_put` or `put_timeout` |

@@ -3,11 +3,6 @@
  * InterProcessMutex, so the Rust tests can share a lock path with it.
  *
  *   curator-mutex  <lockPath> <rounds> <id>
- *   curator-semaphore-mutex  <path> <rounds> <id>
- *
- * curator-semaphore-mutex takes the same turns with Curator's
- * InterProcessSemaphoreMutex: an InterProcessSemaphoreV2 of one lease, whose
- * lease nodes are under <path>/leases and whose mutex is <path>/locks.
  *
  * Acquires an InterProcessMutex(client, lockPath) `rounds` times. While it
  * holds, it appends "enter <id>.<round>" to the ledger file, sleeps holdMs,
@@ -25,7 +20,6 @@
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.locks.InterProcessLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
-import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
 
 import java.nio.file.Path;
 import java.util.Map;
@@ -36,7 +30,6 @@ final class MutexModes {
 
     static void register(Map<String, QueuePeer.Mode> modes) {
         modes.put("curator-mutex", MutexModes::mutex);
-        modes.put("curator-semaphore-mutex", a -> takeTurns(a, client -> new InterProcessSemaphoreMutex(client, a.path())));
     }
 
     static void mutex(QueuePeer.Args a) throws Exception {

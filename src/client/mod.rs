@@ -38,6 +38,7 @@ mod connect;
 mod multi;
 mod ops;
 mod packet;
+mod pipeline;
 mod request;
 mod retry;
 mod session;
@@ -66,6 +67,7 @@ pub(crate) use watch::DataWatch;
 
 pub(crate) use arrivals::Arrivals;
 pub(crate) use ops::Deleted;
+pub(crate) use pipeline::{Pipeline, Step};
 pub(crate) use request::{Opts, TRY_WAIT};
 pub(crate) use retry::Retry;
 

@@ -23,10 +23,12 @@ mod lock;
 mod mutex;
 pub(crate) mod names;
 mod rwlock;
+mod semaphore;
 mod simple;
 
 pub use barrier::{Barrier, DoubleBarrier, DoubleBarrierBuilder};
 pub use leader::{LeaderLatch, LeaderLatchBuilder, Leadership, Participant};
 pub use mutex::{Mutex, MutexBuilder, MutexGuard};
 pub use rwlock::{RwLock, RwLockBuilder, RwLockReadGuard, RwLockWriteGuard};
+pub use semaphore::{Semaphore, SemaphoreBuilder, SemaphoreLease, SemaphoreMutex, SemaphoreMutexGuard};
 pub use simple::{SimpleQueue, SimpleQueueBuilder};

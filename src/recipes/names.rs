@@ -20,6 +20,10 @@ pub(crate) const LATCH: &str = "latch-";
 /// semaphores built on it).
 pub(crate) const LOCK: &str = "lock-";
 
+/// The lease name of Curator's `InterProcessSemaphoreV2` (its nodes under
+/// `<path>/leases`, which it counts and never orders).
+pub(crate) const LEASE: &str = "lease-";
+
 /// The lock name of the readers of Curator's `InterProcessReadWriteLock`.
 pub(crate) const READ: &str = "__READ__";
 

@@ -78,6 +78,12 @@ impl Hold {
     /// Ends the hold: tells those waiting for its loss, and deletes its node
     /// (in the background if the server cannot be asked now).
     pub(super) fn end(&self, lock: &Participant) {
+        self.end_by(lock, Instant::now() + TRY_WAIT);
+    }
+
+    /// Ends the hold as [`end`](Self::end) does, waiting for the server
+    /// until `deadline` at most (a passed one: not at all).
+    pub(super) fn end_by(&self, lock: &Participant, deadline: Instant) {
         self.acquired.lost.open();
         let node = &self.acquired.node;
         log::debug!("{} {}: releasing {}", self.recipe, lock.path, node.path);
@@ -86,7 +92,7 @@ impl Hold {
             session: node.session,
             nodes: Nodes::Known(node.path.clone()),
         }
-        .release(&lock.client, Some(Instant::now() + TRY_WAIT));
+        .release(&lock.client, Some(deadline));
     }
 }
 
@@ -151,6 +157,8 @@ pub(crate) struct Acquisition<'a> {
     lock: &'a Participant,
     holds: &'a Holds,
     hold: Arc<Hold>,
+    /// How long its release may wait for the server, if not the usual.
+    release_by: Option<Instant>,
     /// Not `Send`: the hold belongs to the thread that acquired it.
     _thread: PhantomData<std::sync::MutexGuard<'static, ()>>,
 }
@@ -161,6 +169,7 @@ impl<'a> Acquisition<'a> {
             lock,
             holds,
             hold,
+            release_by: None,
             _thread: PhantomData,
         }
     }
@@ -168,6 +177,12 @@ impl<'a> Acquisition<'a> {
     /// The hold shared.
     pub(crate) fn hold(&self) -> &Hold {
         &self.hold
+    }
+
+    /// Drops this share, waiting for the server until `deadline` at most
+    /// if it ends the hold.
+    pub(crate) fn release_by(mut self, deadline: Instant) {
+        self.release_by = Some(deadline);
     }
 
     /// Whether the hold is still certain (see [`Hold::is_held`]).
@@ -188,6 +203,6 @@ impl<'a> Acquisition<'a> {
 
 impl Drop for Acquisition<'_> {
     fn drop(&mut self) {
-        self.lock.release(self.holds, &self.hold);
+        self.lock.release(self.holds, &self.hold, self.release_by);
     }
 }

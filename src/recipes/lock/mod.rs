@@ -24,6 +24,7 @@ use std::time::Instant;
 
 pub(crate) use driver::Driver;
 pub(crate) use hold::{Acquisition, Holds};
+pub(crate) use release::{Leftover, Nodes};
 
 use hold::Hold;
 
@@ -100,10 +101,13 @@ impl Participant {
     }
 
     /// Drops one guard of `hold`, one of `holds`; the thread's last one
-    /// ends it.
-    fn release(&self, holds: &Holds, hold: &Arc<Hold>) {
+    /// ends it, waiting for the server until `deadline` if one is given.
+    fn release(&self, holds: &Holds, hold: &Arc<Hold>, deadline: Option<Instant>) {
         if holds.release(hold) {
-            hold.end(self);
+            match deadline {
+                Some(deadline) => hold.end_by(self, deadline),
+                None => hold.end(self),
+            }
         }
     }
 

@@ -22,15 +22,15 @@ const MAX_PAUSE: Duration = Duration::from_secs(2);
 
 /// What a participant may have left under the lock path in `session`.
 #[derive(Clone, Debug)]
-pub(super) struct Leftover {
-    pub(super) lock_path: String,
-    pub(super) session: Session,
-    pub(super) nodes: Nodes,
+pub(crate) struct Leftover {
+    pub(crate) lock_path: String,
+    pub(crate) session: Session,
+    pub(crate) nodes: Nodes,
 }
 
 /// Which nodes are to go.
 #[derive(Clone, Debug)]
-pub(super) enum Nodes {
+pub(crate) enum Nodes {
     /// This node, known to be the participant's only one.
     Known(String),
     /// Every child whose name starts with this protected prefix: a create
@@ -43,7 +43,7 @@ impl Leftover {
     /// not passed, waiting until it at most (plus the grace of an answer in
     /// flight) and never longer than [`TRY_WAIT`]; otherwise, or if that
     /// fails, keeps trying in the background.
-    pub(super) fn release(self, client: &ZkClient, deadline: Option<Instant>) {
+    pub(crate) fn release(self, client: &ZkClient, deadline: Option<Instant>) {
         let now = Instant::now();
         let deadline = deadline.map_or(now + TRY_WAIT, |d| d.min(now + TRY_WAIT));
         if client.state().is_connected() && deadline > now {
@@ -56,7 +56,7 @@ impl Leftover {
     }
 
     /// Keeps deleting on a thread of its own until the nodes are gone.
-    pub(super) fn in_background(self, client: &ZkClient) {
+    pub(crate) fn in_background(self, client: &ZkClient) {
         if client.is_closed() || !client.is_live(self.session) {
             return;
         }

@@ -34,6 +34,13 @@ impl<'a> MutexGuard<'a> {
         MutexGuard(acquisition)
     }
 
+    /// Drops the guard, waiting for the server until `deadline` at most if
+    /// it releases the lock (a passed one: the node is deleted in the
+    /// background), for callers with a deadline of their own.
+    pub(crate) fn release_by(self, deadline: std::time::Instant) {
+        self.0.release_by(deadline);
+    }
+
     /// The fencing token of this hold: the creation zxid of its node. Every
     /// later holder's token is larger, also across the lock path being
     /// deleted and created again; guards of one thread's hold share it. Pass

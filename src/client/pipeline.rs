@@ -1,0 +1,153 @@
+//! [`Pipeline`]: requests of different kinds written together in one
+//! session, each answered in turn, for recipes whose steps depend on each
+//! other only through the server's order (a create, then a listing that
+//! must see it), so several steps take one round trip.
+//!
+//! ZooKeeper answers a session's requests in the order they were sent, so
+//! a listing sent after a create is served after the create is applied. A
+//! pipeline's requests are fenced to one session, sent once and never
+//! retried (a lost connection leaves their outcomes unknown), and share one
+//! deadline.
+
+use std::time::Instant;
+
+use super::ops::{created, unexpected};
+use super::session::{Failure, Pending, Registration, WatchKind, WatchReg};
+use super::watch::DataWatch;
+use super::wire::{Reply, Request};
+use super::{Acl, CreateMode, Session, Stat, ZkClient};
+use crate::error::{Error, Result};
+use crate::sync::Latch;
+
+/// One request of a pipeline.
+pub(crate) enum Step<'a> {
+    /// Create a node (answered with its path and stat).
+    Create {
+        path: &'a str,
+        data: &'a [u8],
+        acl: &'a [Acl],
+        mode: CreateMode,
+    },
+    /// List a node's children.
+    Children { path: &'a str },
+    /// Read a node's stat and leave a data watch that opens `latch`.
+    WatchData { path: &'a str, latch: &'a Latch },
+}
+
+/// A request written, awaiting its answer.
+pub(crate) struct Sent {
+    pending: Pending,
+    operation: &'static str,
+    path: String,
+    /// The watch a `WatchData` step registers.
+    watch: Option<u64>,
+}
+
+/// Requests of one session written together, answered in order.
+pub(crate) struct Pipeline<'c> {
+    client: &'c ZkClient,
+    session: Session,
+    started: Instant,
+    /// When the answers are given up.
+    deadline: Instant,
+}
+
+impl ZkClient {
+    /// A pipeline fenced to `session` whose answers are awaited until
+    /// `deadline` (plus the grace of an answer in flight while connected),
+    /// and never longer than the client's request timeout.
+    pub(crate) fn pipeline(&self, session: Session, deadline: Option<Instant>) -> Pipeline<'_> {
+        let started = Instant::now();
+        let request_timeout = self.shared.config.request_timeout;
+        let deadline = super::Opts::new()
+            .until(deadline)
+            .deadline(started, request_timeout, self.shared.link().is_connected())
+            .min(started + request_timeout);
+        Pipeline {
+            client: self,
+            session,
+            started,
+            deadline,
+        }
+    }
+}
+
+impl Pipeline<'_> {
+    /// Writes `steps` together; their answers come in this order.
+    pub(crate) fn send(&self, steps: Vec<Step<'_>>) -> Vec<Sent> {
+        let client = self.client;
+        let mut sent = Vec::with_capacity(steps.len());
+        let mut requests = Vec::with_capacity(steps.len());
+        for step in steps {
+            let (operation, path, request, watch) = match step {
+                Step::Create { path, data, acl, mode } => {
+                    ("create", path, Request::Create { path, data, acl, mode }, None)
+                }
+                Step::Children { path } => ("get_children", path, Request::GetChildren { path, watch: false }, None),
+                Step::WatchData { path, latch } => {
+                    let id = client.shared.link().watches().next_id();
+                    let watch = WatchReg::OneShot {
+                        path: path.to_owned(),
+                        kind: WatchKind::Data,
+                        id,
+                        latch: latch.clone(),
+                    };
+                    (
+                        "get_data",
+                        path,
+                        Request::GetData { path, watch: true },
+                        Some((watch, id)),
+                    )
+                }
+            };
+            client.shared.counters.count(operation);
+            sent.push((operation, path.to_owned(), watch.as_ref().map(|(_, id)| *id)));
+            requests.push((request, watch.map(|(watch, _)| watch)));
+        }
+        let kinds: Vec<_> = requests.iter().map(|(r, _)| r.reply_kind()).collect();
+        let mut pending = client
+            .shared
+            .link()
+            .send(requests, Some(self.session.0), self.deadline)
+            .into_iter();
+        sent.into_iter()
+            .zip(kinds)
+            .map(|((operation, path, watch), kind)| Sent {
+                pending: pending.next().unwrap_or_else(|| Pending::failed(kind, Failure::Closed)),
+                operation,
+                path,
+                watch,
+            })
+            .collect()
+    }
+
+    fn reply(&self, sent: &Sent) -> Result<Reply> {
+        self.client
+            .reply(sent.operation, &sent.path, &sent.pending, self.deadline, self.started)
+    }
+
+    /// The answer to a `Create`: the created path and its stat.
+    pub(crate) fn created(&self, sent: &Sent) -> Result<(String, Stat)> {
+        created(self.reply(sent)?, &sent.path)
+    }
+
+    /// The answer to a `Children`: the child names.
+    pub(crate) fn children(&self, sent: &Sent) -> Result<Vec<String>> {
+        match self.reply(sent)? {
+            Reply::Children { names, .. } => Ok(names),
+            other => Err(unexpected(other, &sent.path)),
+        }
+    }
+
+    /// The answer to a `WatchData`: the node's stat and its watch (none is
+    /// left if the node is missing).
+    pub(crate) fn watched(&self, sent: &Sent) -> Result<(Stat, DataWatch)> {
+        let stat = match self.reply(sent)? {
+            Reply::Data { stat, .. } => stat,
+            other => return Err(unexpected(other, &sent.path)),
+        };
+        let id = sent.watch.ok_or(Error::Closed)?;
+        let registration = Registration::data(self.client.shared.link_weak(), &sent.path, id);
+        Ok((stat, DataWatch::of(registration)))
+    }
+}

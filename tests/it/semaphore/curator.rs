@@ -1,0 +1,117 @@
+//! One path shared with Curator's `InterProcessSemaphoreV2` (the Java
+//! peer's `curator-semaphore` mode) and `InterProcessSemaphoreMutex`
+//! (`curator-semaphore-mutex`): the same nodes, so Rust and Java
+//! participants together never hold more leases than there are.
+
+use std::thread;
+use std::time::Duration;
+
+use zk_queue::recipes::SemaphoreMutex;
+
+use super::{nothing_left, semaphore, take_turns, Ledger, WAIT};
+use crate::support::java::PeerProcess;
+use crate::support::ledger::ready;
+use crate::support::server::unique_path;
+use crate::support::{client, eventually};
+
+/// How long each participant holds each time.
+const HOLD: Duration = Duration::from_millis(20);
+
+/// A Curator semaphore participant `id` of `max_leases` on `path` that
+/// holds a lease `rounds` times, writing to `ledger`, once it is ready.
+fn curator_semaphore(path: &str, max_leases: usize, id: &str, rounds: usize, ledger: &Ledger) -> PeerProcess {
+    let command = ledger
+        .peer_command("curator-semaphore", path, rounds, id, HOLD)
+        .property("peer.maxLeases", max_leases);
+    ready(command, WAIT)
+}
+
+#[test]
+fn rust_and_curator_participants_never_hold_more_leases_than_there_are() {
+    let path = unique_path("semaphore-curator");
+    let ledger = Ledger::new();
+    let java: Vec<PeerProcess> = ["java-a", "java-b", "java-c"]
+        .iter()
+        .map(|id| curator_semaphore(&path, 2, id, 10, &ledger))
+        .collect();
+    thread::scope(|s| {
+        for id in ["rust-a", "rust-b", "rust-c"] {
+            let (path, ledger) = (&path, &ledger);
+            s.spawn(move || take_turns(&semaphore(&client(), path, 2), id, 10, HOLD, ledger));
+        }
+    });
+    for peer in java {
+        peer.wait().unwrap();
+    }
+    assert_eq!(ledger.check(2), (60, 2));
+    let entries = ledger.entries();
+    assert!(
+        entries.iter().any(|e| e.starts_with("java")) && entries.iter().any(|e| e.starts_with("rust")),
+        "both languages held"
+    );
+    assert!(nothing_left(&client(), &path), "every node is gone");
+}
+
+#[test]
+fn a_rust_semaphore_mutex_and_curator_s_never_hold_at_once() {
+    let path = unique_path("semaphore-mutex-curator");
+    let ledger = Ledger::new();
+    let java: Vec<PeerProcess> = ["java-a", "java-b"]
+        .iter()
+        .map(|id| ledger.peer("curator-semaphore-mutex", &path, 10, id, HOLD, WAIT))
+        .collect();
+    thread::scope(|s| {
+        for id in ["rust-a", "rust-b"] {
+            let (path, ledger) = (&path, &ledger);
+            s.spawn(move || {
+                let mutex = SemaphoreMutex::new(&client(), path).unwrap();
+                for round in 0..10 {
+                    let guard = mutex.lock().unwrap();
+                    let who = format!("{id}.{round}");
+                    ledger.enter(&who);
+                    assert!(guard.is_held());
+                    thread::sleep(HOLD);
+                    ledger.exit(&who);
+                }
+            });
+        }
+    });
+    for peer in java {
+        peer.wait().unwrap();
+    }
+    assert_eq!(ledger.check(1), (40, 1));
+    assert!(nothing_left(&client(), &path), "every node is gone");
+}
+
+#[test]
+fn a_curator_participant_waiting_for_a_lease_is_not_passed_over_by_rust_participants() {
+    let path = unique_path("semaphore-curator-waiter");
+    let ledger = Ledger::new();
+    let admin = client();
+    let first = semaphore(&admin, &path, 1);
+    let held = first.acquire().unwrap();
+    let java = curator_semaphore(&path, 1, "java", 1, &ledger);
+    eventually(WAIT, "the Curator participant waits with its lease", || {
+        super::leases_and_locks(&admin, &path).0.len() == 2
+    });
+    let other = client();
+    let rust = semaphore(&other, &path, 1);
+    assert!(rust.try_acquire().unwrap().is_none(), "a lease is held and one waits");
+    assert_eq!(
+        super::leases_and_locks(&admin, &path).0.len(),
+        2,
+        "the refused try created no lease"
+    );
+    thread::scope(|s| {
+        let waiting = s.spawn(|| take_turns(&rust, "rust", 1, HOLD, &ledger));
+        eventually(WAIT, "the Rust participant waits in the lock's line", || {
+            super::leases_and_locks(&admin, &path).1.len() == 2
+        });
+        drop(held);
+        waiting.join().unwrap();
+    });
+    java.wait().unwrap();
+    assert_eq!(ledger.check(1), (2, 1));
+    assert_eq!(ledger.entries(), ["java.0", "rust.0"], "the waiter first");
+    assert!(nothing_left(&admin, &path));
+}
