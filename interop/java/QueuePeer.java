@@ -147,6 +147,7 @@ public final class QueuePeer {
         BarrierModes.register(MODES);
         RwLockModes.register(MODES);
         ShardModes.register(MODES);
+        SelectorModes.register(MODES);
     }
 
     /** Dispatches to the mode's implementation. */

@@ -23,10 +23,12 @@ mod lock;
 mod mutex;
 mod names;
 mod rwlock;
+mod selector;
 mod simple;
 
 pub use barrier::{Barrier, DoubleBarrier, DoubleBarrierBuilder};
 pub use leader::{LeaderLatch, LeaderLatchBuilder, Leadership, Participant};
 pub use mutex::{Mutex, MutexBuilder, MutexGuard};
 pub use rwlock::{RwLock, RwLockBuilder, RwLockReadGuard, RwLockWriteGuard};
+pub use selector::{LeaderContext, LeaderSelector, LeaderSelectorBuilder, SelectorState, TermEnd};
 pub use simple::{SimpleQueue, SimpleQueueBuilder};

@@ -25,6 +25,7 @@ mod mutex;
 mod queue;
 mod rwlock;
 mod security;
+mod selector;
 mod simple_queue;
 mod support;
 mod wire;
