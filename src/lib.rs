@@ -81,6 +81,7 @@
 //! | many readers at once or one writer alone, fairly, with fencing tokens and a downgrade that keeps waiting writers out | [`RwLock`](recipes::RwLock) (Curator's `InterProcessReadWriteLock` names) |
 //! | processes held until an operator lets them go | [`Barrier`](recipes::Barrier) (Curator's `DistributedBarrier` node) |
 //! | N processes starting a step together and finishing it together | [`DoubleBarrier`](recipes::DoubleBarrier) (Curator's `DistributedDoubleBarrier` names) |
+//! | processes taking turns at leading, each running a closure for its term, told when it must stop | [`LeaderSelector`](recipes::LeaderSelector) (Curator's `LeaderSelector` names) |
 //! | a bounded queue whose producers wait | [`QueueBuilder::max_items`] with `put`, `try_put` or `put_timeout` |
 //!
 //! # Sharing queues with Java

@@ -5,7 +5,9 @@
 //! `InterProcessMutex`) and the read-write lock [`RwLock`] (Curator's
 //! `InterProcessReadWriteLock`), both on the machinery Curator's locks
 //! share, and the barriers [`Barrier`] and [`DoubleBarrier`] (Curator's
-//! `DistributedBarrier` and `DistributedDoubleBarrier`).
+//! `DistributedBarrier` and `DistributedDoubleBarrier`). The
+//! [`LeaderSelector`] (Curator's `LeaderSelector`) is an election on the
+//! [`Mutex`] that runs a closure for each term of leadership.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), zk_queue::Error> {

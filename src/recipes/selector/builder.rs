@@ -148,9 +148,9 @@ impl LeaderSelectorBuilder {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidPath`] for a path that is not valid, or is the root;
-    /// [`Error::InvalidArgument`] for an empty ACL, or if its thread cannot
-    /// be started; [`Error::Closed`] if the client is closed.
+    /// [`Error::InvalidPath`](crate::Error::InvalidPath) for a path that is not valid, or is the root;
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for an empty ACL, or if its thread cannot
+    /// be started; [`Error::Closed`](crate::Error::Closed) if the client is closed.
     pub fn build(self) -> Result<LeaderSelector> {
         let id = self
             .id

@@ -202,7 +202,10 @@ fn each_term_begins_after_the_previous_leader_s_closure_returned_and_the_hand_of
     let mut hand_offs: Vec<Duration> = terms
         .windows(2)
         .map(|w| {
-            assert!(w[1].began >= w[0].ended, "a term began before the previous one ended: {w:?}");
+            assert!(
+                w[1].began >= w[0].ended,
+                "a term began before the previous one ended: {w:?}"
+            );
             w[1].began - w[0].ended
         })
         .collect();
