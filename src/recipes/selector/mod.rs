@@ -26,6 +26,8 @@
 //!   after the [grace](LeaderSelectorBuilder::overrun_grace). The term's
 //!   [`token`](LeaderContext::token) (its node's creation zxid) grows from
 //!   leader to leader, for stores that must refuse an overrunning leader.
+//!   One case has no order: a node deleted by someone else tells its
+//!   leader and the next participant at the same moment.
 //! - No silent exit: a selector without auto-requeue reports
 //!   [`Left`](SelectorState::Left) after its term, and a panicking closure
 //!   is logged at error and counted ([`panics`](LeaderSelector::panics))

@@ -69,7 +69,9 @@ fn a_leader_whose_session_expires_is_told_before_the_next_leads_within_the_sessi
 }
 
 /// Builds a selector `a` leading until its loss, deletes its node from
-/// another client while `b` waits, and returns both once `b` led.
+/// another client while `b` waits, and returns both once `b` led. (A node
+/// deleted by someone else tells its leader and the next participant at
+/// the same moment: their closures may overlap, so no ledger is checked.)
 fn lose_node(auto_requeue: bool, path: &str) -> (LeaderSelector, LeaderSelector, Arc<Ledger>) {
     let ledger = Arc::new(Ledger::new());
     let (a_client, b_client, admin) = (client(), client(), client());
@@ -103,7 +105,7 @@ fn without_auto_requeue_a_lost_leadership_is_reported_as_leaving_and_it_never_le
     assert!(ids.iter().all(|id| id == "b"), "{ids:?}");
     b.close().unwrap();
     a.close().unwrap();
-    ledger.check(1);
+    assert_eq!(ledger.entries().iter().filter(|e| e.starts_with('a')).count(), 1);
 }
 
 #[test]
@@ -114,7 +116,7 @@ fn with_auto_requeue_a_lost_leadership_puts_the_selector_back_in_line_and_it_lea
     assert!(!a.state().has_left());
     b.close().unwrap();
     a.close().unwrap();
-    ledger.check(1);
+    assert!(ledger.entries().iter().filter(|e| e.starts_with('a')).count() >= 2);
 }
 
 #[test]

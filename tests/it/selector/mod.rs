@@ -30,6 +30,9 @@ struct Term {
     ended: Instant,
     /// When the context reported the loss, if it did.
     lost_at: Option<Instant>,
+    /// Whether the context said it led when the term began (it may have
+    /// lost leadership already).
+    led: bool,
     token: u64,
 }
 
@@ -55,7 +58,7 @@ fn ledger_lead(
         n += 1;
         let who = format!("{id}.{n}");
         ledger.enter(&who);
-        assert!(leader.is_leader(), "{who} leads when its term begins");
+        let led = leader.is_leader();
         let lost = leader.lost();
         let lost_at = match lost.recv_timeout(hold) {
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => Some(Instant::now()),
@@ -66,6 +69,7 @@ fn ledger_lead(
             began,
             ended: Instant::now(),
             lost_at,
+            led,
             token: leader.token(),
         });
     };

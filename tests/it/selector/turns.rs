@@ -42,6 +42,7 @@ fn rust_selectors_with_auto_requeue_take_turns_never_two_lead_and_each_leads_sev
     for (selector, _) in &selectors {
         selector.close().unwrap();
         assert_eq!(selector.state(), SelectorState::Closed);
+        assert_eq!(selector.panics(), 0, "{:?}", selector.last_panic());
     }
     assert!(seen.iter().all(|n| *n > 0), "each was seen leading: {seen:?}");
     let (entries, most) = ledger.check(1);
@@ -196,9 +197,11 @@ fn each_term_begins_after_the_previous_leader_s_closure_returned_and_the_hand_of
     });
     for (selector, _) in &selectors {
         selector.close().unwrap();
+        assert_eq!(selector.panics(), 0, "{:?}", selector.last_panic());
     }
     let mut terms: Vec<_> = selectors.iter().flat_map(|(_, t)| t.all()).collect();
     terms.sort_by_key(|t| t.began);
+    assert!(terms.iter().all(|t| t.led), "each term began leading: {terms:?}");
     let mut hand_offs: Vec<Duration> = terms
         .windows(2)
         .map(|w| {
