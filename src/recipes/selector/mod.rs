@@ -339,7 +339,9 @@ impl LeaderSelector {
     /// context says leadership is lost), and this waits for it, as long as
     /// it takes; then leadership is released (so the next participant
     /// leads), the node in line is deleted, and the selector's thread is
-    /// joined. Logs what it did; closing again does nothing.
+    /// joined. Logs what it did; closing again does nothing. Called from
+    /// the closure itself, it only asks: the selector ends once the closure
+    /// returns.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -385,6 +387,13 @@ impl LeaderSelector {
         let was = self.shared.state();
         self.shared.stop();
         let mut worker = self.worker.lock();
+        if worker
+            .as_ref()
+            .is_some_and(|w| w.thread().id() == std::thread::current().id())
+        {
+            // Called by the closure itself: the thread ends once it returns.
+            return Ok(());
+        }
         let Some(thread) = worker.take() else {
             return Ok(());
         };

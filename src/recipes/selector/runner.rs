@@ -34,7 +34,11 @@ pub(super) fn run(shared: &Shared, mut lead: Lead) {
                     "leader selector {}: cannot join the line: {e}; trying again in {pause:?}",
                     shared.path
                 );
-                shared.stop.wait_until(Some(Instant::now() + pause));
+                // A reconnection ends the pause: the line is reachable again.
+                let wake = Latch::new();
+                let _states = shared.client.wake_on_state_change(&wake);
+                shared.stop.forward_to(&wake);
+                wake.wait_until(Some(Instant::now() + pause));
                 continue;
             }
         };

@@ -223,3 +223,30 @@ fn each_term_begins_after_the_previous_leader_s_closure_returned_and_the_hand_of
     );
     ledger.check(1);
 }
+
+#[test]
+fn a_closure_that_closes_its_own_selector_ends_it_without_waiting_for_itself() {
+    let path = unique_path("selector-self-close");
+    let client = client();
+    let own: Arc<std::sync::OnceLock<Arc<LeaderSelector>>> = Arc::default();
+    let reach = Arc::clone(&own);
+    let selector = Arc::new(
+        LeaderSelector::builder(&client, &path, move |leader| {
+            assert!(leader.is_leader());
+            if let Some(selector) = reach.get() {
+                selector.close().unwrap();
+                assert!(!leader.is_leader(), "closing ended leadership");
+            }
+        })
+        .auto_requeue(true)
+        .build()
+        .unwrap(),
+    );
+    own.set(Arc::clone(&selector)).unwrap();
+    eventually(WAIT, "the selector closed itself", || {
+        selector.state() == SelectorState::Closed
+    });
+    assert_eq!(selector.panics(), 0, "{:?}", selector.last_panic());
+    eventually(WAIT, "its node is gone", || nodes(&client, &path).is_empty());
+    selector.close_timeout(WAIT).unwrap();
+}
