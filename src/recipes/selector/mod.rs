@@ -43,9 +43,11 @@
 //! - `state.rs`: [`SelectorState`] and [`TermEnd`], and what the handle
 //!   shares with the selector's thread.
 //! - `runner.rs`: the selector's thread and the watcher of a term.
+//! - `participants.rs`: who is in line, read from the server.
 
 mod builder;
 mod context;
+mod participants;
 mod runner;
 mod state;
 
@@ -59,10 +61,9 @@ pub use state::{SelectorState, TermEnd};
 use runner::Lead;
 use state::Shared;
 
-use crate::client::{Acl, Opts, ZkClient};
+use crate::client::{Acl, ZkClient};
 use crate::error::{Error, Result};
-use crate::path;
-use crate::recipes::{Mutex, Participant};
+use crate::recipes::Mutex;
 use crate::sync::{Joiner, Latch};
 
 /// A participant in a leader election that runs a closure while it leads,
@@ -273,66 +274,6 @@ impl LeaderSelector {
     /// ```
     pub fn path(&self) -> &str {
         &self.shared.path
-    }
-
-    /// Every participant in line, Rust or Java, in the order they lead, the
-    /// leader first, with its id (Curator's `getParticipants`), as the
-    /// server lists them now.
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), zk_queue::Error> {
-    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// # let selector = zk_queue::recipes::LeaderSelector::builder(&client, "/leader", |_| {}).build()?;
-    /// for participant in selector.participants()? {
-    ///     println!("{} {}", participant.id, if participant.is_leader { "leads" } else { "waits" });
-    /// }
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    /// A connection error once the client's retry policy gives up; an empty
-    /// list if the leader path does not exist.
-    pub fn participants(&self) -> Result<Vec<Participant>> {
-        let client = &self.shared.client;
-        let sorted = self.shared.mutex.participant_nodes()?;
-        let paths: Vec<String> = sorted.iter().map(|name| path::join(&self.shared.path, name)).collect();
-        let reads = client.read_many_with(&paths, Opts::new())?;
-        let mut participants = Vec::with_capacity(sorted.len());
-        for (node, read) in sorted.into_iter().zip(reads) {
-            let data = match read {
-                Ok((data, _)) => data,
-                // Left since the listing.
-                Err(Error::NoNode { .. }) => continue,
-                Err(e) => return Err(e),
-            };
-            participants.push(Participant {
-                id: String::from_utf8_lossy(&data).into_owned(),
-                node,
-                is_leader: participants.is_empty(),
-            });
-        }
-        Ok(participants)
-    }
-
-    /// The participant that leads (its node comes first), if any (Curator's
-    /// `getLeader`).
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), zk_queue::Error> {
-    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// # let selector = zk_queue::recipes::LeaderSelector::builder(&client, "/leader", |_| {}).build()?;
-    /// if let Some(leader) = selector.leader()? {
-    ///     println!("{} leads", leader.id);
-    /// }
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    /// As [`participants`](Self::participants).
-    pub fn leader(&self) -> Result<Option<Participant>> {
-        Ok(self.participants()?.into_iter().next())
     }
 
     /// Leaves the election: a closure that runs is asked to stop (its
