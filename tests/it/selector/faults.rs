@@ -14,7 +14,7 @@ use zk_queue::testing::FaultProxy;
 use super::{ledger_lead, never_two, selector, WAIT};
 use crate::support::ledger::Ledger;
 use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{client, eventually, nodes, short_session_client, LOAD_MARGIN};
+use crate::support::{client, eventually, logs, nodes, short_session_client, LOAD_MARGIN};
 
 /// The session timeout of `short_session_client`.
 const SESSION: Duration = Duration::from_secs(2);
@@ -122,6 +122,7 @@ fn with_auto_requeue_a_lost_leadership_puts_the_selector_back_in_line_and_it_lea
 #[test]
 fn a_closure_that_overruns_its_loss_is_reported_as_overrunning_until_it_returns() {
     let path = unique_path("selector-overrun");
+    logs::start();
     let (a_client, admin) = (client(), client());
     let (release, returned) = crossbeam_channel::bounded::<()>(0);
     let a = LeaderSelector::builder(&a_client, &path, move |_| {
@@ -136,7 +137,18 @@ fn a_closure_that_overruns_its_loss_is_reported_as_overrunning_until_it_returns(
     admin.delete(&format!("{path}/{node}"), None).unwrap();
     eventually(WAIT, "a overruns", || a.state() == SelectorState::Overrunning);
     assert!(!a.has_leadership());
+    let warned = |what: &str| {
+        logs::lines_with(&path)
+            .iter()
+            .any(|l| l.level == log::Level::Warn && l.message.contains(what))
+    };
+    eventually(WAIT, "the overrun is warned of after the grace", || {
+        warned("still runs")
+    });
     drop(release);
     eventually(WAIT, "a is back in line", || a.state() != SelectorState::Overrunning);
+    eventually(WAIT, "the overrun's length is logged", || {
+        warned("returned") && a.state() != SelectorState::Overrunning
+    });
     a.close().unwrap();
 }

@@ -14,7 +14,7 @@ use zk_queue::Error;
 use super::{never_two, selector, WAIT};
 use crate::support::ledger::Ledger;
 use crate::support::server::unique_path;
-use crate::support::{client, eventually, nodes};
+use crate::support::{client, eventually, logs, nodes};
 
 /// How long each term lasts when nothing ends it sooner.
 const HOLD: Duration = Duration::from_millis(20);
@@ -100,6 +100,7 @@ fn close_while_queued_leaves_the_line_and_joins() {
 #[test]
 fn a_panicking_closure_is_reported_releases_leadership_and_stays_in_the_election_with_auto_requeue() {
     let path = unique_path("selector-panic");
+    logs::start();
     let ledger = Arc::new(Ledger::new());
     let (a_client, b_client) = (client(), client());
     let mut n = 0;
@@ -114,6 +115,14 @@ fn a_panicking_closure_is_reported_releases_leadership_and_stays_in_the_election
     .unwrap();
     eventually(WAIT, "a panicked once", || a.panics() == 1);
     assert_eq!(a.last_panic().as_deref(), Some("the leader's bug"));
+    let errors: Vec<_> = logs::lines_with(&path)
+        .into_iter()
+        .filter(|l| l.level == log::Level::Error)
+        .collect();
+    assert!(
+        errors.len() == 1 && errors[0].message.contains("the leader's bug"),
+        "the panic is logged at error: {errors:?}"
+    );
     let (b, b_terms) = selector(&b_client, &path, "b", HOLD, &ledger);
     eventually(WAIT, "b led after the panic", || !b_terms.all().is_empty());
     eventually(WAIT, "a led again after its panic", || a.terms() >= 3);
