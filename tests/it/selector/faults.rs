@@ -1,7 +1,9 @@
 //! Leadership under faults: a Rust leader whose session expires is told
 //! before the next participant leads, which leads within the session
 //! timeout and a second; a lost leadership without auto-requeue is
-//! reported as leaving the election, and with it the selector leads again.
+//! reported as leaving the election, and with it the selector leads again;
+//! a disconnected leader is told at once and leads again in its session; a
+//! closure that overruns its loss is reported.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -151,4 +153,24 @@ fn a_closure_that_overruns_its_loss_is_reported_as_overrunning_until_it_returns(
         warned("returned") && a.state() != SelectorState::Overrunning
     });
     a.close().unwrap();
+}
+
+#[test]
+fn a_disconnected_leader_is_told_at_once_and_leads_again_after_reconnecting_in_the_same_session() {
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let path = unique_path("selector-disconnected");
+    let ledger = Arc::new(Ledger::new());
+    let cut_off = crate::support::proxied_client(&proxy);
+    let (a, a_terms) = selector(&cut_off, &path, "a", WAIT * 10, &ledger);
+    eventually(WAIT, "a leads", || a.has_leadership());
+    let session = cut_off.session_id().unwrap();
+    proxy.cut();
+    eventually(WAIT, "a's term ended", || a_terms.all().len() == 1);
+    assert!(a_terms.all()[0].lost_at.is_some(), "the context reported the loss");
+    eventually(WAIT, "a leads again", || a.has_leadership());
+    assert_eq!(cut_off.session_id().unwrap(), session, "the session lived on");
+    assert_eq!(a.terms(), 2);
+    a.close().unwrap();
+    assert!(nodes(&client(), &path).is_empty(), "every node is gone");
+    ledger.check(1);
 }
