@@ -32,8 +32,9 @@
 //!   [`Left`](SelectorState::Left) after its term, and a panicking closure
 //!   is logged at error and counted ([`panics`](LeaderSelector::panics))
 //!   while leadership is released. A connection drop while waiting never
-//!   takes a selector out of the line (Curator's selector without
-//!   auto-requeue leaves it at any `SUSPENDED`).
+//!   takes a selector out of the line (Curator 5.4's selector, leading or
+//!   waiting, is interrupted at any `SUSPENDED`, and without auto-requeue
+//!   leaves the election without a word; see also CURATOR-518).
 //! - Fair: participants lead in the order they joined the line.
 //!
 //! The files:

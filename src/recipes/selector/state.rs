@@ -145,6 +145,9 @@ impl Shared {
         self.changed.notify_all();
         drop(status);
         let level = match state {
+            // Leaving after a term that simply returned is what a selector
+            // without auto-requeue is for; after a loss or a panic it is news.
+            SelectorState::Left(TermEnd::Returned) => log::Level::Info,
             SelectorState::Left(_) => log::Level::Warn,
             _ => log::Level::Info,
         };
