@@ -82,6 +82,7 @@
 //! | at most N processes at once holding a lease (a pool of licences, crawlers, connections), or a lock that is not reentrant | [`Semaphore`](recipes::Semaphore) and [`SemaphoreMutex`](recipes::SemaphoreMutex) (Curator's `InterProcessSemaphoreV2` and `InterProcessSemaphoreMutex` nodes) |
 //! | processes held until an operator lets them go | [`Barrier`](recipes::Barrier) (Curator's `DistributedBarrier` node) |
 //! | N processes starting a step together and finishing it together | [`DoubleBarrier`](recipes::DoubleBarrier) (Curator's `DistributedDoubleBarrier` names) |
+//! | processes taking turns at leading, each running a closure for its term, told when it must stop | [`LeaderSelector`](recipes::LeaderSelector) (Curator's `LeaderSelector` names) |
 //! | a bounded queue whose producers wait | [`QueueBuilder::max_items`] with `put`, `try_put` or `put_timeout` |
 //!
 //! # Sharing queues with Java

@@ -148,6 +148,7 @@ public final class QueuePeer {
         RwLockModes.register(MODES);
         ShardModes.register(MODES);
         SemaphoreModes.register(MODES);
+        SelectorModes.register(MODES);
     }
 
     /** Dispatches to the mode's implementation. */

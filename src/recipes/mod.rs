@@ -1,11 +1,15 @@
 //! Recipes on the client besides the Curator queue family: the classic
 //! queue ([`SimpleQueue`], also at the crate root) and Curator's
-//! coordination recipes, so far the [`LeaderLatch`] that sharded queues
-//! elect their leader with, the distributed lock [`Mutex`] (Curator's
+//! coordination recipes: the [`LeaderLatch`] that sharded queues elect
+//! their leader with, the distributed lock [`Mutex`] (Curator's
 //! `InterProcessMutex`) and the read-write lock [`RwLock`] (Curator's
 //! `InterProcessReadWriteLock`), both on the machinery Curator's locks
-//! share, and the barriers [`Barrier`] and [`DoubleBarrier`] (Curator's
-//! `DistributedBarrier` and `DistributedDoubleBarrier`).
+//! share, the counting [`Semaphore`] and its one-lease [`SemaphoreMutex`]
+//! (Curator's `InterProcessSemaphoreV2` and `InterProcessSemaphoreMutex`),
+//! the barriers [`Barrier`] and [`DoubleBarrier`] (Curator's
+//! `DistributedBarrier` and `DistributedDoubleBarrier`), and the
+//! [`LeaderSelector`] (Curator's `LeaderSelector`), an election on the
+//! [`Mutex`] that runs a closure for each term of leadership.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), zk_queue::Error> {
@@ -23,6 +27,7 @@ mod lock;
 mod mutex;
 pub(crate) mod names;
 mod rwlock;
+mod selector;
 mod semaphore;
 mod simple;
 
@@ -30,5 +35,6 @@ pub use barrier::{Barrier, DoubleBarrier, DoubleBarrierBuilder};
 pub use leader::{LeaderLatch, LeaderLatchBuilder, Leadership, Participant};
 pub use mutex::{Mutex, MutexBuilder, MutexGuard};
 pub use rwlock::{RwLock, RwLockBuilder, RwLockReadGuard, RwLockWriteGuard};
+pub use selector::{LeaderContext, LeaderSelector, LeaderSelectorBuilder, SelectorState, TermEnd};
 pub use semaphore::{Semaphore, SemaphoreBuilder, SemaphoreLease, SemaphoreMutex, SemaphoreMutexGuard};
 pub use simple::{SimpleQueue, SimpleQueueBuilder};

@@ -25,6 +25,8 @@ struct Inner {
     /// The senders of [`Latch::receiver`]s, dropped (disconnecting their
     /// receivers) when the latch opens.
     senders: Mutex<Vec<Sender<()>>>,
+    /// Opened when this one opens (see [`Latch::forward_to`]).
+    followers: Mutex<Vec<Latch>>,
 }
 
 impl Latch {
@@ -52,6 +54,27 @@ impl Latch {
         if let Some(also) = &self.inner.also {
             also.open();
         }
+        // Taken out first: no lock is held while the followers open.
+        let followers = std::mem::take(&mut *self.inner.followers.lock());
+        for follower in followers {
+            follower.open();
+        }
+    }
+
+    /// Opens `follower` when this latch opens (at once if it is open): a
+    /// latch made elsewhere that must also wake on this one's signal. The
+    /// followers already open are forgotten here, so a long-lived latch
+    /// followed by one latch per wait keeps only those still waiting.
+    pub(crate) fn forward_to(&self, follower: &Latch) {
+        let mut followers = self.inner.followers.lock();
+        // Checked with the followers locked: an opening after this takes it.
+        if self.is_open() {
+            drop(followers);
+            follower.open();
+            return;
+        }
+        followers.retain(|f| !f.is_open());
+        followers.push(follower.clone());
     }
 
     /// A channel that carries nothing and disconnects when the latch opens
@@ -105,6 +128,23 @@ mod tests {
         let linked = parent.chained();
         linked.open();
         assert!(parent.is_open() && linked.is_open() && !child.is_open());
+    }
+
+    #[test]
+    fn a_follower_opens_with_the_latch_it_follows_and_at_once_after() {
+        let (leader, follower) = (Latch::new(), Latch::new());
+        leader.forward_to(&follower);
+        assert!(!follower.is_open());
+        leader.open();
+        assert!(follower.is_open());
+        let late = Latch::new();
+        leader.forward_to(&late);
+        assert!(late.is_open());
+        let unrelated = Latch::new();
+        let other = Latch::new();
+        unrelated.forward_to(&other);
+        other.open();
+        assert!(!unrelated.is_open(), "forwarding goes one way");
     }
 
     #[test]

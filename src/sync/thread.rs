@@ -35,6 +35,11 @@ impl Joiner {
         Ok(Joiner { handle, ended })
     }
 
+    /// The thread.
+    pub(crate) fn thread(&self) -> &std::thread::Thread {
+        self.handle.thread()
+    }
+
     /// Joins the thread if it ends by `deadline` (`None`: waits for it).
     /// Returns whether it ended; a panic is logged as the thread's `what`.
     /// A thread still running at the deadline is left to end on its own.

@@ -8,7 +8,9 @@
 //! `leader_latch` (the leader latch, with Curator's), `barrier` (the barriers, with
 //! Curator's `DistributedDoubleBarrier`), `mutex` (the lock,
 //! with Curator's `InterProcessMutex`), `rwlock` (the read-write lock, with
-//! Curator's `InterProcessReadWriteLock`), `cli` (the `zkq` tool),
+//! Curator's `InterProcessReadWriteLock`), `semaphore` (the semaphores, with
+//! Curator's `InterProcessSemaphoreV2`), `selector` (the leader selector,
+//! with Curator's `LeaderSelector`), `cli` (the `zkq` tool),
 //! `wire` (every request the client sends, checked on a real server) and
 //! `harness` (the test harness itself); `client`,
 //! `security` and `bench` are single files; `support` holds the shared helpers.
@@ -25,6 +27,7 @@ mod mutex;
 mod queue;
 mod rwlock;
 mod security;
+mod selector;
 mod semaphore;
 mod simple_queue;
 mod support;

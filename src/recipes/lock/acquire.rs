@@ -247,8 +247,9 @@ impl<'a> Attempt<'a> {
         };
         let latch = Latch::new();
         let _states = client.wake_on_state_change(&latch);
+        lock.cancel_wakes(&latch);
         match client.watch_data(&before, &latch, self.opts(node.session)) {
-            Ok((_, _, _watch)) if latch.wait_until(self.deadline) => Ok(Turn::Again),
+            Ok((_, _, _watch)) if latch.wait_until(self.deadline) && !lock.is_cancelled() => Ok(Turn::Again),
             Ok(_) => Ok(Turn::NotYet),
             // Released since the listing.
             Err(Error::NoNode { .. }) => Ok(Turn::Again),

@@ -65,6 +65,12 @@ impl Hold {
         self.acquired.lost.receiver()
     }
 
+    /// Opens `latch` when the hold is lost, in doubt or ended (at once if
+    /// it is), on the thread that learns of it, which only signals.
+    pub(crate) fn forward_loss_to(&self, latch: &crate::sync::Latch) {
+        self.acquired.lost.forward_to(latch);
+    }
+
     /// The path of the hold's node.
     pub(crate) fn node(&self) -> &str {
         &self.acquired.node.path

@@ -31,6 +31,7 @@ use hold::Hold;
 use crate::client::{Acl, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
+use crate::sync::Latch;
 
 /// One participant of a lock path: what its nodes are created with. A
 /// participant has one node per thread that holds or waits, each created
@@ -41,6 +42,9 @@ pub(crate) struct Participant {
     /// The data of its nodes.
     pub(crate) data: Vec<u8>,
     pub(crate) acl: Vec<Acl>,
+    /// Opened to make every wait for the turn give up (as its deadline
+    /// would): the owner stops waiting for good.
+    pub(crate) cancel: Option<Latch>,
 }
 
 impl Participant {
@@ -77,7 +81,29 @@ impl Participant {
             path,
             data,
             acl,
+            cancel: None,
         })
+    }
+
+    /// The same participant, whose waits for the turn give up once
+    /// `cancel` opens.
+    pub(crate) fn cancelled_by(self, cancel: Latch) -> Participant {
+        Participant {
+            cancel: Some(cancel),
+            ..self
+        }
+    }
+
+    /// Makes `wait` open when the participant's cancel latch does.
+    fn cancel_wakes(&self, wait: &Latch) {
+        if let Some(cancel) = &self.cancel {
+            cancel.forward_to(wait);
+        }
+    }
+
+    /// Whether its waits have been cancelled.
+    fn is_cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(Latch::is_open)
     }
 
     /// The calling thread's hold in `holds` again (reentry), or a new one

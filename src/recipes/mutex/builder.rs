@@ -123,6 +123,19 @@ impl MutexBuilder {
     }
 }
 
+impl MutexBuilder {
+    /// As [`build`](Self::build), for a lock whose
+    /// [`lock_cancellable`](Mutex::lock_cancellable) gives up once `cancel`
+    /// opens.
+    pub(crate) fn build_cancellable(self, cancel: crate::sync::Latch) -> Result<Mutex> {
+        if self.max_leases == 0 {
+            return Err(Error::InvalidArgument("max_leases must be at least 1".into()));
+        }
+        let lock = Participant::new(self.client, self.path, self.data, self.acl)?.cancelled_by(cancel);
+        Ok(Mutex::new(lock, self.max_leases))
+    }
+}
+
 impl std::fmt::Debug for MutexBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MutexBuilder")

@@ -139,6 +139,12 @@ impl<'a> MutexGuard<'a> {
         self.0.hold().lost()
     }
 
+    /// Opens `latch` when the hold is lost, in doubt or released (at once
+    /// if it is).
+    pub(crate) fn forward_loss_to(&self, latch: &crate::sync::Latch) {
+        self.0.hold().forward_loss_to(latch);
+    }
+
     /// The path of the lock's node this guard holds by.
     ///
     /// ```no_run

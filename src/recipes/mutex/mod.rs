@@ -172,6 +172,13 @@ impl Mutex {
         }
     }
 
+    /// Blocks until this thread holds the lock (`Some`), or until the latch
+    /// it was [built](MutexBuilder::build_cancellable) with opens (`None`;
+    /// its node is then deleted).
+    pub(crate) fn lock_cancellable(&self) -> Result<Option<MutexGuard<'_>>> {
+        self.lock_until(None, true)
+    }
+
     /// The one implementation: reentry, or an attempt until `deadline`
     /// (waiting for the turn only if `patient`).
     fn lock_until(&self, deadline: Option<Instant>, patient: bool) -> Result<Option<MutexGuard<'_>>> {

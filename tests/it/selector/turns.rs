@@ -1,0 +1,261 @@
+//! Taking turns: the participants lead one at a time, each again and again
+//! with auto-requeue; `close` hands leadership over; a panicking closure is
+//! reported and its selector stays in the election; without auto-requeue a
+//! selector reports it left and leads no more until requeued.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use zk_queue::recipes::{LeaderSelector, SelectorState, TermEnd};
+use zk_queue::Error;
+
+use super::{never_two, selector, WAIT};
+use crate::support::ledger::Ledger;
+use crate::support::server::unique_path;
+use crate::support::{client, eventually, logs, nodes};
+
+/// How long each term lasts when nothing ends it sooner.
+const HOLD: Duration = Duration::from_millis(20);
+
+#[test]
+fn rust_selectors_with_auto_requeue_take_turns_never_two_lead_and_each_leads_several_times() {
+    let path = unique_path("selector-turns");
+    let ledger = Arc::new(Ledger::new());
+    let clients = [client(), client(), client()];
+    let selectors: Vec<_> = ["a", "b", "c"]
+        .iter()
+        .zip(&clients)
+        .map(|(id, client)| selector(client, &path, id, HOLD, &ledger))
+        .collect();
+    let stop = AtomicBool::new(false);
+    let all: Vec<&LeaderSelector> = selectors.iter().map(|(s, _)| s).collect();
+    let seen = thread::scope(|s| {
+        let sampler = s.spawn(|| never_two(&all, &stop));
+        eventually(WAIT, "each led five times", || {
+            selectors.iter().all(|(s, _)| s.terms() >= 5)
+        });
+        stop.store(true, Ordering::Release);
+        sampler.join().unwrap()
+    });
+    for (selector, _) in &selectors {
+        selector.close().unwrap();
+        assert_eq!(selector.state(), SelectorState::Closed);
+        assert_eq!(selector.panics(), 0, "{:?}", selector.last_panic());
+    }
+    assert!(seen.iter().all(|n| *n > 0), "each was seen leading: {seen:?}");
+    let (entries, most) = ledger.check(1);
+    assert!(entries >= 15 && most == 1, "{entries} terms");
+    // Tokens only grow from term to term, across participants.
+    let mut terms: Vec<_> = selectors.iter().flat_map(|(_, t)| t.all()).collect();
+    terms.sort_by_key(|t| t.began);
+    assert!(terms.windows(2).all(|w| w[0].token < w[1].token), "{terms:?}");
+    assert!(nodes(&client(), &path).is_empty(), "every node is gone");
+}
+
+#[test]
+fn close_while_leading_tells_the_closure_releases_leadership_and_joins() {
+    let path = unique_path("selector-close");
+    let ledger = Arc::new(Ledger::new());
+    let (a_client, b_client) = (client(), client());
+    let (a, a_terms) = selector(&a_client, &path, "a", WAIT * 10, &ledger);
+    eventually(WAIT, "a leads", || a.has_leadership());
+    let (b, b_terms) = selector(&b_client, &path, "b", WAIT * 10, &ledger);
+    eventually(WAIT, "b is in line", || b.participants().unwrap().len() == 2);
+    assert_eq!(b.leader().unwrap().map(|p| p.id), Some("a".to_owned()));
+    a.close().unwrap();
+    // Joined: the closure returned, after its context reported the loss.
+    let ended = a_terms.all();
+    assert_eq!(ended.len(), 1);
+    assert!(ended[0].lost_at.is_some(), "the closure was told to stop");
+    assert_eq!(a.state(), SelectorState::Closed);
+    assert!(!a.has_leadership());
+    eventually(WAIT, "b leads", || b.has_leadership());
+    let ids: Vec<String> = b.participants().unwrap().into_iter().map(|p| p.id).collect();
+    assert_eq!(ids, ["b"]);
+    a.close().unwrap();
+    b.close().unwrap();
+    assert_eq!(b_terms.all().len(), 1);
+    ledger.check(1);
+}
+
+#[test]
+fn close_while_queued_leaves_the_line_and_joins() {
+    let path = unique_path("selector-close-queued");
+    let ledger = Arc::new(Ledger::new());
+    let (a_client, b_client) = (client(), client());
+    let (a, _) = selector(&a_client, &path, "a", WAIT * 10, &ledger);
+    eventually(WAIT, "a leads", || a.has_leadership());
+    let (b, b_terms) = selector(&b_client, &path, "b", HOLD, &ledger);
+    eventually(WAIT, "b is in line", || nodes(&a_client, &path).len() == 2);
+    assert_eq!(b.state(), SelectorState::Queued);
+    // Bounded, so a wait in line that close cannot end fails here.
+    b.close_timeout(WAIT).unwrap();
+    assert_eq!(nodes(&a_client, &path).len(), 1, "b's node is gone");
+    assert!(b_terms.all().is_empty());
+    a.close().unwrap();
+}
+
+#[test]
+fn a_panicking_closure_is_reported_releases_leadership_and_stays_in_the_election_with_auto_requeue() {
+    let path = unique_path("selector-panic");
+    logs::start();
+    let ledger = Arc::new(Ledger::new());
+    let (a_client, b_client) = (client(), client());
+    let mut n = 0;
+    let a = LeaderSelector::builder(&a_client, &path, move |_| {
+        n += 1;
+        if n == 1 {
+            panic!("the leader's bug");
+        }
+    })
+    .id("a")
+    .build()
+    .unwrap();
+    eventually(WAIT, "a panicked once", || a.panics() == 1);
+    assert_eq!(a.last_panic().as_deref(), Some("the leader's bug"));
+    let errors: Vec<_> = logs::lines_with(&path)
+        .into_iter()
+        .filter(|l| l.level == log::Level::Error)
+        .collect();
+    assert!(
+        errors.len() == 1 && errors[0].message.contains("the leader's bug"),
+        "the panic is logged at error: {errors:?}"
+    );
+    let (b, b_terms) = selector(&b_client, &path, "b", HOLD, &ledger);
+    eventually(WAIT, "b led after the panic", || !b_terms.all().is_empty());
+    eventually(WAIT, "a led again after its panic", || a.terms() >= 3);
+    assert_eq!(a.panics(), 1);
+    assert!(!a.state().has_left(), "{:?}", a.state());
+    a.close().unwrap();
+    b.close().unwrap();
+}
+
+#[test]
+fn a_panicking_closure_without_auto_requeue_reports_that_it_left() {
+    let path = unique_path("selector-panic-left");
+    let client = client();
+    let a = LeaderSelector::builder(&client, &path, |_| panic!("on purpose"))
+        .auto_requeue(false)
+        .build()
+        .unwrap();
+    eventually(WAIT, "a left", || a.state().has_left());
+    assert_eq!(a.state(), SelectorState::Left(TermEnd::Panicked));
+    assert_eq!((a.terms(), a.panics()), (1, 1));
+    assert!(nodes(&client, &path).is_empty(), "leadership was released");
+}
+
+#[test]
+fn without_auto_requeue_a_selector_leads_once_reports_it_left_and_leads_again_only_when_requeued() {
+    let path = unique_path("selector-once");
+    let ledger = Arc::new(Ledger::new());
+    let (a_client, b_client) = (client(), client());
+    let (lead, a_terms) = super::ledger_lead(&ledger, "a", HOLD);
+    let a = LeaderSelector::builder(&a_client, &path, lead)
+        .id("a")
+        .auto_requeue(false)
+        .build()
+        .unwrap();
+    eventually(WAIT, "a left", || a.state().has_left());
+    assert_eq!(a.state(), SelectorState::Left(TermEnd::Returned));
+    let (b, b_terms) = selector(&b_client, &path, "b", HOLD, &ledger);
+    eventually(WAIT, "b led three times", || b_terms.all().len() >= 3);
+    assert_eq!(a.terms(), 1, "a led once");
+    let ids: Vec<String> = b.participants().unwrap().into_iter().map(|p| p.id).collect();
+    assert!(!ids.contains(&"a".to_owned()), "a is out of the line: {ids:?}");
+    assert!(a.requeue(), "a selector that left requeues");
+    eventually(WAIT, "a leads again once requeued", || a_terms.all().len() == 2);
+    eventually(WAIT, "a left again", || a.state().has_left());
+    assert_eq!(a.terms(), 2);
+    a.close().unwrap();
+    assert!(!a.requeue(), "a closed selector does not requeue");
+    b.close().unwrap();
+    ledger.check(1);
+}
+
+#[test]
+fn a_selector_at_the_root_or_an_invalid_path_is_refused() {
+    let client = client();
+    assert!(matches!(
+        LeaderSelector::builder(&client, "/", |_| {}).build(),
+        Err(Error::InvalidPath { .. })
+    ));
+    assert!(matches!(
+        LeaderSelector::builder(&client, "no-slash", |_| {}).build(),
+        Err(Error::InvalidPath { .. })
+    ));
+    assert!(matches!(
+        LeaderSelector::builder(&client, "/x", |_| {}).acl(vec![]).build(),
+        Err(Error::InvalidArgument(_))
+    ));
+}
+
+#[test]
+fn each_term_begins_after_the_previous_leader_s_closure_returned_and_the_hand_off_is_measured() {
+    let path = unique_path("selector-hand-off");
+    let ledger = Arc::new(Ledger::new());
+    let clients = [client(), client()];
+    let selectors: Vec<_> = ["a", "b"]
+        .iter()
+        .zip(&clients)
+        .map(|(id, client)| selector(client, &path, id, Duration::ZERO, &ledger))
+        .collect();
+    eventually(WAIT, "each led twenty times", || {
+        selectors.iter().all(|(s, _)| s.terms() >= 20)
+    });
+    for (selector, _) in &selectors {
+        selector.close().unwrap();
+        assert_eq!(selector.panics(), 0, "{:?}", selector.last_panic());
+    }
+    let mut terms: Vec<_> = selectors.iter().flat_map(|(_, t)| t.all()).collect();
+    terms.sort_by_key(|t| t.began);
+    assert!(terms.iter().all(|t| t.led), "each term began leading: {terms:?}");
+    let mut hand_offs: Vec<Duration> = terms
+        .windows(2)
+        .map(|w| {
+            assert!(
+                w[1].began >= w[0].ended,
+                "a term began before the previous one ended: {w:?}"
+            );
+            w[1].began - w[0].ended
+        })
+        .collect();
+    hand_offs.sort();
+    let at = |q: f64| hand_offs[((hand_offs.len() - 1) as f64 * q) as usize];
+    eprintln!(
+        "hand-off from a leader's return to the next leader's start over {} terms: p50 {:?}, p90 {:?}, max {:?}",
+        hand_offs.len(),
+        at(0.5),
+        at(0.9),
+        at(1.0)
+    );
+    ledger.check(1);
+}
+
+#[test]
+fn a_closure_that_closes_its_own_selector_ends_it_without_waiting_for_itself() {
+    let path = unique_path("selector-self-close");
+    let client = client();
+    let own: Arc<std::sync::OnceLock<Arc<LeaderSelector>>> = Arc::default();
+    let reach = Arc::clone(&own);
+    let selector = Arc::new(
+        LeaderSelector::builder(&client, &path, move |leader| {
+            assert!(leader.is_leader());
+            if let Some(selector) = reach.get() {
+                selector.close().unwrap();
+                assert!(!leader.is_leader(), "closing ended leadership");
+            }
+        })
+        .auto_requeue(true)
+        .build()
+        .unwrap(),
+    );
+    own.set(Arc::clone(&selector)).unwrap();
+    eventually(WAIT, "the selector closed itself", || {
+        selector.state() == SelectorState::Closed
+    });
+    assert_eq!(selector.panics(), 0, "{:?}", selector.last_panic());
+    eventually(WAIT, "its node is gone", || nodes(&client, &path).is_empty());
+    selector.close_timeout(WAIT).unwrap();
+}
