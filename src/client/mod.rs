@@ -38,6 +38,7 @@ mod connect;
 mod multi;
 mod ops;
 mod packet;
+mod pipelined;
 mod request;
 mod retry;
 mod session;
