@@ -116,9 +116,11 @@ pub fn floor_and_cycles(
     deletes.sort_unstable();
     let mut reads = listings(ctx, root, n, contenders)?;
     reads.sort_unstable();
-    let (mut events, mut then_read) = delete_to_event(ctx, root, n)?;
+    let (mut events, mut then_read) = delete_to_event(ctx, root, n, false)?;
     events.sort_unstable();
     then_read.sort_unstable();
+    let (_, mut beside_rejoin) = delete_to_event(ctx, root, n, true)?;
+    beside_rejoin.sort_unstable();
     let p = |v: &[u64], at| percentile_ms(v, at).unwrap_or(f64::NAN);
     let floor = Floor {
         cycles: n,
@@ -133,6 +135,8 @@ pub fn floor_and_cycles(
         event_p99_ms: p(&events, 99.0),
         event_then_read_p50_ms: p(&then_read, 50.0),
         event_then_read_p99_ms: p(&then_read, 99.0),
+        event_then_read_rejoin_p50_ms: p(&beside_rejoin, 50.0),
+        event_then_read_rejoin_p99_ms: p(&beside_rejoin, 99.0),
     };
     Ok((floor, runs))
 }
@@ -159,17 +163,25 @@ fn listings(ctx: &Ctx, root: &str, n: usize, contenders: usize) -> anyhow::Resul
 
 /// From a delete call of ours to a thread of another client waking on its
 /// child watch of the deleted node's parent, and to that thread's listing
-/// of the parent returning, `n` times (after `n / 2`).
-fn delete_to_event(ctx: &Ctx, root: &str, n: usize) -> anyhow::Result<(Vec<u64>, Vec<u64>)> {
-    let path = format!("{root}/event");
+/// of the parent returning, `n` times (after `n / 2`). With `rejoin`, the
+/// deleting client creates its next node as soon as its delete returns, as
+/// a releasing holder joins the line again.
+fn delete_to_event(ctx: &Ctx, root: &str, n: usize, rejoin: bool) -> anyhow::Result<(Vec<u64>, Vec<u64>)> {
+    let path = format!("{root}/event-{}", if rejoin { "rejoin" } else { "alone" });
     ctx.admin.ensure_path(&path)?;
     let watcher = ZkClient::connect(ctx.connect).context("connecting the watcher")?;
     let deadline = ctx.budget.deadline("recipe event", 6.0 * n as f64);
     let (mut nanos, mut then_read) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let create = || {
+        ctx.admin
+            .create(&format!("{path}/n-"), b"", CreateMode::EphemeralSequential)
+    };
+    let mut next = None;
     let result = (0..n + n / 2).try_for_each(|i| -> anyhow::Result<()> {
-        let (node, _) = ctx
-            .admin
-            .create(&format!("{path}/n-"), b"", CreateMode::EphemeralSequential)?;
+        let node = match next.take() {
+            Some(node) => node,
+            None => create()?.0,
+        };
         let (_, _, watch) = watcher.get_children_watch(&path)?;
         let woke = std::thread::scope(|s| {
             let waiting = s.spawn(|| {
@@ -179,6 +191,9 @@ fn delete_to_event(ctx: &Ctx, root: &str, n: usize) -> anyhow::Result<(Vec<u64>,
             });
             let t = Instant::now();
             let deleted = ctx.admin.delete(&node, None);
+            if rejoin && deleted.is_ok() {
+                next = Some(create()?.0);
+            }
             let (woke, listed) = waiting.join().map_err(|_| anyhow::anyhow!("the watcher died"))??;
             deleted?;
             anyhow::Ok((woke - t, listed - t))
