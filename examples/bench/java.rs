@@ -3,8 +3,10 @@
 //! create and delete rates beside each ceiling measurement
 //! (`interop/java/CeilingPeer.java`, same sizes and warm-up), and Curator's
 //! plain queue at each open-loop latency rate
-//! (`interop/java/CuratorLatencyPeer.java`). Without a JDK or the jars the
-//! comparison says why it is missing; the benchmark goes on.
+//! (`interop/java/CuratorLatencyPeer.java`), and Curator's coordination
+//! recipes (`interop/java/CuratorRecipePeer.java`, `--recipes`). Without a
+//! JDK or the jars the comparison says why it is missing; the benchmark
+//! goes on.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -16,6 +18,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use zk_queue::ZkClient;
 
+use super::recipes::CuratorRecipes;
 use super::util;
 
 /// The peers' sources, written out to be compiled.
@@ -28,6 +31,10 @@ const SOURCES: &[(&str, &str)] = &[
     (
         "CuratorLatencyPeer.java",
         include_str!("../../interop/java/CuratorLatencyPeer.java"),
+    ),
+    (
+        "CuratorRecipePeer.java",
+        include_str!("../../interop/java/CuratorRecipePeer.java"),
     ),
 ];
 
@@ -183,6 +190,28 @@ impl Peer {
             warmup.to_string(),
         ];
         let result = self.run::<CuratorLatency>("CuratorLatencyPeer", &args);
+        let _ = util::remove_tree(admin, path);
+        result
+    }
+
+    /// Curator's recipes under `path` (which exists, and is removed
+    /// afterwards): `cycles` of each after `warmup`, hand-offs between
+    /// `contenders` (see `interop/java/CuratorRecipePeer.java`).
+    pub fn curator_recipes(
+        &self,
+        admin: &ZkClient,
+        connect: &str,
+        path: &str,
+        (cycles, warmup, contenders): (usize, usize, usize),
+    ) -> anyhow::Result<CuratorRecipes> {
+        let args = [
+            connect.to_owned(),
+            path.to_owned(),
+            cycles.to_string(),
+            warmup.to_string(),
+            contenders.to_string(),
+        ];
+        let result = self.run::<CuratorRecipes>("CuratorRecipePeer", &args);
         let _ = util::remove_tree(admin, path);
         result
     }

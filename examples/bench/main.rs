@@ -31,6 +31,10 @@
 //!   and lock-safe consumers, put-to-consume percentiles. They run last, after
 //!   the ceiling's second measurement, so that a rate given as a share of the
 //!   ceiling is a share of the best one.
+//! - Coordination recipes (`--recipes`, see `recipes.rs`): the floor of a
+//!   create and a delete one at a time, our `Mutex` uncontended and its
+//!   hand-off between contenders, and Curator's mutex, semaphore and leader
+//!   selector beside them (`interop/java/CuratorRecipePeer.java`).
 //! - Drain scaling and memory: a queue preloaded with Curator frames by
 //!   `create_many` is drained by a plain consumer in a child process (the
 //!   current executable again, with `--connect C --drain-child PATH N`),
@@ -44,6 +48,7 @@ mod env;
 mod java;
 mod latency;
 mod priority;
+mod recipes;
 mod report;
 mod sharded;
 mod simple;
@@ -116,6 +121,21 @@ struct Args {
     /// Seconds of each open-loop latency run
     #[arg(long, default_value_t = 5.0)]
     latency_secs: f64,
+    /// Also measure the coordination recipes beside Curator's: the floor
+    /// (create + delete, one at a time), our Mutex uncontended and its
+    /// hand-off, and Curator's mutex, semaphore and leader selector
+    #[arg(long)]
+    recipes: bool,
+    /// Measure only the ceiling (the server's warm-up) and the recipes:
+    /// no cases, drains, backlogs or latency runs
+    #[arg(long)]
+    recipes_only: bool,
+    /// Cycles (and hand-offs) recorded per recipe, after half as many unrecorded
+    #[arg(long, default_value_t = 2_000)]
+    recipe_cycles: usize,
+    /// Contenders of the hand-off parts, each with a client of its own
+    #[arg(long, default_value_t = 8)]
+    recipe_contenders: usize,
     /// Internal: drain the queue at PATH, which holds N items, and report as JSON
     #[arg(long, hide = true, num_args = 2, value_names = ["PATH", "N"])]
     drain_child: Option<Vec<String>>,
@@ -169,6 +189,8 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
     ensure!(cli.deadline_factor >= 1.0, "--deadline-factor must be at least 1");
     ensure!(cli.latency_secs > 0.0, "--latency-secs must be positive");
     ensure!(cli.ensemble.is_none_or(|n| n > 0), "--ensemble must be positive");
+    ensure!(cli.recipe_cycles >= 2, "--recipe-cycles must be at least 2");
+    ensure!(cli.recipe_contenders >= 2, "--recipe-contenders must be at least 2");
     let started = Instant::now();
     util::now_nanos(); // fixes the time base of put times
     let show_progress = util::progress_enabled();
@@ -185,15 +207,26 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
     let root = format!("{}/run-{}-{millis}", util::BENCH_ROOT, std::process::id());
     admin.ensure_path(&root).with_context(|| format!("creating {root}"))?;
 
-    let mut cases = cli.cases.clone().unwrap_or_else(CaseName::all);
+    let mut cases = match cli.recipes_only {
+        true => Vec::new(),
+        false => cli.cases.clone().unwrap_or_else(CaseName::all),
+    };
     cases.sort();
     cases.dedup();
+    let (drain_sizes, backlog_sizes, latency_rates) = match cli.recipes_only {
+        true => (Vec::new(), Vec::new(), Vec::new()),
+        false => (
+            cli.drain_sizes.clone(),
+            cli.priority_backlogs.clone(),
+            cli.latency_rates.clone(),
+        ),
+    };
     let settings = Settings {
         items: cli.items,
         size: cli.size,
         threads: cli.threads,
         cases: cases.iter().map(|c| c.name().to_owned()).collect(),
-        drain_sizes: cli.drain_sizes.clone(),
+        drain_sizes: drain_sizes.clone(),
         deadline_factor: cli.deadline_factor,
         priority_refresh: cli.priority_refresh,
     };
@@ -256,9 +289,9 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
         report.cpu = meter.stop();
         case_reports.push(report);
     }
-    let mut drains: Vec<_> = cli.drain_sizes.iter().map(|&q| drain::run(&ctx, q)).collect();
-    let mut backlogs = priority::run(&ctx, &cli.priority_backlogs);
-    let sharded = match cli.sharded_backlog {
+    let mut drains: Vec<_> = drain_sizes.iter().map(|&q| drain::run(&ctx, q)).collect();
+    let mut backlogs = priority::run(&ctx, &backlog_sizes);
+    let sharded = match if cli.recipes_only { 0 } else { cli.sharded_backlog } {
         0 => Vec::new(),
         items => {
             // The smallest drain's rate, what the sharded drains compare with.
@@ -268,9 +301,13 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
     };
     // Measured again, warm: the better of the two is the ceiling.
     let meter = cpu::Meter::start(&pids);
-    let mut after = ceiling::measure(&admin, &root, (cli.items, cli.size), ("after", 0), show_progress)
-        .map_err(|e| eprintln!("bench: warning: measuring the ceiling after the cases: {e:#}"))
-        .ok();
+    let mut after = (!cli.recipes_only)
+        .then(|| {
+            ceiling::measure(&admin, &root, (cli.items, cli.size), ("after", 0), show_progress)
+                .map_err(|e| eprintln!("bench: warning: measuring the ceiling after the cases: {e:#}"))
+                .ok()
+        })
+        .flatten();
     let used = meter.stop();
     if let Some(after) = &mut after {
         after.cpu = used;
@@ -293,7 +330,9 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
         ..ctx
     };
     let java = java_peer.as_ref().and_then(|peer| peer.as_ref().ok());
-    let latencies = latency::run(&ctx, &cli.latency_rates, cli.latency_secs, java);
+    let latencies = latency::run(&ctx, &latency_rates, cli.latency_secs, java);
+    let recipes =
+        (cli.recipes || cli.recipes_only).then(|| recipes::run(&ctx, cli.recipe_cycles, cli.recipe_contenders, java));
     // A create and then a delete, one at a time: the least an item's trip
     // from put to consumer can take (the faster of the two measurements).
     let floor_ms = std::iter::once(&before)
@@ -304,7 +343,9 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
     for c in &ceilings {
         out.ceiling(c, c.when == ceiling.when);
     }
-    out.case_header();
+    if !case_reports.is_empty() {
+        out.case_header();
+    }
     for report in &case_reports {
         out.case(report);
     }
@@ -321,6 +362,7 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
     priority::print(cli.json, &backlogs);
     sharded::print(cli.json, &sharded);
     out.latency(&latencies, floor_ms);
+    recipes::print(cli.json, recipes.as_ref());
 
     if let Err(e) = util::remove_tree(&admin, &root) {
         eprintln!("bench: warning: could not remove {root}: {e:#}");
@@ -331,7 +373,14 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
     let ok = case_reports.iter().all(|c| c.error.is_none())
         && drains.iter().all(|d| d.error.is_none())
         && latencies.iter().all(|l| l.error.is_none())
-        && backlogs.iter().all(|b| b.error.is_none());
+        && backlogs.iter().all(|b| b.error.is_none())
+        && recipes.as_ref().is_none_or(|r| {
+            // Curator's rows fail without a JDK, which is no failure of ours.
+            r.error.is_none()
+                && r.reports
+                    .iter()
+                    .all(|x| x.error.is_none() || x.implementation == "curator")
+        });
     if cli.json {
         let document = Document {
             command: std::env::args().collect::<Vec<_>>().join(" "),
@@ -346,6 +395,7 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
             latency: latencies,
             priority_backlogs: backlogs,
             sharded_backlogs: sharded,
+            recipes,
             latency_floor_ms: floor_ms,
             total_secs: started.elapsed().as_secs_f64(),
             ok,

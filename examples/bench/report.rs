@@ -10,6 +10,7 @@ use super::env::Machine;
 use super::java::JavaCeiling;
 use super::latency::LatencyReport;
 use super::priority::PriorityReport;
+use super::recipes::Recipes;
 use super::sharded::ShardedReport;
 use super::util::{percentile_ms, Requests};
 
@@ -37,6 +38,8 @@ pub struct Document {
     pub priority_backlogs: Vec<PriorityReport>,
     /// Sharded backlogs put and drained (`--sharded-backlog`).
     pub sharded_backlogs: Vec<ShardedReport>,
+    /// The coordination recipes beside Curator's (`--recipes`).
+    pub recipes: Option<Recipes>,
     pub total_secs: f64,
     /// Every case and drain finished within its deadline.
     pub ok: bool,

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use super::batch::{node_reads, BatchResults};
 use super::ops::{stat_of, unexpected};
 use super::request::Opts;
-use super::session::{Registration, WatchKind, WatchReg, Watches};
+use super::session::{Failure, Registration, WatchKind, WatchReg, Watches};
 use super::wire::{Reply, Request};
 use super::{Stat, ZkClient};
 use crate::error::Result;
@@ -240,6 +240,42 @@ impl ZkClient {
             _registration: Registration::data(self.shared.link_weak(), path, id),
         };
         Ok((data, stat, watch))
+    }
+
+    /// Sets a one-shot watch on the data of `path`, a node that must exist,
+    /// without waiting for the answer (ZooKeeper's `getData` with a watch,
+    /// written and left): the watch opens `latch` on the node's next change
+    /// or deletion, and so does an answer that does not set it (the node is
+    /// gone, the request failed or could not be sent). Sent once, as `opts`
+    /// fence it, waiting for a connection until their deadline at most.
+    pub(crate) fn watch_data_unawaited(&self, path: &str, latch: &Latch, opts: Opts<'_>) -> DataWatch {
+        let id = self.shared.link().watches().next_id();
+        let watch = DataWatch {
+            _registration: Registration::data(self.shared.link_weak(), path, id),
+        };
+        if path::validate(path).is_err() {
+            latch.open();
+            return watch;
+        }
+        let started = Instant::now();
+        let request_timeout = self.shared.config.request_timeout;
+        let deadline = opts.deadline(started, request_timeout, self.shared.link().is_connected());
+        self.shared.counters.count("get_data");
+        let reg = WatchReg::MustExist {
+            path: path.to_owned(),
+            id,
+            latch: latch.clone(),
+        };
+        let request = Request::GetData { path, watch: true };
+        let pending = self.send_one(request, Some(reg), opts.fence().map(|s| s.0), deadline);
+        // A request that could not be sent failed at once, and set nothing;
+        // one that could not be written by the deadline is as good as lost.
+        match pending.wait(started) {
+            Err(Failure::Timeout) if Instant::now() < deadline => {}
+            Err(_) => latch.open(),
+            Ok(_) => {}
+        }
+        watch
     }
 
     /// The node's stat, or `None` if it does not exist (ZooKeeper's `exists`

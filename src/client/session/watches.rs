@@ -59,6 +59,17 @@ pub(crate) enum WatchReg {
         /// Opened when the watch fires or the session ends.
         latch: Latch,
     },
+    /// A one-shot data watch on a node that must exist, set by a request
+    /// whose answer nobody awaits: an answer that does not set it (the node
+    /// is missing, the request failed) opens `latch` instead.
+    MustExist {
+        /// The node.
+        path: String,
+        /// The registration's id, for removing it.
+        id: u64,
+        /// Opened when the watch fires, is not set, or the session ends.
+        latch: Latch,
+    },
     /// A persistent watch (recursive or not) reporting to `sink`.
     Persistent {
         /// The node.
@@ -123,7 +134,8 @@ impl Watches {
     /// Counts a watch sent but not answered yet (called as the request is
     /// written).
     pub(crate) fn sent(&self, reg: &WatchReg) {
-        let (WatchReg::Persistent { path, .. } | WatchReg::OneShot { path, .. }) = reg;
+        let (WatchReg::Persistent { path, .. } | WatchReg::OneShot { path, .. } | WatchReg::MustExist { path, .. }) =
+            reg;
         *self.inner.lock().pending.entry(path.clone()).or_default() += 1;
     }
 
@@ -150,6 +162,18 @@ impl Watches {
                     _ => return,
                 };
                 inner.one_shot.entry((path, kind)).or_default().push((id, latch));
+            }
+            WatchReg::MustExist { path, id, latch } => {
+                Self::settle_pending(&mut inner, &path);
+                if code == Code::OK {
+                    inner
+                        .one_shot
+                        .entry((path, WatchKind::Data))
+                        .or_default()
+                        .push((id, latch));
+                } else {
+                    latch.open();
+                }
             }
             WatchReg::Persistent {
                 path,
@@ -354,6 +378,30 @@ mod tests {
         };
         watches.answered(reg, code);
         latch
+    }
+
+    #[test]
+    fn a_watch_on_a_node_that_must_exist_opens_its_latch_when_the_answer_does_not_set_it() {
+        let watches = Watches::default();
+        let must_exist = |code| {
+            let latch = Latch::new();
+            let reg = WatchReg::MustExist {
+                path: "/l/n".into(),
+                id: watches.next_id(),
+                latch: latch.clone(),
+            };
+            watches.sent(&reg);
+            watches.answered(reg, code);
+            latch
+        };
+        assert!(must_exist(Code::NO_NODE).is_open());
+        assert!(must_exist(Code::CONNECTION_LOSS).is_open());
+        let set = must_exist(Code::OK);
+        assert!(!set.is_open());
+        watches.dispatch(&event(EventType::NodeDataChanged, "/l/other"));
+        assert!(!set.is_open());
+        watches.dispatch(&event(EventType::NodeDeleted, "/l/n"));
+        assert!(set.is_open());
     }
 
     #[test]

@@ -3,11 +3,21 @@
 //!
 //! An attempt creates one ephemeral node with a protected name of its own
 //! (`_c_<UUID>-lock-`, say, and the sequence the server appends: the
-//! driver's name), fenced to the session it is sent in, then lists the lock
-//! path: the participant holds when its driver says so; otherwise it
-//! watches only the node the driver names (a `getData` watch, as Curator's,
-//! so a release wakes one waiter, not the herd) and looks again when that
-//! node goes, or when the connection changes.
+//! driver's name), fenced to the session it is sent in, and lists the lock
+//! path in the same round trip (both requests are written before either
+//! answer is awaited; the server answers a session's requests in order, so
+//! the listing shows the new node): the participant holds when its driver
+//! says so; otherwise it watches only the node the driver names (a
+//! `getData` watch, as Curator's, so a release wakes one waiter, not the
+//! herd) and lists again when that node goes, or when the connection
+//! changes.
+//!
+//! A holder's fencing token is its node's creation zxid, which the create's
+//! answer carries; the watch on its own node, which tells the hold of its
+//! loss, is sent without waiting for the answer (an answer that does not
+//! set it, the node being gone, opens the loss latch as the watch would).
+//! So an uncontended acquisition costs one round trip, and a waiter holds
+//! one listing after the event of its predecessor's deletion.
 //!
 //! A create whose reply was lost is resolved as Curator resolves it: after a
 //! `sync`, the attempt lists the lock path and looks for its protected
@@ -36,6 +46,8 @@ pub(super) struct Node {
     pub(super) path: String,
     name: String,
     pub(super) session: Session,
+    /// Its creation zxid, when the create's answer told it.
+    czxid: Option<i64>,
 }
 
 /// What a successful attempt holds.
@@ -116,6 +128,8 @@ impl<'a> Attempt<'a> {
 
     fn turns(&mut self, started: Instant) -> Result<Option<Acquired>> {
         let client = &self.lock.client;
+        // The listing taken with the create, for the first look.
+        let mut listed = None;
         loop {
             let session = client.session();
             if self.driver.session().is_some_and(|only| only != session) {
@@ -126,12 +140,15 @@ impl<'a> Attempt<'a> {
             let node = match &self.node {
                 Some(node) => node.clone(),
                 None => match self.join(session) {
-                    Ok(node) => self.node.insert(node).clone(),
+                    Ok((node, listing)) => {
+                        listed = listing;
+                        self.node.insert(node).clone()
+                    }
                     Err(Error::SessionExpired) if client.session() != session => continue,
                     Err(e) => return Err(e),
                 },
             };
-            match self.turn(&node)? {
+            match self.turn(&node, listed.take())? {
                 Turn::Ours(acquired) => return Ok(Some(*acquired)),
                 Turn::Again => {}
                 Turn::Gone => self.node = None,
@@ -151,9 +168,10 @@ impl<'a> Attempt<'a> {
         Opts::new().fenced(session).until(self.deadline)
     }
 
-    /// Creates this attempt's node in `session`, or finds the one a create
-    /// whose reply was lost made.
-    fn join(&mut self, session: Session) -> Result<Node> {
+    /// Creates this attempt's node in `session`, with the listing of the
+    /// lock path taken right after it when the server gave one, or finds the
+    /// node a create whose reply was lost made.
+    fn join(&mut self, session: Session) -> Result<(Node, Option<Vec<String>>)> {
         let lock = self.lock;
         let client = &lock.client;
         let (name, mode) = self.driver.node_name(&self.prefix);
@@ -162,8 +180,11 @@ impl<'a> Attempt<'a> {
             let unknown = self.sent.is_some_and(|(s, unknown)| s == session && unknown);
             self.sent = Some((session, unknown));
             let opts = self.opts(session).once().mode(mode).acl(&lock.acl);
-            match client.create_with(&wanted, &lock.data, opts) {
-                Ok((created, _)) => return Ok(self.node_at(created, session)),
+            match client.create_and_list_with(&wanted, &lock.data, &lock.path, opts) {
+                Ok(made) => {
+                    let node = self.node_at(made.path, session, Some(made.stat.czxid));
+                    return Ok((node, made.children.ok()));
+                }
                 Err(Error::NoNode { .. }) => {
                     // Curator's `creatingParentContainersIfNeeded`.
                     let parent = Opts::new()
@@ -177,7 +198,7 @@ impl<'a> Attempt<'a> {
                 Err(e @ Error::NodeExists { .. }) if mode == CreateMode::Ephemeral => {
                     self.sent = Some((session, true));
                     return match self.find(session)? {
-                        Some(found) => Ok(self.node_at(path::join(&lock.path, &found), session)),
+                        Some(found) => Ok((self.node_at(path::join(&lock.path, &found), session, None), None)),
                         None => Err(e),
                     };
                 }
@@ -189,7 +210,7 @@ impl<'a> Attempt<'a> {
                             self.driver.recipe(),
                             lock.path
                         );
-                        return Ok(self.node_at(path::join(&lock.path, &found), session));
+                        return Ok((self.node_at(path::join(&lock.path, &found), session, None), None));
                     }
                 }
                 Err(e) => return Err(e),
@@ -197,9 +218,14 @@ impl<'a> Attempt<'a> {
         }
     }
 
-    fn node_at(&self, path: String, session: Session) -> Node {
+    fn node_at(&self, path: String, session: Session, czxid: Option<i64>) -> Node {
         let name = path::name(&path).to_owned();
-        Node { path, name, session }
+        Node {
+            path,
+            name,
+            session,
+            czxid,
+        }
     }
 
     /// The name of a node of this attempt's, if the lock path has one: after
@@ -214,14 +240,18 @@ impl<'a> Attempt<'a> {
         }
     }
 
-    /// One look at the line from `node`.
-    fn turn(&self, node: &Node) -> Result<Turn> {
+    /// One look at the line from `node`: at `listed`, the children taken
+    /// with its create, if given, else at a listing asked for now.
+    fn turn(&self, node: &Node, listed: Option<Vec<String>>) -> Result<Turn> {
         let lock = self.lock;
         let client = &lock.client;
-        let children = match client.get_children_with(&lock.path, self.opts(node.session)) {
-            Ok((children, _)) => children,
-            Err(Error::NoNode { .. } | Error::SessionExpired) => return Ok(Turn::Gone),
-            Err(e) => return Err(e),
+        let children = match listed {
+            Some(children) => children,
+            None => match client.get_children_with(&lock.path, self.opts(node.session)) {
+                Ok((children, _)) => children,
+                Err(Error::NoNode { .. } | Error::SessionExpired) => return Ok(Turn::Gone),
+                Err(e) => return Err(e),
+            },
         };
         let sorted = self.driver.sorted(children);
         for stray in sorted
@@ -259,23 +289,29 @@ impl<'a> Attempt<'a> {
     }
 
     /// The node's turn has come: watches it, so the holder hears of its
-    /// loss, and reads its creation zxid. Any connection change on the way
-    /// means looking again.
+    /// loss, and reads its creation zxid unless the create's answer told it
+    /// (then the watch is sent without waiting: an answer that does not set
+    /// it opens the loss latch). Any connection change on the way means
+    /// looking again.
     fn confirm(&self, node: &Node) -> Result<Turn> {
         let client = &self.lock.client;
         let lost = Latch::new();
         let states = client.wake_on_state_change(&lost);
-        let (_, stat, watch) = match client.watch_data(&node.path, &lost.chained(), self.opts(node.session)) {
-            Ok(read) => read,
-            Err(Error::NoNode { .. } | Error::SessionExpired) => return Ok(Turn::Gone),
-            Err(e) => return Err(e),
+        let opts = self.opts(node.session);
+        let (czxid, watch) = match node.czxid {
+            Some(czxid) => (czxid, client.watch_data_unawaited(&node.path, &lost.chained(), opts)),
+            None => match client.watch_data(&node.path, &lost.chained(), opts) {
+                Ok((_, stat, watch)) => (stat.czxid, watch),
+                Err(Error::NoNode { .. } | Error::SessionExpired) => return Ok(Turn::Gone),
+                Err(e) => return Err(e),
+            },
         };
         if lost.is_open() || !client.is_live(node.session) || !client.state().is_connected() {
             return Ok(Turn::Again);
         }
         Ok(Turn::Ours(Box::new(Acquired {
             node: node.clone(),
-            czxid: self.driver.czxid().unwrap_or(stat.czxid),
+            czxid: self.driver.czxid().unwrap_or(czxid),
             lost,
             _watch: watch,
             _states: states,

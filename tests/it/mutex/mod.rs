@@ -1,11 +1,13 @@
 //! `Mutex` against a real server: exclusion, order, reentrancy, leases,
 //! watches and fencing tokens (`exclusion`); deadlines, session expiry,
-//! killed holders and lost replies (`faults`); and one lock shared with
+//! killed holders and lost replies (`faults`); the round trips an
+//! acquisition waits for (`round_trips`); and one lock shared with
 //! Curator's `InterProcessMutex` in Java (`curator`).
 
 mod curator;
 mod exclusion;
 mod faults;
+mod round_trips;
 
 use std::time::Duration;
 
