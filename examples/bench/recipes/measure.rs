@@ -4,6 +4,7 @@
 //! contenders.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
@@ -260,9 +261,10 @@ pub fn handoffs(
     ctx: &Ctx,
     what: &str,
     (cycles, contenders): (usize, usize),
-    contend: impl Fn(&ZkClient, &Line) -> anyhow::Result<()> + Sync,
+    contend: impl Fn(&ZkClient, &Arc<Line>) -> anyhow::Result<()> + Sync,
 ) -> anyhow::Result<Run> {
-    let line = Line {
+    // Shared, so that a contender's own threads (a selector's) reach it.
+    let line = Arc::new(Line {
         released: Mutex::new(None),
         recorded: Mutex::new(Vec::with_capacity(cycles)),
         warmup: cycles / 2,
@@ -272,7 +274,7 @@ pub fn handoffs(
         last: Mutex::new(None),
         failed: AtomicBool::new(false),
         deadline: ctx.budget.deadline(&format!("recipe {what}"), 6.0 * cycles as f64),
-    };
+    });
     let clients = (0..contenders)
         .map(|_| ZkClient::connect(ctx.connect).context("connecting a contender"))
         .collect::<anyhow::Result<Vec<_>>>()?;
@@ -309,8 +311,9 @@ pub fn handoffs(
         None => bail!("no hand-off recorded"),
     };
     let handed = line.seen.load(Ordering::Acquire);
+    let nanos = std::mem::take(&mut *line.recorded.lock());
     Ok(Run {
-        nanos: line.recorded.into_inner(),
+        nanos,
         secs,
         requests: Some(Requests::per_item(&sent, handed)),
     })

@@ -9,6 +9,9 @@
 //! - ours: `recipes::Mutex` uncontended (lock, then release), and its
 //!   hand-off between contenders (each with a client of its own): from the
 //!   holder's release call to the next holder's lock returning;
+//!   `recipes::Semaphore` of one lease uncontended (acquire, then return);
+//!   `recipes::LeaderSelector`'s hand-off, from a leader's closure
+//!   returning to the next leader's closure starting;
 //! - Curator's, through `interop/java/CuratorRecipePeer.java`: the same for
 //!   `InterProcessMutex`, `InterProcessSemaphoreV2`'s acquire and release,
 //!   and `LeaderSelector`'s hand-off.
@@ -18,13 +21,16 @@
 //! turn, so that both meet the same load (see `measure.rs`). Each row's
 //! ratios are to the floor of this run, and ours to Curator's row of the
 //! same recipe. Adding a recipe of ours is a few lines in [`uncontended`]
-//! or [`contended`] (see the notes there on the semaphore and the leader
-//! selector); Curator's rows already carry the names to compare with.
+//! or [`contended`]; Curator's rows carry the same names
+//! (`mutex`, `mutex-handoff`, `semaphore`, `selector-handoff`).
 
 mod measure;
 mod print;
 
 pub use print::print;
+
+use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use serde::Serialize;
@@ -212,10 +218,9 @@ pub fn run(ctx: &Ctx, cycles: usize, contenders: usize, java: Option<&Peer>) -> 
     }
 }
 
-/// The floor and our uncontended recipes, their cycles interleaved. A
-/// recipe to add: a client of its own, the recipe built on it, and its
-/// cycle (a `Semaphore`'s acquire and its lease's release, as `semaphore`)
-/// pushed on `cycles` with its name on `names`.
+/// The floor and our uncontended recipes (the mutex, and the semaphore of
+/// one lease, as Curator's row has it), their cycles interleaved; each
+/// recipe has a client of its own.
 fn uncontended(ctx: &Ctx, root: &str, n: usize, contenders: usize) -> anyhow::Result<(Floor, Vec<RecipeReport>)> {
     let mut names = Vec::new();
     let mut cycles = Vec::new();
@@ -229,6 +234,21 @@ fn uncontended(ctx: &Ctx, root: &str, n: usize, contenders: usize) -> anyhow::Re
                 .lock_timeout(deadline.remaining())?
                 .context("an uncontended mutex was not acquired")?;
             drop(guard);
+            Ok(())
+        }),
+    });
+    let client = ZkClient::connect(ctx.connect).context("connecting")?;
+    let semaphore = recipes::Semaphore::builder(&client, &format!("{root}/semaphore"))
+        .max_leases(1)
+        .build()?;
+    names.push("semaphore");
+    cycles.push(Cycle {
+        client: client.clone(),
+        cycle: Box::new(move |deadline| {
+            let lease = semaphore
+                .acquire_timeout(deadline.remaining())?
+                .context("an uncontended semaphore gave no lease")?;
+            drop(lease);
             Ok(())
         }),
     });
@@ -246,12 +266,10 @@ fn uncontended(ctx: &Ctx, root: &str, n: usize, contenders: usize) -> anyhow::Re
     Ok((floor, reports))
 }
 
-/// Our hand-offs. A recipe to add: a line here, `handoff_report(..,
-/// handoffs(.., |client, line| ..))` (a `LeaderSelector` whose leadership
-/// calls `line.acquired()` and `line.releasing()` and returns, as
-/// `selector-handoff`).
+/// Our hand-offs: the mutex's, and the leader selector's (from a leader's
+/// closure returning to the next leader's closure starting).
 fn contended(ctx: &Ctx, root: &str, cycles: usize, contenders: usize) -> Vec<RecipeReport> {
-    vec![handoff_report(
+    let mutex = handoff_report(
         "mutex-handoff",
         "ours",
         (cycles, contenders),
@@ -267,7 +285,32 @@ fn contended(ctx: &Ctx, root: &str, cycles: usize, contenders: usize) -> Vec<Rec
             }
             Ok(())
         }),
-    )]
+    );
+    let selector = handoff_report(
+        "selector-handoff",
+        "ours",
+        (cycles, contenders),
+        handoffs(ctx, "selector-handoff", (cycles, contenders), |client, line| {
+            let leader = Arc::clone(line);
+            let path = format!("{root}/selector-handoff");
+            let selector = recipes::LeaderSelector::builder(client, &path, move |_: &recipes::LeaderContext<'_>| {
+                leader.acquired();
+                leader.releasing();
+            })
+            .build()?;
+            // The selector's own thread takes its turns; this one only
+            // waits for the run to be over (a bench, not a test: a poll).
+            while !line.finished() && line.deadline.remaining() > Duration::ZERO {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            selector.close()?;
+            if !line.finished() {
+                anyhow::bail!("the selectors handed over too few terms by the deadline");
+            }
+            Ok(())
+        }),
+    );
+    vec![mutex, selector]
 }
 
 /// Curator's recipes, all from one run of the peer.

@@ -8,7 +8,6 @@
 mod curator;
 mod exclusion;
 mod faults;
-mod speed;
 
 use std::time::Duration;
 
