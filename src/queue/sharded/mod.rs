@@ -3,22 +3,33 @@
 //! this crate's share it.
 //!
 //! - `policy`: when a shard is added, and which shard a put goes to.
-//! - `shards`: the shards known, their counts, adopting and adding shards.
+//! - `shards`: the shards known, their counts, adopting and adding shards,
+//!   asking the leader for one.
+//! - `room`: the shard of a put, never one without room (the bound below).
 //! - `checker`: the thread that finds new shards, counts, and (as the
 //!   leader) adds shards.
+//!
+//! The bound: a shard holds at most `threshold` item nodes from the puts
+//! of any one handle, leader or follower, whatever its puts (foreground,
+//! background, coalesced, multi-item); with `n` handles putting into the
+//! same shard at once, at most `threshold + (n - 1) * puts_per_count`
+//! (see `room` for why). Items put by Curator's producers, or by handles
+//! whose policy has another threshold, are not held to it.
 
 mod checker;
 mod policy;
+mod room;
 mod shards;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-pub use policy::{ShardChoice, ShardPolicy};
+pub use policy::{ShardChoice, ShardPolicy, WhenFull};
 use shards::Shards;
 
+use super::handle::deadline_in;
 use super::{CloseReport, QueueBuilder, QueueStats};
 use crate::error::{Error, PutError, Result};
 use crate::path;
@@ -30,18 +41,34 @@ use crate::sync::Joiner;
 /// makes them. Made by [`QueueBuilder::build_sharded_queue`].
 ///
 /// - **Puts** go to one shard each, as the [`ShardPolicy`]'s
-///   [`ShardChoice`] picks it from the counts of the latest check plus this
-///   handle's own puts since, skipping shards that are full while another
-///   is not. Order holds within a shard, not across shards.
+///   [`ShardChoice`] picks it among the shards with room, and never to a
+///   shard without: a handle reckons each shard as its latest count (one
+///   `exists`, reading the number of children) plus its own puts since,
+///   and counts a shard again after [`puts_per_count`](ShardPolicy::puts_per_count)
+///   puts to it. So the puts of one handle, leader or not, foreground,
+///   background or coalesced, never take a shard past the threshold; with
+///   `n` handles putting into one shard at once, it holds at most
+///   `threshold + (n - 1) * puts_per_count` item nodes. (Curator's
+///   producers keep to no such bound.) Order holds within a shard, not
+///   across shards.
+/// - **When every shard is full** (by a fresh count), a leader adds a
+///   shard at once; a follower asks the leader for one (it sets the leader
+///   path's data, which the leader watches and Curator ignores) and waits
+///   for it, or for consumers to make room: `put` without end, `put_timeout`
+///   until its deadline, `try_put` not at all. A Curator leader does not
+///   hear the request: it adds a shard at its next check. At the maximum
+///   number of shards, a put is refused with [`Error::Full`] (or
+///   [`PutError::Full`], giving the item back), or waits for room, as
+///   [`ShardPolicy::when_full`] says.
 /// - **Consumers** (a callback consumer set on the builder) consume every
 ///   shard, also shards other sharders add later: the queue watches its
 ///   path and starts a shard queue the moment a shard appears.
 /// - **Shards** are added by the leader only, elected among all sharders of
-///   the queue (Java ones too) with a [`LeaderLatch`] at the leader path:
-///   as Curator's leader does, when a check finds a shard at or past the
-///   threshold; and also, unlike Curator, as soon as this handle's own puts
-///   find every shard full, so that a leader's puts never overfill a shard
-///   while the maximum allows another. Shards are never deleted.
+///   the queue (Java ones too) that run for it (see
+///   [`ShardPolicy::run_for_leader`]) with a [`LeaderLatch`] at the leader
+///   path: as Curator's leader does, when a check finds a shard at or past
+///   the threshold; and also, unlike Curator, as soon as puts (its own, or
+///   a follower's request) find every shard full. Shards are never deleted.
 ///
 /// ```no_run
 /// # fn main() -> Result<(), zk_queue::Error> {
@@ -81,8 +108,11 @@ impl<T: Send + 'static> ShardedQueue<T> {
         }
         client.ensure_path_with(queue_path, crate::client::Opts::new().acl(acl))?;
         let (existing, _) = client.get_children(queue_path)?;
-        let latch = LeaderLatch::builder(client, leader_path).build()?;
-        let shards = Arc::new(Shards::new(template, policy, latch));
+        let latch = match policy.run_for_leader_value() {
+            true => Some(LeaderLatch::builder(client, leader_path).build()?),
+            false => None,
+        };
+        let shards = Arc::new(Shards::new(template, policy, latch, leader_path));
         shards.adopt(&existing)?;
         if shards.count() == 0 {
             // As Curator's sharder does when it finds none.
@@ -97,29 +127,66 @@ impl<T: Send + 'static> ShardedQueue<T> {
         })
     }
 
-    /// Puts one item into the shard the policy picks. Returns as the shard
-    /// queue's [`put`](super::Queue::put) does.
+    /// Puts one item into a shard with room, as the type's doc says: when
+    /// every shard is full, waits for a new shard or for room as long as it
+    /// takes; at the maximum number of shards, fails with [`Error::Full`]
+    /// (or waits, with [`WhenFull::Wait`]). Then returns as the shard
+    /// queue's [`put`](super::Queue::put) does (with background puts, once
+    /// the item is handed to the shard's put thread).
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # use zk_queue::{QueueBuilder, ShardPolicy, StringSerializer, ZkClient};
     /// # let client = ZkClient::connect("127.0.0.1:2181")?;
     /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_sharded_queue("/jobs-leader", ShardPolicy::new())?;
-    /// queue.put("job".to_string())?;
+    /// match queue.put("job".to_string()) {
+    ///     Err(zk_queue::Error::Full) => eprintln!("every shard is full"),
+    ///     other => other?,
+    /// }
     /// # Ok(())
     /// # }
     /// ```
     ///
     /// # Errors
-    /// As the shard queue's `put`. (A shard that cannot be added when this
-    /// handle leads and every shard is full is logged, and the put goes to
-    /// the least full shard.)
+    /// [`Error::Full`] as said; [`Error::QueueClosed`] once closed;
+    /// ZooKeeper errors counting or adding shards; as the shard queue's
+    /// `put`.
     pub fn put(&self, item: T) -> Result<()> {
-        self.shards.pick()?.queue.put(item)
+        match self.shards.room(None)? {
+            Some(shard) => shard.queue.put(item),
+            None => Err(Error::Full),
+        }
     }
 
-    /// Like [`put`](Self::put), within `timeout`, as the shard queue's
-    /// [`put_timeout`](super::Queue::put_timeout).
+    /// Puts one item unless it would have to wait for room: a leader may
+    /// still add a shard, a follower asks the leader for one and returns.
+    /// If no shard has room now (counted afresh), or this handle's earlier
+    /// background puts to the shards with room are still in flight past
+    /// `puts_per_count`, the item comes back in [`PutError::Full`].
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, ShardPolicy, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_sharded_queue("/jobs-leader", ShardPolicy::new())?;
+    /// if let Err(zk_queue::PutError::Full(job)) = queue.try_put("job".to_string()) {
+    ///     println!("full, {job} waits");
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`put_timeout`](Self::put_timeout).
+    pub fn try_put(&self, item: T) -> std::result::Result<(), PutError<T>> {
+        self.put_timeout(item, Duration::ZERO)
+    }
+
+    /// Like [`put`](Self::put), waiting at most `timeout` for room (a new
+    /// shard, or a consumer's); if there is none by then, or at once at the
+    /// maximum with [`WhenFull::Refuse`], the item comes back in
+    /// [`PutError::Full`]. What is left of `timeout` bounds the shard
+    /// queue's [`put_timeout`](super::Queue::put_timeout).
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -133,17 +200,20 @@ impl<T: Send + 'static> ShardedQueue<T> {
     /// ```
     ///
     /// # Errors
-    /// As the shard queue's `put_timeout`.
+    /// [`PutError::Full`] as said; [`PutError::Failed`] as [`put`](Self::put)
+    /// fails otherwise.
     pub fn put_timeout(&self, item: T, timeout: Duration) -> std::result::Result<(), PutError<T>> {
-        match self.shards.pick() {
-            Ok(shard) => shard.queue.put_timeout(item, timeout),
-            // Only when there is no shard and none could be added.
+        let deadline = deadline_in(timeout);
+        match self.shards.room(deadline) {
+            Ok(Some(shard)) => shard.queue.put_timeout(item, left(deadline)),
+            Ok(None) => Err(PutError::Full(item)),
             Err(error) => Err(PutError::Failed(error)),
         }
     }
 
     /// Puts several items in one node of one shard, as the shard queue's
-    /// [`put_multi`](super::Queue::put_multi); they count as one put.
+    /// [`put_multi`](super::Queue::put_multi); they count as one put, and
+    /// wait for room as [`put`](Self::put) does.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -156,13 +226,17 @@ impl<T: Send + 'static> ShardedQueue<T> {
     /// ```
     ///
     /// # Errors
-    /// As the shard queue's `put_multi`.
+    /// As [`put`](Self::put).
     pub fn put_multi(&self, items: Vec<T>) -> Result<()> {
-        self.shards.pick()?.queue.put_multi(items)
+        match self.shards.room(None)? {
+            Some(shard) => shard.queue.put_multi(items),
+            None => Err(Error::Full),
+        }
     }
 
-    /// Waits until every shard's background puts have finished; `false` if
-    /// some are still pending after `timeout` (for all shards together).
+    /// [`put_multi`](Self::put_multi) waiting at most `timeout` for room,
+    /// as [`put_timeout`](Self::put_timeout): a queue that stayed full gives
+    /// the items back.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -170,16 +244,90 @@ impl<T: Send + 'static> ShardedQueue<T> {
     /// # let client = ZkClient::connect("127.0.0.1:2181")?;
     /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_sharded_queue("/jobs-leader", ShardPolicy::new())?;
     /// use std::time::Duration;
-    /// assert!(queue.flush_puts_timeout(Duration::from_secs(10)));
+    /// queue.put_multi_timeout(vec!["a".to_string(), "b".to_string()], Duration::from_secs(5))?;
     /// # Ok(())
     /// # }
     /// ```
-    pub fn flush_puts_timeout(&self, timeout: Duration) -> bool {
-        let deadline = std::time::Instant::now() + timeout;
-        self.shards.all().iter().all(|shard| {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            shard.queue.flush_timeout(left)
-        })
+    ///
+    /// # Errors
+    /// As [`put_timeout`](Self::put_timeout).
+    pub fn put_multi_timeout(&self, items: Vec<T>, timeout: Duration) -> std::result::Result<(), PutError<Vec<T>>> {
+        let deadline = deadline_in(timeout);
+        match self.shards.room(deadline) {
+            Ok(Some(shard)) => shard.queue.put_multi_timeout(items, left(deadline)),
+            Ok(None) => Err(PutError::Full(items)),
+            Err(error) => Err(PutError::Failed(error)),
+        }
+    }
+
+    /// Waits until every shard's background puts have finished; `false` if
+    /// some are still pending after `timeout` (for all shards together), as
+    /// [`Queue::flush_timeout`](super::Queue::flush_timeout).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, ShardPolicy, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_sharded_queue("/jobs-leader", ShardPolicy::new())?;
+    /// use std::time::Duration;
+    /// assert!(queue.flush_timeout(Duration::from_secs(10)));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn flush_timeout(&self, timeout: Duration) -> bool {
+        let deadline = deadline_in(timeout);
+        self.shards
+            .all()
+            .iter()
+            .all(|shard| shard.queue.flush_timeout(left(deadline)))
+    }
+
+    /// What this handle has done since it was built, all shards together:
+    /// the sum of [`shard_stats`](Self::shard_stats), as
+    /// [`Queue::stats`](super::Queue::stats).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, ShardPolicy, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_sharded_queue("/jobs-leader", ShardPolicy::new())?;
+    /// println!("{} put", queue.stats().puts);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn stats(&self) -> QueueStats {
+        self.shards
+            .all()
+            .iter()
+            .fold(QueueStats::default(), |total, shard| total.plus(&shard.queue.stats()))
+    }
+
+    /// Waits at most `timeout` for this handle to lead; whether it does.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, ShardPolicy, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_sharded_queue("/jobs-leader", ShardPolicy::new())?;
+    /// use std::time::Duration;
+    /// if !queue.await_leadership_timeout(Duration::from_secs(5))? {
+    ///     println!("another sharder leads");
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if this handle does not run for leader
+    /// ([`ShardPolicy::run_for_leader`]); as
+    /// [`LeaderLatch::await_leadership_timeout`].
+    pub fn await_leadership_timeout(&self, timeout: Duration) -> Result<bool> {
+        match &self.shards.latch {
+            Some(latch) => latch.await_leadership_timeout(timeout),
+            None => Err(Error::InvalidArgument(
+                "this sharded queue does not run for leader".to_owned(),
+            )),
+        }
     }
 
     /// The number of shards this handle knows of.
@@ -220,7 +368,7 @@ impl<T: Send + 'static> ShardedQueue<T> {
     }
 
     /// Whether this handle is the sharders' leader now (the one that adds
-    /// shards).
+    /// shards); never, if it does not run for leader.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -232,7 +380,7 @@ impl<T: Send + 'static> ShardedQueue<T> {
     /// # }
     /// ```
     pub fn is_leader(&self) -> bool {
-        self.shards.latch.has_leadership()
+        self.shards.leads()
     }
 
     /// The items of every shard, counted now (one listing per shard).
@@ -311,7 +459,7 @@ impl<T: Send + 'static> ShardedQueue<T> {
         if let Some(checker) = self.checker.lock().take() {
             checker.join_until(None, "sharded queue checker");
         }
-        if let Err(e) = self.shards.latch.close() {
+        if let Some(Err(e)) = self.shards.latch.as_ref().map(LeaderLatch::close) {
             log::warn!("sharded queue {}: closing its leader latch: {e}", self.shards.path);
         }
         let mut report = CloseReport::default();
@@ -340,4 +488,11 @@ impl<T: Send + 'static> std::fmt::Debug for ShardedQueue<T> {
             .field("policy", &self.shards.policy)
             .finish()
     }
+}
+
+/// What is left until `deadline` (without end if `None`).
+fn left(deadline: Option<Instant>) -> Duration {
+    deadline.map_or(Duration::MAX, |deadline| {
+        deadline.saturating_duration_since(Instant::now())
+    })
 }
