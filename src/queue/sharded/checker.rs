@@ -58,7 +58,7 @@ fn check<T: Send + 'static>(shards: &Shards<T>, latch: &Latch, warned_max: &mut 
     };
     shards.adopt(&names)?;
     let known = shards.all();
-    shards.recount(&known)?;
+    shards.recount(&known, None)?;
     let policy = &shards.policy;
     // Curator's rule adds at most one shard per check interval, however
     // often this handle checks (it also checks when shards appear).

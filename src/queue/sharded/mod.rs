@@ -6,6 +6,7 @@
 //! - `shards`: the shards known, their counts, adopting and adding shards,
 //!   asking the leader for one.
 //! - `room`: the shard of a put, never one without room (the bound below).
+//! - `puts`: the put family, over `room` and the shard queues.
 //! - `checker`: the thread that finds new shards, counts, and (as the
 //!   leader) adds shards.
 //!
@@ -18,20 +19,20 @@
 
 mod checker;
 mod policy;
+mod puts;
 mod room;
 mod shards;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use parking_lot::Mutex;
 
 pub use policy::{ShardChoice, ShardPolicy, WhenFull};
 use shards::Shards;
 
-use super::handle::deadline_in;
 use super::{CloseReport, QueueBuilder, QueueStats};
-use crate::error::{Error, PutError, Result};
+use crate::error::{Error, Result};
 use crate::path;
 use crate::recipes::LeaderLatch;
 use crate::sync::Joiner;
@@ -58,7 +59,7 @@ use crate::sync::Joiner;
 ///   until its deadline, `try_put` not at all. A Curator leader does not
 ///   hear the request: it adds a shard at its next check. At the maximum
 ///   number of shards, a put is refused with [`Error::Full`] (or
-///   [`PutError::Full`], giving the item back), or waits for room, as
+///   [`PutError::Full`](crate::PutError::Full), giving the item back), or waits for room, as
 ///   [`ShardPolicy::when_full`] says.
 /// - **Consumers** (a callback consumer set on the builder) consume every
 ///   shard, also shards other sharders add later: the queue watches its
@@ -125,161 +126,6 @@ impl<T: Send + 'static> ShardedQueue<T> {
             shards,
             checker: Mutex::new(Some(checker)),
         })
-    }
-
-    /// Puts one item into a shard with room, as the type's doc says: when
-    /// every shard is full, waits for a new shard or for room as long as it
-    /// takes; at the maximum number of shards, fails with [`Error::Full`]
-    /// (or waits, with [`WhenFull::Wait`]). Then returns as the shard
-    /// queue's [`put`](super::Queue::put) does (with background puts, once
-    /// the item is handed to the shard's put thread).
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), zk_queue::Error> {
-    /// # use zk_queue::{QueueBuilder, ShardPolicy, StringSerializer, ZkClient};
-    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
-    /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_sharded_queue("/jobs-leader", ShardPolicy::new())?;
-    /// match queue.put("job".to_string()) {
-    ///     Err(zk_queue::Error::Full) => eprintln!("every shard is full"),
-    ///     other => other?,
-    /// }
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    /// [`Error::Full`] as said; [`Error::QueueClosed`] once closed;
-    /// ZooKeeper errors counting or adding shards; as the shard queue's
-    /// `put`.
-    pub fn put(&self, item: T) -> Result<()> {
-        match self.shards.room(None)? {
-            Some(shard) => shard.queue.put(item),
-            None => Err(Error::Full),
-        }
-    }
-
-    /// Puts one item unless it would have to wait for room: a leader may
-    /// still add a shard, a follower asks the leader for one and returns.
-    /// If no shard has room now (counted afresh), or this handle's earlier
-    /// background puts to the shards with room are still in flight past
-    /// `puts_per_count`, the item comes back in [`PutError::Full`].
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), zk_queue::Error> {
-    /// # use zk_queue::{QueueBuilder, ShardPolicy, StringSerializer, ZkClient};
-    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
-    /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_sharded_queue("/jobs-leader", ShardPolicy::new())?;
-    /// if let Err(zk_queue::PutError::Full(job)) = queue.try_put("job".to_string()) {
-    ///     println!("full, {job} waits");
-    /// }
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    /// As [`put_timeout`](Self::put_timeout).
-    pub fn try_put(&self, item: T) -> std::result::Result<(), PutError<T>> {
-        self.put_timeout(item, Duration::ZERO)
-    }
-
-    /// Like [`put`](Self::put), waiting at most `timeout` for room (a new
-    /// shard, or a consumer's); if there is none by then, or at once at the
-    /// maximum with [`WhenFull::Refuse`], the item comes back in
-    /// [`PutError::Full`]. What is left of `timeout` bounds the shard
-    /// queue's [`put_timeout`](super::Queue::put_timeout).
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), zk_queue::Error> {
-    /// # use zk_queue::{QueueBuilder, ShardPolicy, StringSerializer, ZkClient};
-    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
-    /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_sharded_queue("/jobs-leader", ShardPolicy::new())?;
-    /// use std::time::Duration;
-    /// queue.put_timeout("job".to_string(), Duration::from_secs(5))?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    /// [`PutError::Full`] as said; [`PutError::Failed`] as [`put`](Self::put)
-    /// fails otherwise.
-    pub fn put_timeout(&self, item: T, timeout: Duration) -> std::result::Result<(), PutError<T>> {
-        let deadline = deadline_in(timeout);
-        match self.shards.room(deadline) {
-            Ok(Some(shard)) => shard.queue.put_timeout(item, left(deadline)),
-            Ok(None) => Err(PutError::Full(item)),
-            Err(error) => Err(PutError::Failed(error)),
-        }
-    }
-
-    /// Puts several items in one node of one shard, as the shard queue's
-    /// [`put_multi`](super::Queue::put_multi); they count as one put, and
-    /// wait for room as [`put`](Self::put) does.
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), zk_queue::Error> {
-    /// # use zk_queue::{QueueBuilder, ShardPolicy, StringSerializer, ZkClient};
-    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
-    /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_sharded_queue("/jobs-leader", ShardPolicy::new())?;
-    /// queue.put_multi(vec!["a".to_string(), "b".to_string()])?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    /// As [`put`](Self::put).
-    pub fn put_multi(&self, items: Vec<T>) -> Result<()> {
-        match self.shards.room(None)? {
-            Some(shard) => shard.queue.put_multi(items),
-            None => Err(Error::Full),
-        }
-    }
-
-    /// [`put_multi`](Self::put_multi) waiting at most `timeout` for room,
-    /// as [`put_timeout`](Self::put_timeout): a queue that stayed full gives
-    /// the items back.
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), zk_queue::Error> {
-    /// # use zk_queue::{QueueBuilder, ShardPolicy, StringSerializer, ZkClient};
-    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
-    /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_sharded_queue("/jobs-leader", ShardPolicy::new())?;
-    /// use std::time::Duration;
-    /// queue.put_multi_timeout(vec!["a".to_string(), "b".to_string()], Duration::from_secs(5))?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    /// As [`put_timeout`](Self::put_timeout).
-    pub fn put_multi_timeout(&self, items: Vec<T>, timeout: Duration) -> std::result::Result<(), PutError<Vec<T>>> {
-        let deadline = deadline_in(timeout);
-        match self.shards.room(deadline) {
-            Ok(Some(shard)) => shard.queue.put_multi_timeout(items, left(deadline)),
-            Ok(None) => Err(PutError::Full(items)),
-            Err(error) => Err(PutError::Failed(error)),
-        }
-    }
-
-    /// Waits until every shard's background puts have finished; `false` if
-    /// some are still pending after `timeout` (for all shards together), as
-    /// [`Queue::flush_timeout`](super::Queue::flush_timeout).
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), zk_queue::Error> {
-    /// # use zk_queue::{QueueBuilder, ShardPolicy, StringSerializer, ZkClient};
-    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
-    /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_sharded_queue("/jobs-leader", ShardPolicy::new())?;
-    /// use std::time::Duration;
-    /// assert!(queue.flush_timeout(Duration::from_secs(10)));
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn flush_timeout(&self, timeout: Duration) -> bool {
-        let deadline = deadline_in(timeout);
-        self.shards
-            .all()
-            .iter()
-            .all(|shard| shard.queue.flush_timeout(left(deadline)))
     }
 
     /// What this handle has done since it was built, all shards together:
@@ -488,11 +334,4 @@ impl<T: Send + 'static> std::fmt::Debug for ShardedQueue<T> {
             .field("policy", &self.shards.policy)
             .finish()
     }
-}
-
-/// What is left until `deadline` (without end if `None`).
-fn left(deadline: Option<Instant>) -> Duration {
-    deadline.map_or(Duration::MAX, |deadline| {
-        deadline.saturating_duration_since(Instant::now())
-    })
 }

@@ -96,13 +96,13 @@ impl<T: Send + 'static> Shards<T> {
                     self.policy.puts_per_count_value()
                 };
                 self.settle(&recount, before, deadline);
-                self.recount(&recount)?;
+                self.recount(&recount, deadline)?;
                 fresh = true;
                 continue;
             }
             fresh = false;
             if let Some(seen) = seen {
-                match self.grow(seen, &mut asked)? {
+                match self.grow(seen, &mut asked, deadline)? {
                     Grown::Yes => continue,
                     Grown::Refused => return Ok(None),
                     Grown::Waiting => {}
@@ -171,7 +171,7 @@ impl<T: Send + 'static> Shards<T> {
     /// Every one of `seen` shards is full by a fresh count: a leader adds a
     /// shard, a follower asks the leader for one; at the maximum, the
     /// policy says whether to wait.
-    fn grow(&self, seen: usize, asked: &mut Option<(usize, Instant)>) -> Result<Grown> {
+    fn grow(&self, seen: usize, asked: &mut Option<(usize, Instant)>, deadline: Option<Instant>) -> Result<Grown> {
         if seen == 0 {
             // None yet: the first one is made at start (as Curator's
             // sharder makes it, by whoever starts); a failure is retried.
@@ -191,7 +191,7 @@ impl<T: Send + 'static> Shards<T> {
                 Err(e) => log::warn!("sharded queue {}: cannot add a shard: {e}", self.path),
             }
         } else if asked.is_none_or(|(shards, at)| shards != seen || at.elapsed() >= ASK_AGAIN) {
-            self.request(seen);
+            self.request(seen, deadline);
             *asked = Some((seen, Instant::now()));
         }
         Ok(Grown::Waiting)

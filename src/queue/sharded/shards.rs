@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use super::policy::ShardPolicy;
-use crate::client::ZkClient;
+use crate::client::{Opts, ZkClient};
 use crate::error::{Error, Result};
 use crate::naming::{random_uuid, QUEUE_PREFIX};
 use crate::path;
@@ -239,13 +239,17 @@ impl<T: Send + 'static> Shards<T> {
     }
 
     /// Counts `shards` afresh: one pipelined `exists` each, reading its
-    /// number of children. A shard deleted by an operator keeps its count
-    /// (its queue makes it again when it puts).
-    pub(super) fn recount(&self, shards: &[Arc<Shard<T>>]) -> Result<()> {
+    /// number of children, given up at `deadline`. A shard deleted by an
+    /// operator keeps its count (its queue makes it again when it puts).
+    pub(super) fn recount(&self, shards: &[Arc<Shard<T>>], deadline: Option<Instant>) -> Result<()> {
         let paths: Vec<String> = shards.iter().map(|shard| self.shard_path(&shard.name)).collect();
         let at = Instant::now();
         let began: Vec<u64> = shards.iter().map(|shard| shard.count_begins()).collect();
-        for ((shard, stat), ended) in shards.iter().zip(self.client.exists_many(&paths)?).zip(began) {
+        for ((shard, stat), ended) in shards
+            .iter()
+            .zip(self.client.exists_many_with(&paths, Opts::new().until(deadline))?)
+            .zip(began)
+        {
             match stat {
                 Ok(Some(stat)) => shard.counted_at(stat.num_children, ended, at),
                 Ok(None) | Err(Error::NoNode { .. }) => {}
@@ -259,9 +263,13 @@ impl<T: Send + 'static> Shards<T> {
     /// Asks the leader for a shard, telling it of the `seen` shards this
     /// handle found full: it sets the leader path's data, which the leader
     /// watches and Curator's sharders never read.
-    pub(super) fn request(&self, seen: usize) {
+    pub(super) fn request(&self, seen: usize, deadline: Option<Instant>) {
         let data = format!("wanted: shard {}", seen + 1);
-        match self.client.set_data(&self.leader_path, data.as_bytes(), None) {
+        let opts = Opts::new().until(deadline);
+        match self
+            .client
+            .set_data_with(&self.leader_path, data.as_bytes(), None, opts)
+        {
             Ok(_) => log::debug!("sharded queue {}: asked the leader for a shard", self.path),
             Err(e) => log::debug!("sharded queue {}: asking the leader for a shard: {e}", self.path),
         }

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use zk_queue::{QueueBuilder, ShardPolicy, ShardedQueue, StringSerializer, ZkClient};
 
+use super::sharded_bound::Sampler;
 use super::{items, WAIT};
 use crate::support::java::PeerCommand;
 use crate::support::recorder::Recorder;
@@ -78,20 +79,15 @@ fn a_leader_adds_a_shard_when_its_puts_find_every_shard_full_and_never_overfills
             "{name}"
         );
     }
-    // At the maximum, with every shard full, a put is refused.
-    if sizes.iter().all(|&size| size == 10) {
-        assert!(matches!(queue.put("more".to_string()), Err(zk_queue::Error::Full)));
+    // One thread now, so that every count is exact: the last places fill,
+    // and then, at the maximum, a put is refused.
+    for item in items("more-", 30 - sizes.iter().sum::<usize>()) {
+        queue.put(item).unwrap();
     }
-    for item in items("more-", 5) {
-        // Some may find room a count left (see above); none overfills.
-        let _ = queue.try_put(item);
-    }
+    assert_eq!(shard_sizes(&client, &path), vec![10, 10, 10]);
+    assert!(matches!(queue.put("more".to_string()), Err(zk_queue::Error::Full)));
     assert_eq!(queue.shard_count(), 3);
-    let sizes = shard_sizes(&client, &path);
-    assert!(
-        sizes.iter().all(|&size| size <= 10),
-        "a shard past the threshold: {sizes:?}"
-    );
+    assert_eq!(queue.len().unwrap(), 30);
 }
 
 #[test]
@@ -221,12 +217,16 @@ fn items_ours_puts_are_each_consumed_once_by_a_curator_sharder_from_every_shard(
             .max_shards(10),
     );
     assert!(!ours.is_leader());
+    let sampler = Sampler::start(&path);
     for item in items("rust-", 40) {
         ours.put(item).unwrap();
         // Paced, so the Java leader's checks (every 50 ms) see shards fill.
         std::thread::sleep(Duration::from_millis(10));
     }
     let shards = ours.shard_count();
+    let (most, _) = sampler.stop();
+    // Our puts wait for the Java leader's shards rather than overfill one.
+    assert!(most <= 5, "a shard of {most} nodes, past the threshold of 5");
     let output = java.wait_output().unwrap();
     let mut got = output.lines;
     got.sort();

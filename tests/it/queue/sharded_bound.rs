@@ -35,7 +35,7 @@ fn sharded(client: &ZkClient, path: &str, leader: &str, policy: ShardPolicy, bac
 }
 
 /// Each shard's item nodes as the server counts them, by shard name.
-fn shard_nodes(client: &ZkClient, path: &str) -> HashMap<String, usize> {
+pub(super) fn shard_nodes(client: &ZkClient, path: &str) -> HashMap<String, usize> {
     let (names, _) = client.get_children(path).unwrap();
     let paths: Vec<String> = names.iter().map(|name| format!("{path}/{name}")).collect();
     let stats = client.exists_many(&paths).unwrap();
@@ -53,13 +53,13 @@ fn shard_nodes(client: &ZkClient, path: &str) -> HashMap<String, usize> {
 
 /// Counts every shard of a queue over and over from its own session, and
 /// keeps the most nodes it ever saw in one shard.
-struct Sampler {
+pub(super) struct Sampler {
     stop: Arc<AtomicBool>,
     thread: JoinHandle<(usize, usize)>,
 }
 
 impl Sampler {
-    fn start(path: &str) -> Sampler {
+    pub(super) fn start(path: &str) -> Sampler {
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = Arc::clone(&stop);
         let path = path.to_owned();
@@ -78,7 +78,7 @@ impl Sampler {
     }
 
     /// The most nodes seen in one shard, and the rounds counted.
-    fn stop(self) -> (usize, usize) {
+    pub(super) fn stop(self) -> (usize, usize) {
         self.stop.store(true, Ordering::SeqCst);
         self.thread.join().unwrap()
     }
@@ -160,6 +160,7 @@ fn leading_and_non_leading_producers_putting_at_once_keep_every_shard_within_the
     let most = nodes.values().copied().max().unwrap();
     // Three handles putting at once: threshold + 2 * puts_per_count.
     let bound = 300 + 2 * per_count;
+    eprintln!("three producers at once: the fullest shard {most} nodes ({most_sampled} sampled), bound {bound}");
     assert!(
         most <= bound && most_sampled <= bound,
         "a shard past {bound} nodes: {most_sampled} sampled, {nodes:?}"
