@@ -218,10 +218,10 @@ fn items_ours_puts_are_each_consumed_once_by_a_curator_sharder_from_every_shard(
     );
     assert!(!ours.is_leader());
     let sampler = Sampler::start(&path);
+    // As fast as they go: when every shard is full, they wait for the Java
+    // leader's next check (every 50 ms) to add one.
     for item in items("rust-", 40) {
-        ours.put(item).unwrap();
-        // Paced, so the Java leader's checks (every 50 ms) see shards fill.
-        std::thread::sleep(Duration::from_millis(10));
+        ours.put_timeout(item, WAIT).unwrap();
     }
     let shards = ours.shard_count();
     let (most, _) = sampler.stop();

@@ -13,11 +13,17 @@ use std::time::{Duration, Instant};
 use zk_queue::{Error, PutError, QueueBuilder, ShardPolicy, ShardedQueue, StringSerializer, WhenFull, ZkClient};
 
 use super::{items, WAIT};
+
+/// How long a follower's put waits for the leader's answer (a new shard):
+/// a third of the leader's check interval, so that only an answer to its
+/// request, not a check of the leader's own, is in time.
+const ANSWER: Duration = Duration::from_secs(20);
 use crate::support::server::unique_path;
 use crate::support::{client, eventually};
 
 /// Threshold `threshold`, at most `max` shards, and a check interval long
 /// enough that the leader adds shards only when puts ask for them.
+/// (Follower puts wait at most [`ANSWER`] for a shard, well under it.)
 fn policy(threshold: usize, max: usize) -> ShardPolicy {
     ShardPolicy::new()
         .threshold(threshold)
@@ -96,7 +102,7 @@ fn a_non_leading_producer_of_60000_background_items_never_takes_a_shard_past_a_t
     let sampler = Sampler::start(&path);
     let started = Instant::now();
     for item in items("item-", 60_000) {
-        producer.put(item).unwrap();
+        producer.put_timeout(item, ANSWER).unwrap();
     }
     assert!(producer.flush_timeout(WAIT), "background puts still pending");
     let took = started.elapsed();
@@ -140,17 +146,17 @@ fn leading_and_non_leading_producers_putting_at_once_keep_every_shard_within_the
     std::thread::scope(|s| {
         s.spawn(|| {
             for item in items("lead-", 1_500) {
-                lead.put(item).unwrap();
+                lead.put_timeout(item, WAIT).unwrap();
             }
         });
         s.spawn(|| {
             for item in items("background-", 3_000) {
-                background.put(item).unwrap();
+                background.put_timeout(item, ANSWER).unwrap();
             }
         });
         s.spawn(|| {
             for item in items("coalesced-", 3_000) {
-                coalesced.put(item).unwrap();
+                coalesced.put_timeout(item, ANSWER).unwrap();
             }
         });
     });
@@ -179,7 +185,7 @@ fn a_follower_asks_the_leader_for_a_shard_instead_of_overfilling_one() {
     eventually(WAIT, "the first sharder leads", || first.is_leader());
     let second = sharded(&clients[1], &path, &leader, policy(10, 3), false);
     for item in items("item-", 15) {
-        second.put(item).unwrap();
+        second.put_timeout(item, ANSWER).unwrap();
     }
     assert!(!second.is_leader());
     let mut sizes: Vec<usize> = shard_nodes(&clients[0], &path).into_values().collect();
@@ -198,7 +204,7 @@ fn a_follower_asks_the_leader_for_a_shard_instead_of_overfilling_one() {
         "the second sharder leads"
     );
     for item in items("after-", 6) {
-        second.put(item).unwrap();
+        second.put_timeout(item, ANSWER).unwrap();
     }
     let mut sizes: Vec<usize> = shard_nodes(&clients[0], &path).into_values().collect();
     sizes.sort_unstable();
@@ -214,7 +220,7 @@ fn a_full_sharded_queue_refuses_puts_with_full_from_a_leader_and_a_follower() {
     eventually(WAIT, "the first sharder leads", || lead.is_leader());
     let follower = sharded(&clients[1], &path, &leader, policy(5, 2), true);
     for item in items("item-", 10) {
-        follower.put(item).unwrap();
+        follower.put_timeout(item, ANSWER).unwrap();
     }
     assert!(follower.flush_timeout(WAIT));
     assert_eq!(follower.stats().puts, 10);
@@ -250,7 +256,7 @@ fn a_put_at_the_maximum_waits_for_room_when_the_policy_says_wait() {
     let leader = unique_path("sharded-bound-wait-leader");
     let queue = sharded(&client, &path, &leader, policy(3, 1).when_full(WhenFull::Wait), false);
     for item in items("item-", 3) {
-        queue.put(item).unwrap();
+        queue.put_timeout(item, WAIT).unwrap();
     }
     let started = Instant::now();
     assert!(queue
@@ -263,7 +269,7 @@ fn a_put_at_the_maximum_waits_for_room_when_the_policy_says_wait() {
         "try_put never waits"
     );
     std::thread::scope(|s| {
-        let waiting = s.spawn(|| queue.put("waits".to_string()));
+        let waiting = s.spawn(|| queue.put_timeout("waits".to_string(), WAIT));
         // A consumer makes room: one item taken.
         let shard = &queue.shard_paths()[0];
         let (mut names, _) = client.get_children(shard).unwrap();
@@ -291,7 +297,7 @@ fn a_handle_that_does_not_run_for_leader_never_leads_and_a_producer_started_afte
     assert_eq!(children.len(), 1, "only the producer is in the election: {children:?}");
     // The non-candidate's puts ask the producer for shards.
     for item in items("item-", 12) {
-        consumer.put(item).unwrap();
+        consumer.put_timeout(item, ANSWER).unwrap();
     }
     let mut sizes: Vec<usize> = shard_nodes(&clients[0], &path).into_values().collect();
     sizes.sort_unstable();
