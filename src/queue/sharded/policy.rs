@@ -20,9 +20,9 @@ pub enum ShardChoice {
     /// The shard with the fewest items as this handle reckons them (the
     /// count at the latest check plus its own puts since).
     LeastLoaded,
-    /// A random shard under the threshold (as this handle reckons it), or a
-    /// random shard if none is: what Curator's `getQueue` does with its
-    /// preferred shards.
+    /// A random shard under the threshold (as this handle reckons it), as
+    /// Curator's `getQueue` picks among its preferred shards (but never,
+    /// as Curator's does when none is preferred, a full one).
     Random,
 }
 
@@ -108,8 +108,10 @@ impl ShardPolicy {
 
     /// How often the shards are counted (Curator's `thresholdCheckMs`).
     /// Defaults to 30 s; must not be zero. A sharded queue of this crate also
-    /// counts when its own puts push a shard to the threshold, and finds new
-    /// shards the moment they are created.
+    /// counts a shard when its puts need a fresh count (see
+    /// [`puts_per_count`](Self::puts_per_count)), its leader checks when a
+    /// follower asks for a shard, and it finds new shards the moment they
+    /// are created.
     ///
     /// ```
     /// use std::time::Duration;
