@@ -13,12 +13,18 @@ use crate::client::{ChildWatch, DataWatch, Opts};
 use crate::error::Result;
 use crate::sync::{Backoff, Latch};
 
-/// The first pause after a failed check, doubling up to the check interval.
+/// The first pause after a failed check, doubling up to the check interval
+/// or [`LAST_PAUSE`], whichever is shorter.
 const FIRST_PAUSE: Duration = Duration::from_millis(100);
+
+/// The longest pause after a failed check: until the next check succeeds,
+/// this handle sets no watch, so (leading) it does not hear a follower ask
+/// for a shard.
+const LAST_PAUSE: Duration = Duration::from_secs(2);
 
 pub(super) fn run<T: Send + 'static>(shards: &Shards<T>) {
     let interval = shards.policy.check_interval_value();
-    let mut backoff = Backoff::new(FIRST_PAUSE.min(interval), interval);
+    let mut backoff = Backoff::new(FIRST_PAUSE.min(interval), interval.min(LAST_PAUSE));
     let mut warned_max = false;
     while !shards.stopping() {
         let latch = Latch::new();

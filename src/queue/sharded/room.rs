@@ -34,6 +34,7 @@ use std::time::{Duration, Instant};
 
 use super::policy::WhenFull;
 use super::shards::{Shard, Shards};
+use crate::client::Opts;
 use crate::error::{Error, Result};
 use crate::sync::Backoff;
 
@@ -73,40 +74,42 @@ impl<T: Send + 'static> Shards<T> {
     pub(super) fn room(&self, deadline: Option<Instant>) -> Result<Option<Arc<Shard<T>>>> {
         let mut pause = Backoff::new(FIRST_PAUSE, LAST_PAUSE);
         let mut asked: Option<(usize, Instant)> = None;
-        // Whether the shards were counted since the last wait.
-        let mut fresh = false;
+        let mut counted = Counted::No;
         let began = Instant::now();
         loop {
             if self.stopping() {
                 return Err(Error::QueueClosed);
             }
-            let (recount, seen) = match self.pick(began) {
+            match self.pick(began) {
                 Pick::Shard(shard) => return Ok(Some(shard)),
-                Pick::Recount(shards) => (shards, None),
-                Pick::Full(seen) => (self.all(), Some(seen)),
-            };
-            if !fresh {
-                // This handle's puts in flight are in no count yet: waited
-                // for where they close a shard (or all, before asking for
-                // a shard); elsewhere a count that misses them reckons
-                // them anyway.
-                let before = if seen.is_some() {
-                    1
-                } else {
-                    self.policy.puts_per_count_value()
-                };
-                self.settle(&recount, before, deadline);
-                self.recount(&recount, deadline)?;
-                fresh = true;
-                continue;
-            }
-            fresh = false;
-            if let Some(seen) = seen {
-                match self.grow(seen, &mut asked, deadline)? {
-                    Grown::Yes => continue,
+                Pick::Recount(shards) if counted == Counted::No => {
+                    // Where this handle's puts in flight keep a shard
+                    // closed, they are waited for; elsewhere a count that
+                    // misses them reckons them anyway (and one that has
+                    // them reckons them twice: high, never low).
+                    self.settle(&shards, self.policy.puts_per_count_value(), deadline);
+                    self.recount(&shards, deadline)?;
+                    counted = Counted::Yes;
+                    continue;
+                }
+                Pick::Recount(_) => {}
+                Pick::Full(_) if counted != Counted::Settled => {
+                    // Before asking for a shard or refusing, every count
+                    // is exact: this handle's puts have all landed.
+                    let shards = self.all();
+                    self.settle(&shards, 1, deadline);
+                    self.recount(&shards, deadline)?;
+                    counted = Counted::Settled;
+                    continue;
+                }
+                Pick::Full(seen) => match self.grow(seen, &mut asked, deadline)? {
+                    Grown::Yes => {
+                        counted = Counted::No;
+                        continue;
+                    }
                     Grown::Refused => return Ok(None),
                     Grown::Waiting => {}
-                }
+                },
             }
             let changes = self.changes();
             let now = Instant::now();
@@ -115,6 +118,7 @@ impl<T: Send + 'static> Shards<T> {
             }
             let until = now + pause.pause();
             self.wait_for_change(changes, deadline.map_or(until, |deadline| deadline.min(until)));
+            counted = Counted::No;
         }
     }
 
@@ -190,12 +194,36 @@ impl<T: Send + 'static> Shards<T> {
                 Ok(false) => {}
                 Err(e) => log::warn!("sharded queue {}: cannot add a shard: {e}", self.path),
             }
+        } else if self.look_for_shards(deadline)? {
+            return Ok(Grown::Yes);
         } else if asked.is_none_or(|(shards, at)| shards != seen || at.elapsed() >= ASK_AGAIN) {
             self.request(seen, deadline);
             *asked = Some((seen, Instant::now()));
         }
         Ok(Grown::Waiting)
     }
+
+    /// Lists the queue path and adopts shards not known yet (the checker
+    /// watches for them, but waits between checks after an error);
+    /// whether there were any.
+    fn look_for_shards(&self, deadline: Option<Instant>) -> Result<bool> {
+        let known = self.count();
+        let (names, _) = self.client.get_children_with(&self.path, Opts::new().until(deadline))?;
+        if let Err(e) = self.adopt(&names) {
+            log::debug!("sharded queue {}: adopting shards: {e}", self.path);
+        }
+        Ok(self.count() > known)
+    }
+}
+
+/// How a put that waits for room counted the shards since it last waited.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Counted {
+    No,
+    /// Those it needed counted again.
+    Yes,
+    /// All of them, once this handle's puts had landed: exactly.
+    Settled,
 }
 
 /// What a put that found every shard full did about it.

@@ -19,7 +19,7 @@ use super::{items, WAIT};
 /// request, not a check of the leader's own, is in time.
 const ANSWER: Duration = Duration::from_secs(20);
 use crate::support::server::unique_path;
-use crate::support::{client, eventually};
+use crate::support::{client, eventually, logs};
 
 /// Threshold `threshold`, at most `max` shards, and a check interval long
 /// enough that the leader adds shards only when puts ask for them.
@@ -213,6 +213,7 @@ fn a_follower_asks_the_leader_for_a_shard_instead_of_overfilling_one() {
 
 #[test]
 fn a_full_sharded_queue_refuses_puts_with_full_from_a_leader_and_a_follower() {
+    logs::start();
     let clients = [client(), client()];
     let path = unique_path("sharded-bound-full");
     let leader = unique_path("sharded-bound-full-leader");
@@ -220,7 +221,9 @@ fn a_full_sharded_queue_refuses_puts_with_full_from_a_leader_and_a_follower() {
     eventually(WAIT, "the first sharder leads", || lead.is_leader());
     let follower = sharded(&clients[1], &path, &leader, policy(5, 2), true);
     for item in items("item-", 10) {
-        follower.put_timeout(item, ANSWER).unwrap();
+        if let Err(e) = follower.put_timeout(item, ANSWER) {
+            panic!("{e:?}: {:#?}", logs::lines_with(&path));
+        }
     }
     assert!(follower.flush_timeout(WAIT));
     assert_eq!(follower.stats().puts, 10);
