@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use zk_queue::testing::FaultProxy;
 use zk_queue::{Error, PutError, QueueBuilder, ShardPolicy, ShardedQueue, StringSerializer, WhenFull, ZkClient};
 
 use super::{items, WAIT};
@@ -18,8 +19,11 @@ use super::{items, WAIT};
 /// a third of the leader's check interval, so that only an answer to its
 /// request, not a check of the leader's own, is in time.
 const ANSWER: Duration = Duration::from_secs(20);
-use crate::support::server::unique_path;
-use crate::support::{client, eventually, logs};
+use crate::support::server::{shared_connect_string, unique_path};
+use crate::support::{client, client_of, eventually, logs, within};
+
+/// The client's grace, past a deadline, for an answer in flight.
+const DEADLINE_GRACE: Duration = Duration::from_secs(1);
 
 /// Threshold `threshold`, at most `max` shards, and a check interval long
 /// enough that the leader adds shards only when puts ask for them.
@@ -305,4 +309,28 @@ fn a_handle_that_does_not_run_for_leader_never_leads_and_a_producer_started_afte
     let mut sizes: Vec<usize> = shard_nodes(&clients[0], &path).into_values().collect();
     sizes.sort_unstable();
     assert_eq!(sizes, vec![2, 5, 5]);
+}
+
+#[test]
+fn a_put_that_waits_for_room_returns_by_its_deadline_when_the_server_stops_answering() {
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let client = client_of(&proxy.connect_string());
+    let path = unique_path("sharded-bound-stalled");
+    let leader = unique_path("sharded-bound-stalled-leader");
+    let queue = sharded(&client, &path, &leader, policy(3, 1).when_full(WhenFull::Wait), false);
+    for item in items("item-", 3) {
+        queue.put_timeout(item, WAIT).unwrap();
+    }
+    // Full, and waiting for room, when the server stops answering: the
+    // counts and the request give up at the put's deadline (plus the
+    // client's documented grace for an answer in flight).
+    proxy.blackhole();
+    let timeout = Duration::from_secs(1);
+    let result = within(
+        "a put waiting for room, the server stalled",
+        timeout + DEADLINE_GRACE,
+        || queue.put_timeout("late".to_string(), timeout),
+    );
+    assert!(result.is_err(), "stored while the server answered nothing");
+    proxy.heal();
 }
