@@ -61,9 +61,11 @@ use crate::sync::Joiner;
 ///   number of shards, a put is refused with [`Error::Full`] (or
 ///   [`PutError::Full`](crate::PutError::Full), giving the item back), or waits for room, as
 ///   [`ShardPolicy::when_full`] says.
-/// - **Consumers** (a callback consumer set on the builder) consume every
-///   shard, also shards other sharders add later: the queue watches its
-///   path and starts a shard queue the moment a shard appears.
+/// - **Consumers** (a callback consumer set on the builder, or a
+///   [`pull_consumer`](QueueBuilder::pull_consumer)'s one receiver) consume
+///   every shard, also shards other sharders add later: the queue watches
+///   its path and starts a shard queue the moment a shard appears. A pull
+///   receiver's `claim_window` holds per shard.
 /// - **Shards** are added by the leader only, elected among all sharders of
 ///   the queue (Java ones too) that run for it (see
 ///   [`ShardPolicy::run_for_leader`]) with a [`LeaderLatch`] at the leader
@@ -94,11 +96,6 @@ pub struct ShardedQueue<T: Send + 'static> {
 impl<T: Send + 'static> ShardedQueue<T> {
     pub(super) fn start(template: QueueBuilder<T>, leader_path: &str, policy: ShardPolicy) -> Result<ShardedQueue<T>> {
         policy.validate()?;
-        if template.pulls() {
-            return Err(Error::InvalidArgument(
-                "a sharded queue takes a callback consumer, not a pull consumer".to_owned(),
-            ));
-        }
         let (client, queue_path, acl) = template.sharding_parts();
         path::validate_queue_path(queue_path)?;
         path::validate_queue_path(leader_path)?;
@@ -316,6 +313,7 @@ impl<T: Send + 'static> ShardedQueue<T> {
             report.released += closed.released;
             report.still_running += closed.still_running;
         }
+        self.shards.close_pull();
         report
     }
 }

@@ -296,6 +296,11 @@ impl<T: Send + 'static> Shards<T> {
         self.changed.notify_all();
     }
 
+    /// Closes a pull consumer's receiver, once every shard is closed.
+    pub(super) fn close_pull(&self) {
+        self.template.close_pull();
+    }
+
     pub(super) fn stopping(&self) -> bool {
         self.stopping.load(Ordering::Acquire)
     }

@@ -236,3 +236,41 @@ fn items_ours_puts_are_each_consumed_once_by_a_curator_sharder_from_every_shard(
     assert!(shards >= 2, "{shards} shards: nothing was sharded");
     ours.close();
 }
+
+#[test]
+fn a_pull_receiver_takes_every_item_once_from_every_shard_also_those_added_after_it_started() {
+    let clients = [client(), client()];
+    let path = unique_path("sharded-pull");
+    let leader_path = unique_path("sharded-pull-leader");
+    let producer = producer(&clients[0], &path, &leader_path, policy(10));
+    eventually(WAIT, "the producer leads", || producer.is_leader());
+    // Lock-safe, so that items claimed ahead of the takers stay counted in
+    // their shards; and out of the election, as a consumer may be.
+    let (builder, receiver) = QueueBuilder::new(&clients[1], &path, StringSerializer)
+        .lock_path(&unique_path("sharded-pull-locks"))
+        .pull_consumer();
+    let consumer = builder
+        .build_sharded_queue(&leader_path, policy(10).run_for_leader(false))
+        .unwrap();
+    assert_eq!(consumer.shard_count(), 1);
+    let expected = items("item-", 30);
+    for item in &expected {
+        producer.put_timeout(item.clone(), WAIT).unwrap();
+    }
+    assert_eq!(producer.shard_count(), 3);
+    let mut got: Vec<String> = (0..expected.len())
+        .map(|_| receiver.take_timeout(WAIT).unwrap().expect("an item").ack())
+        .collect();
+    got.sort();
+    let mut want = expected;
+    want.sort();
+    assert_eq!(got, want, "every item exactly once");
+    assert_eq!(consumer.shard_count(), 3, "it found the shards added after it started");
+    // Each shard's dispatcher hears its acks in its own time.
+    eventually(WAIT, "30 consumed in the shards' stats", || {
+        consumer.stats().consumed == 30
+    });
+    assert!(matches!(receiver.try_take(), Ok(None)), "nothing more");
+    consumer.close();
+    assert!(matches!(receiver.take(), Err(zk_queue::Error::QueueClosed)));
+}
