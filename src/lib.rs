@@ -203,6 +203,6 @@ pub use queue::kinds;
 pub use queue::{
     CloseReport, ConsumeError, DelayQueue, DeliverAt, Delivery, DistributedQueue, ErrorMode, IdQueue, ItemMeta,
     ItemReceiver, PriorityQueue, PutListener, Queue, QueueBuilder, QueueConsumer, QueueStats, ShardChoice, ShardPolicy,
-    ShardedQueue,
+    ShardedQueue, WhenFull,
 };
 pub use recipes::{SimpleQueue, SimpleQueueBuilder};

@@ -147,7 +147,7 @@ fn backlog(ctx: &Ctx, path: &str, leader: &str, items: usize, coalesced: bool) -
         Ok(())
     })?;
     ensure!(
-        queue.flush_puts_timeout(deadline.saturating_duration_since(Instant::now())),
+        queue.flush_timeout(deadline.saturating_duration_since(Instant::now())),
         "background puts still pending at the deadline"
     );
     let put_secs = started.elapsed().as_secs_f64();

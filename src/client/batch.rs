@@ -112,9 +112,14 @@ impl ZkClient {
     /// # Errors
     /// The outer `Err` only when no request could be sent: [`Error::Closed`].
     pub fn exists_many(&self, paths: &[String]) -> Result<BatchResults<Option<Stat>>> {
+        self.exists_many_with(paths, Opts::new())
+    }
+
+    /// [`exists_many`](Self::exists_many) with options (a deadline, say).
+    pub(crate) fn exists_many_with(&self, paths: &[String], opts: Opts<'_>) -> Result<BatchResults<Option<Stat>>> {
         self.batch(
             "exists",
-            Opts::new(),
+            opts,
             paths,
             |p| path::validate(p),
             |p| Request::Exists { path: p, watch: false },

@@ -324,11 +324,16 @@ impl ZkClient {
     /// # }
     /// ```
     pub fn set_data(&self, path: &str, data: &[u8], version: Option<i32>) -> Result<Stat> {
+        self.set_data_with(path, data, version, Opts::new())
+    }
+
+    /// [`set_data`](Self::set_data) as `opts` say.
+    pub(crate) fn set_data_with(&self, path: &str, data: &[u8], version: Option<i32>, opts: Opts<'_>) -> Result<Stat> {
         path::validate(path)?;
         self.check_packet(REQUEST_HEADER + string_size(path) + 4 + 4, data.len())?;
         let version = version.unwrap_or(-1);
         let request = || (Request::SetData { path, data, version }, None);
-        self.call("set_data", path, Opts::new(), request, stat_of)
+        self.call("set_data", path, opts, request, stat_of)
     }
 
     /// The names of the node's children (in the server's order, which is not

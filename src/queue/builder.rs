@@ -627,9 +627,9 @@ impl<T: Send + 'static> QueueBuilder<T> {
     ///
     /// # Errors
     /// As [`build_queue`](Self::build_queue); also [`Error::InvalidArgument`]
-    /// for a policy without room or time, a pull consumer (one receiver per
-    /// shard is not offered), or a leader path that is the queue path, inside
-    /// it, or holds it.
+    /// for a policy without room or time, or a leader path that is the
+    /// queue path, inside it, or holds it. A [`pull_consumer`](Self::pull_consumer)'s
+    /// receiver takes the items of every shard.
     pub fn build_sharded_queue(self, leader_path: &str, policy: ShardPolicy) -> Result<ShardedQueue<T>> {
         ShardedQueue::start(self, leader_path, policy)
     }
@@ -646,7 +646,12 @@ impl<T: Send + 'static> QueueBuilder<T> {
             client: self.client.clone(),
             path: path::join(&self.path, shard),
             serializer: Arc::clone(&self.serializer),
-            consumer: self.consumer.clone(),
+            // A pull consumer's shards each get their own side of the one
+            // receiver.
+            consumer: match &self.consumer {
+                Some(Consumer::Pull(pull)) => Some(Consumer::Pull(Arc::new(pull.sibling()))),
+                other => other.clone(),
+            },
             options,
             error_mode_set: self.error_mode_set,
             put_in_background_set: self.put_in_background_set,
@@ -661,6 +666,14 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// Whether the items go to a pull receiver.
     pub(crate) fn pulls(&self) -> bool {
         matches!(self.consumer, Some(Consumer::Pull(_)))
+    }
+
+    /// Closes the pull receiver of a sharded queue, whose shards' sides of
+    /// it do not (see `for_shard`).
+    pub(crate) fn close_pull(&self) {
+        if let Some(Consumer::Pull(pull)) = &self.consumer {
+            pull.closing();
+        }
     }
 
     fn build<K>(mut self, kind: Kind) -> Result<Queue<T, K>> {

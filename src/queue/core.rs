@@ -121,6 +121,23 @@ pub(crate) struct Core<T> {
     pub(crate) floor: Floor,
 }
 
+/// Counts a put as ended when dropped, unless disarmed.
+struct EndsOnDrop<'a>(Option<&'a std::sync::atomic::AtomicU64>);
+
+impl EndsOnDrop<'_> {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for EndsOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some(counter) = self.0 {
+            QueueCounters::bump(counter);
+        }
+    }
+}
+
 impl<T> Core<T> {
     /// Flushes puts, stops claiming, waits for in-flight items, all within
     /// the final-flush time.
@@ -270,6 +287,9 @@ impl<T: Send + 'static> Core<T> {
     where
         B: AsRef<[T]> + Into<Vec<T>>,
     {
+        // A put refused before it is stored or handed to the put thread has
+        // ended too (a sharded queue reckons its shards by puts ended).
+        let unsent = EndsOnDrop(Some(&self.counters.puts_ended));
         if *self.life.lock() != Life::Started {
             return Err(Error::QueueClosed.into());
         }
@@ -291,6 +311,7 @@ impl<T: Send + 'static> Core<T> {
             }
         }
         let items = batch.into();
+        unsent.disarm();
         let guard = self.putter.lock();
         let Some(putter) = guard.as_ref() else {
             drop(guard);

@@ -30,7 +30,7 @@ pub use handle::Queue;
 pub use meta::ItemMeta;
 pub use pull::{Delivery, ItemReceiver};
 pub use raw::{Purged, RawItem, RawQueue, RawTaken, Undecodable};
-pub use sharded::{ShardChoice, ShardPolicy, ShardedQueue};
+pub use sharded::{ShardChoice, ShardPolicy, ShardedQueue, WhenFull};
 pub use stats::{CloseReport, QueueStats};
 
 /// A FIFO queue of Curator's `DistributedQueue` format, made by

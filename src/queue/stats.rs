@@ -57,6 +57,27 @@ pub struct QueueStats {
     pub in_flight: u64,
 }
 
+impl QueueStats {
+    /// The two snapshots added up, field by field (the shards of a
+    /// sharded queue).
+    pub(crate) fn plus(self, other: &QueueStats) -> QueueStats {
+        QueueStats {
+            puts: self.puts + other.puts,
+            put_failures: self.put_failures + other.put_failures,
+            puts_resent: self.puts_resent + other.puts_resent,
+            claimed: self.claimed + other.claimed,
+            consumed: self.consumed + other.consumed,
+            consumer_errors: self.consumer_errors + other.consumer_errors,
+            released: self.released + other.released,
+            requeued: self.requeued + other.requeued,
+            dead_lettered: self.dead_lettered + other.dead_lettered,
+            lease_lost: self.lease_lost + other.lease_lost,
+            removed_while_held: self.removed_while_held + other.removed_while_held,
+            in_flight: self.in_flight + other.in_flight,
+        }
+    }
+}
+
 /// What closing a queue did, from [`Queue::close`](crate::Queue::close)
 /// and [`Queue::close_timeout`](crate::Queue::close_timeout). Records are
 /// counted one by one, as in [`QueueStats`].

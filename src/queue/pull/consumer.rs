@@ -87,6 +87,20 @@ impl<T> PullConsumer<T> {
         }
     }
 
+    /// Another queue's side of the same receiver (a shard's, of a sharded
+    /// queue): its deliveries reach the same takers, which answer it on its
+    /// own channel; its errors and denials reach them too. Its closing does
+    /// not close the receiver: the first consumer's does.
+    pub(crate) fn sibling(&self) -> PullConsumer<T> {
+        PullConsumer {
+            deliveries: self.deliveries.clone(),
+            answers: crossbeam_channel::unbounded(),
+            closing: Arc::new(AtomicBool::new(false)),
+            denied: Arc::clone(&self.denied),
+            errors: self.errors.clone(),
+        }
+    }
+
     /// The queue is closing: takes fail with [`Error::QueueClosed`].
     pub(crate) fn closing(&self) {
         self.closing.store(true, Ordering::Release);

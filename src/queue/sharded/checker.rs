@@ -2,21 +2,29 @@
 //! add (it watches the queue path, so at once), counts every shard's items
 //! at each check, and, while this handle's latch leads, adds a shard when
 //! one is full (Curator's rule, at most once per check interval) or every
-//! shard is (so that puts keep finding room), up to the maximum.
+//! shard is (so that puts keep finding room), up to the maximum. A handle
+//! that runs for leader also watches the leader path's data, which a
+//! follower sets to ask for a shard, and checks at once when it changes.
 
 use std::time::{Duration, Instant};
 
 use super::shards::Shards;
-use crate::client::{ChildWatch, Opts};
-use crate::error::{Error, Result};
+use crate::client::{ChildWatch, DataWatch, Opts};
+use crate::error::Result;
 use crate::sync::{Backoff, Latch};
 
-/// The first pause after a failed check, doubling up to the check interval.
+/// The first pause after a failed check, doubling up to the check interval
+/// or [`LAST_PAUSE`], whichever is shorter.
 const FIRST_PAUSE: Duration = Duration::from_millis(100);
+
+/// The longest pause after a failed check: until the next check succeeds,
+/// this handle sets no watch, so (leading) it does not hear a follower ask
+/// for a shard.
+const LAST_PAUSE: Duration = Duration::from_secs(2);
 
 pub(super) fn run<T: Send + 'static>(shards: &Shards<T>) {
     let interval = shards.policy.check_interval_value();
-    let mut backoff = Backoff::new(FIRST_PAUSE.min(interval), interval);
+    let mut backoff = Backoff::new(FIRST_PAUSE.min(interval), interval.min(LAST_PAUSE));
     let mut warned_max = false;
     while !shards.stopping() {
         let latch = Latch::new();
@@ -42,28 +50,28 @@ pub(super) fn run<T: Send + 'static>(shards: &Shards<T>) {
     }
 }
 
-/// One check. Returns the watch on the queue path's children.
-fn check<T: Send + 'static>(shards: &Shards<T>, latch: &Latch, warned_max: &mut bool) -> Result<ChildWatch> {
+/// The watches a check leaves: on the queue path's children, and (for a
+/// handle that runs for leader) on the leader path's data.
+type Watches = (ChildWatch, Option<DataWatch>);
+
+/// One check.
+fn check<T: Send + 'static>(shards: &Shards<T>, latch: &Latch, warned_max: &mut bool) -> Result<Watches> {
     let (names, _, watch) = shards.client.watch_children(&shards.path, latch, Opts::new())?;
+    // Set before counting, so that a request made meanwhile wakes the next.
+    let requests = match &shards.latch {
+        Some(_) => Some(shards.client.watch_exists(&shards.leader_path, latch, Opts::new())?.1),
+        None => None,
+    };
     shards.adopt(&names)?;
     let known = shards.all();
-    let paths: Vec<String> = known.iter().map(|shard| shards.shard_path(&shard.name)).collect();
-    let began: Vec<u64> = known.iter().map(|shard| shard.count_begins()).collect();
-    for ((shard, stat), ended) in known.iter().zip(shards.client.exists_many(&paths)?).zip(began) {
-        match stat {
-            Ok(Some(stat)) => shard.counted_at(usize::try_from(stat.num_children).unwrap_or(0), ended),
-            // Deleted by an operator: its queue makes it again when it puts.
-            Ok(None) | Err(Error::NoNode { .. }) => {}
-            Err(e) => return Err(e),
-        }
-    }
+    shards.recount(&known, None)?;
     let policy = &shards.policy;
     // Curator's rule adds at most one shard per check interval, however
     // often this handle checks (it also checks when shards appear).
     let one_full =
         known.iter().any(|shard| policy.full(shard.counted())) && !shards.added_within(policy.check_interval_value());
     let all_full = known.iter().all(|shard| policy.full(shard.load()));
-    if (one_full || all_full) && shards.latch.has_leadership() {
+    if (one_full || all_full) && shards.leads() {
         if known.len() >= policy.max_shards_value() {
             if !*warned_max {
                 log::warn!(
@@ -77,5 +85,5 @@ fn check<T: Send + 'static>(shards: &Shards<T>, latch: &Latch, warned_max: &mut 
             shards.add(known.len())?;
         }
     }
-    Ok(watch)
+    Ok((watch, requests))
 }

@@ -3,12 +3,24 @@
 //! this crate's share it.
 //!
 //! - `policy`: when a shard is added, and which shard a put goes to.
-//! - `shards`: the shards known, their counts, adopting and adding shards.
+//! - `shards`: the shards known, their counts, adopting and adding shards,
+//!   asking the leader for one.
+//! - `room`: the shard of a put, never one without room (the bound below).
+//! - `puts`: the put family, over `room` and the shard queues.
 //! - `checker`: the thread that finds new shards, counts, and (as the
 //!   leader) adds shards.
+//!
+//! The bound: a shard holds at most `threshold` item nodes from the puts
+//! of any one handle, leader or follower, whatever its puts (foreground,
+//! background, coalesced, multi-item); with `n` handles putting into the
+//! same shard at once, at most `threshold + (n - 1) * puts_per_count`
+//! (see `room` for why). Items put by Curator's producers, or by handles
+//! whose policy has another threshold, are not held to it.
 
 mod checker;
 mod policy;
+mod puts;
+mod room;
 mod shards;
 
 use std::sync::Arc;
@@ -16,11 +28,11 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 
-pub use policy::{ShardChoice, ShardPolicy};
+pub use policy::{ShardChoice, ShardPolicy, WhenFull};
 use shards::Shards;
 
 use super::{CloseReport, QueueBuilder, QueueStats};
-use crate::error::{Error, PutError, Result};
+use crate::error::{Error, Result};
 use crate::path;
 use crate::recipes::LeaderLatch;
 use crate::sync::Joiner;
@@ -30,18 +42,36 @@ use crate::sync::Joiner;
 /// makes them. Made by [`QueueBuilder::build_sharded_queue`].
 ///
 /// - **Puts** go to one shard each, as the [`ShardPolicy`]'s
-///   [`ShardChoice`] picks it from the counts of the latest check plus this
-///   handle's own puts since, skipping shards that are full while another
-///   is not. Order holds within a shard, not across shards.
-/// - **Consumers** (a callback consumer set on the builder) consume every
-///   shard, also shards other sharders add later: the queue watches its
-///   path and starts a shard queue the moment a shard appears.
+///   [`ShardChoice`] picks it among the shards with room, and never to a
+///   shard without: a handle reckons each shard as its latest count (one
+///   `exists`, reading the number of children) plus its own puts since,
+///   and counts a shard again after [`puts_per_count`](ShardPolicy::puts_per_count)
+///   puts to it. So the puts of one handle, leader or not, foreground,
+///   background or coalesced, never take a shard past the threshold; with
+///   `n` handles putting into one shard at once, it holds at most
+///   `threshold + (n - 1) * puts_per_count` item nodes. (Curator's
+///   producers keep to no such bound.) Order holds within a shard, not
+///   across shards.
+/// - **When every shard is full** (by a fresh count), a leader adds a
+///   shard at once; a follower asks the leader for one (it sets the leader
+///   path's data, which the leader watches and Curator ignores) and waits
+///   for it, or for consumers to make room: `put` without end, `put_timeout`
+///   until its deadline, `try_put` not at all. A Curator leader does not
+///   hear the request: it adds a shard at its next check. At the maximum
+///   number of shards, a put is refused with [`Error::Full`] (or
+///   [`PutError::Full`](crate::PutError::Full), giving the item back), or waits for room, as
+///   [`ShardPolicy::when_full`] says.
+/// - **Consumers** (a callback consumer set on the builder, or a
+///   [`pull_consumer`](QueueBuilder::pull_consumer)'s one receiver) consume
+///   every shard, also shards other sharders add later: the queue watches
+///   its path and starts a shard queue the moment a shard appears. A pull
+///   receiver's `claim_window` holds per shard.
 /// - **Shards** are added by the leader only, elected among all sharders of
-///   the queue (Java ones too) with a [`LeaderLatch`] at the leader path:
-///   as Curator's leader does, when a check finds a shard at or past the
-///   threshold; and also, unlike Curator, as soon as this handle's own puts
-///   find every shard full, so that a leader's puts never overfill a shard
-///   while the maximum allows another. Shards are never deleted.
+///   the queue (Java ones too) that run for it (see
+///   [`ShardPolicy::run_for_leader`]) with a [`LeaderLatch`] at the leader
+///   path: as Curator's leader does, when a check finds a shard at or past
+///   the threshold; and also, unlike Curator, as soon as puts (its own, or
+///   a follower's request) find every shard full. Shards are never deleted.
 ///
 /// ```no_run
 /// # fn main() -> Result<(), zk_queue::Error> {
@@ -66,11 +96,6 @@ pub struct ShardedQueue<T: Send + 'static> {
 impl<T: Send + 'static> ShardedQueue<T> {
     pub(super) fn start(template: QueueBuilder<T>, leader_path: &str, policy: ShardPolicy) -> Result<ShardedQueue<T>> {
         policy.validate()?;
-        if template.pulls() {
-            return Err(Error::InvalidArgument(
-                "a sharded queue takes a callback consumer, not a pull consumer".to_owned(),
-            ));
-        }
         let (client, queue_path, acl) = template.sharding_parts();
         path::validate_queue_path(queue_path)?;
         path::validate_queue_path(leader_path)?;
@@ -81,8 +106,11 @@ impl<T: Send + 'static> ShardedQueue<T> {
         }
         client.ensure_path_with(queue_path, crate::client::Opts::new().acl(acl))?;
         let (existing, _) = client.get_children(queue_path)?;
-        let latch = LeaderLatch::builder(client, leader_path).build()?;
-        let shards = Arc::new(Shards::new(template, policy, latch));
+        let latch = match policy.run_for_leader_value() {
+            true => Some(LeaderLatch::builder(client, leader_path).build()?),
+            false => None,
+        };
+        let shards = Arc::new(Shards::new(template, policy, latch, leader_path));
         shards.adopt(&existing)?;
         if shards.count() == 0 {
             // As Curator's sharder does when it finds none.
@@ -97,29 +125,27 @@ impl<T: Send + 'static> ShardedQueue<T> {
         })
     }
 
-    /// Puts one item into the shard the policy picks. Returns as the shard
-    /// queue's [`put`](super::Queue::put) does.
+    /// What this handle has done since it was built, all shards together:
+    /// the sum of [`shard_stats`](Self::shard_stats), as
+    /// [`Queue::stats`](super::Queue::stats).
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # use zk_queue::{QueueBuilder, ShardPolicy, StringSerializer, ZkClient};
     /// # let client = ZkClient::connect("127.0.0.1:2181")?;
     /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_sharded_queue("/jobs-leader", ShardPolicy::new())?;
-    /// queue.put("job".to_string())?;
+    /// println!("{} put", queue.stats().puts);
     /// # Ok(())
     /// # }
     /// ```
-    ///
-    /// # Errors
-    /// As the shard queue's `put`. (A shard that cannot be added when this
-    /// handle leads and every shard is full is logged, and the put goes to
-    /// the least full shard.)
-    pub fn put(&self, item: T) -> Result<()> {
-        self.shards.pick()?.queue.put(item)
+    pub fn stats(&self) -> QueueStats {
+        self.shards
+            .all()
+            .iter()
+            .fold(QueueStats::default(), |total, shard| total.plus(&shard.queue.stats()))
     }
 
-    /// Like [`put`](Self::put), within `timeout`, as the shard queue's
-    /// [`put_timeout`](super::Queue::put_timeout).
+    /// Waits at most `timeout` for this handle to lead; whether it does.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -127,59 +153,24 @@ impl<T: Send + 'static> ShardedQueue<T> {
     /// # let client = ZkClient::connect("127.0.0.1:2181")?;
     /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_sharded_queue("/jobs-leader", ShardPolicy::new())?;
     /// use std::time::Duration;
-    /// queue.put_timeout("job".to_string(), Duration::from_secs(5))?;
+    /// if !queue.await_leadership_timeout(Duration::from_secs(5))? {
+    ///     println!("another sharder leads");
+    /// }
     /// # Ok(())
     /// # }
     /// ```
     ///
     /// # Errors
-    /// As the shard queue's `put_timeout`.
-    pub fn put_timeout(&self, item: T, timeout: Duration) -> std::result::Result<(), PutError<T>> {
-        match self.shards.pick() {
-            Ok(shard) => shard.queue.put_timeout(item, timeout),
-            // Only when there is no shard and none could be added.
-            Err(error) => Err(PutError::Failed(error)),
+    /// [`Error::InvalidArgument`] if this handle does not run for leader
+    /// ([`ShardPolicy::run_for_leader`]); as
+    /// [`LeaderLatch::await_leadership_timeout`].
+    pub fn await_leadership_timeout(&self, timeout: Duration) -> Result<bool> {
+        match &self.shards.latch {
+            Some(latch) => latch.await_leadership_timeout(timeout),
+            None => Err(Error::InvalidArgument(
+                "this sharded queue does not run for leader".to_owned(),
+            )),
         }
-    }
-
-    /// Puts several items in one node of one shard, as the shard queue's
-    /// [`put_multi`](super::Queue::put_multi); they count as one put.
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), zk_queue::Error> {
-    /// # use zk_queue::{QueueBuilder, ShardPolicy, StringSerializer, ZkClient};
-    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
-    /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_sharded_queue("/jobs-leader", ShardPolicy::new())?;
-    /// queue.put_multi(vec!["a".to_string(), "b".to_string()])?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    /// As the shard queue's `put_multi`.
-    pub fn put_multi(&self, items: Vec<T>) -> Result<()> {
-        self.shards.pick()?.queue.put_multi(items)
-    }
-
-    /// Waits until every shard's background puts have finished; `false` if
-    /// some are still pending after `timeout` (for all shards together).
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), zk_queue::Error> {
-    /// # use zk_queue::{QueueBuilder, ShardPolicy, StringSerializer, ZkClient};
-    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
-    /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_sharded_queue("/jobs-leader", ShardPolicy::new())?;
-    /// use std::time::Duration;
-    /// assert!(queue.flush_puts_timeout(Duration::from_secs(10)));
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn flush_puts_timeout(&self, timeout: Duration) -> bool {
-        let deadline = std::time::Instant::now() + timeout;
-        self.shards.all().iter().all(|shard| {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            shard.queue.flush_timeout(left)
-        })
     }
 
     /// The number of shards this handle knows of.
@@ -220,7 +211,7 @@ impl<T: Send + 'static> ShardedQueue<T> {
     }
 
     /// Whether this handle is the sharders' leader now (the one that adds
-    /// shards).
+    /// shards); never, if it does not run for leader.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -232,7 +223,7 @@ impl<T: Send + 'static> ShardedQueue<T> {
     /// # }
     /// ```
     pub fn is_leader(&self) -> bool {
-        self.shards.latch.has_leadership()
+        self.shards.leads()
     }
 
     /// The items of every shard, counted now (one listing per shard).
@@ -311,7 +302,7 @@ impl<T: Send + 'static> ShardedQueue<T> {
         if let Some(checker) = self.checker.lock().take() {
             checker.join_until(None, "sharded queue checker");
         }
-        if let Err(e) = self.shards.latch.close() {
+        if let Some(Err(e)) = self.shards.latch.as_ref().map(LeaderLatch::close) {
             log::warn!("sharded queue {}: closing its leader latch: {e}", self.shards.path);
         }
         let mut report = CloseReport::default();
@@ -322,6 +313,7 @@ impl<T: Send + 'static> ShardedQueue<T> {
             report.released += closed.released;
             report.still_running += closed.still_running;
         }
+        self.shards.close_pull();
         report
     }
 }

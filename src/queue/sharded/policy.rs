@@ -3,10 +3,11 @@
 //! Curator's `QueueSharderPolicies` and `QueueSharder`: a shard at or past
 //! the threshold asks for a new shard, which only the elected leader adds,
 //! up to the maximum. Curator's producers prefer shards until they pass the
-//! threshold and again once a check finds them at half of it; this crate's
-//! pick from what each shard holds as the producer reckons it (the latest
-//! count plus its own puts since), so a shard drained below the threshold
-//! takes puts again at the next check.
+//! threshold and again once a check finds them at half of it, and put into
+//! full shards when none is preferred; this crate's pick among the shards
+//! that have room as the producer reckons it (the latest count plus its own
+//! puts since, counted again every `puts_per_count` puts), and never put
+//! into a shard without room (see `room`).
 
 use std::time::Duration;
 
@@ -19,10 +20,25 @@ pub enum ShardChoice {
     /// The shard with the fewest items as this handle reckons them (the
     /// count at the latest check plus its own puts since).
     LeastLoaded,
-    /// A random shard under the threshold (as this handle reckons it), or a
-    /// random shard if none is: what Curator's `getQueue` does with its
-    /// preferred shards.
+    /// A random shard under the threshold (as this handle reckons it), as
+    /// Curator's `getQueue` picks among its preferred shards (but never,
+    /// as Curator's does when none is preferred, a full one).
     Random,
+}
+
+/// What a put does when every shard is full and the maximum number of
+/// shards is reached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum WhenFull {
+    /// It fails at once: `put` with [`Error::Full`](crate::Error::Full),
+    /// `put_timeout` and `try_put` with [`PutError::Full`](crate::PutError::Full),
+    /// which gives the item back.
+    Refuse,
+    /// It waits for a consumer to make room (or, until the maximum, for a
+    /// new shard): `put` without end, `put_timeout` until its deadline, then
+    /// as [`Refuse`](Self::Refuse); `try_put` never waits.
+    Wait,
 }
 
 /// A sharded queue's policy: Curator's `QueueSharderPolicies` (same
@@ -45,6 +61,9 @@ pub struct ShardPolicy {
     check_interval: Duration,
     max_shards: usize,
     choice: ShardChoice,
+    puts_per_count: usize,
+    when_full: WhenFull,
+    run_for_leader: bool,
 }
 
 impl Default for ShardPolicy {
@@ -55,7 +74,9 @@ impl Default for ShardPolicy {
 
 impl ShardPolicy {
     /// Curator's defaults: threshold 10,000, a check every 30 s, at most
-    /// 10 shards; puts go to the least loaded shard.
+    /// 10 shards; and this crate's: puts go to the least loaded shard, a
+    /// shard is counted again after 64 of this handle's puts to it, a put
+    /// into a full queue is refused, and the handle runs for leader.
     ///
     /// ```
     /// let policy = zk_queue::ShardPolicy::new();
@@ -67,6 +88,9 @@ impl ShardPolicy {
             check_interval: Duration::from_secs(30),
             max_shards: 10,
             choice: ShardChoice::LeastLoaded,
+            puts_per_count: 64,
+            when_full: WhenFull::Refuse,
+            run_for_leader: true,
         }
     }
 
@@ -84,8 +108,10 @@ impl ShardPolicy {
 
     /// How often the shards are counted (Curator's `thresholdCheckMs`).
     /// Defaults to 30 s; must not be zero. A sharded queue of this crate also
-    /// counts when its own puts push a shard to the threshold, and finds new
-    /// shards the moment they are created.
+    /// counts a shard when its puts need a fresh count (see
+    /// [`puts_per_count`](Self::puts_per_count)), its leader checks when a
+    /// follower asks for a shard, and it finds new shards the moment they
+    /// are created.
     ///
     /// ```
     /// use std::time::Duration;
@@ -119,6 +145,82 @@ impl ShardPolicy {
     pub const fn choice(mut self, choice: ShardChoice) -> Self {
         self.choice = choice;
         self
+    }
+
+    /// How many of this handle's puts a shard may take between two counts
+    /// of it (one `exists`, reading its number of children). Defaults to
+    /// 64; must be positive. It bounds what producers that put at once can
+    /// overfill a shard by: with `n` handles putting into a shard together,
+    /// it holds at most `threshold + (n - 1) * puts_per_count` item nodes
+    /// (see [`ShardedQueue`](crate::ShardedQueue)); a single producer keeps
+    /// to the threshold. Smaller is tighter and costs a count more often
+    /// (and, with background puts, a wait for this handle's puts in flight
+    /// to that shard).
+    ///
+    /// ```
+    /// let policy = zk_queue::ShardPolicy::new().puts_per_count(16);
+    /// assert_eq!(policy.puts_per_count_value(), 16);
+    /// ```
+    pub const fn puts_per_count(mut self, puts: usize) -> Self {
+        self.puts_per_count = puts;
+        self
+    }
+
+    /// What a put does when every shard is full and the maximum number of
+    /// shards is reached. Defaults to [`WhenFull::Refuse`].
+    ///
+    /// ```
+    /// use zk_queue::{ShardPolicy, WhenFull};
+    /// let policy = ShardPolicy::new().when_full(WhenFull::Wait);
+    /// assert_eq!(policy.when_full_value(), WhenFull::Wait);
+    /// ```
+    pub const fn when_full(mut self, when_full: WhenFull) -> Self {
+        self.when_full = when_full;
+        self
+    }
+
+    /// Whether this handle runs for leader (the one sharder that adds
+    /// shards). Defaults to `true`, as every Curator `QueueSharder` does. A
+    /// handle that does not (a consumer, say, that should leave shard
+    /// keeping to the producers) never leads; its puts that find every
+    /// shard full ask the leader for a shard and wait for it, as any
+    /// follower's do.
+    ///
+    /// ```
+    /// let policy = zk_queue::ShardPolicy::new().run_for_leader(false);
+    /// assert!(!policy.run_for_leader_value());
+    /// ```
+    pub const fn run_for_leader(mut self, run: bool) -> Self {
+        self.run_for_leader = run;
+        self
+    }
+
+    /// The puts per count set.
+    ///
+    /// ```
+    /// assert_eq!(zk_queue::ShardPolicy::new().puts_per_count_value(), 64);
+    /// ```
+    pub const fn puts_per_count_value(&self) -> usize {
+        self.puts_per_count
+    }
+
+    /// What a put does at the maximum, as set.
+    ///
+    /// ```
+    /// use zk_queue::{ShardPolicy, WhenFull};
+    /// assert_eq!(ShardPolicy::new().when_full_value(), WhenFull::Refuse);
+    /// ```
+    pub const fn when_full_value(&self) -> WhenFull {
+        self.when_full
+    }
+
+    /// Whether this handle runs for leader, as set.
+    ///
+    /// ```
+    /// assert!(zk_queue::ShardPolicy::new().run_for_leader_value());
+    /// ```
+    pub const fn run_for_leader_value(&self) -> bool {
+        self.run_for_leader
     }
 
     /// The threshold set.
@@ -170,6 +272,9 @@ impl ShardPolicy {
         if self.max_shards == 0 {
             return invalid("the maximum number of shards must be positive");
         }
+        if self.puts_per_count == 0 {
+            return invalid("the puts per count must be positive");
+        }
         Ok(())
     }
 
@@ -178,18 +283,13 @@ impl ShardPolicy {
         items >= self.threshold
     }
 
-    /// The shard a put goes to, of shards reckoned at `loads` items (at
-    /// least one); `roll` is a random number.
-    pub(super) fn pick(&self, loads: &[usize], roll: usize) -> usize {
+    /// The shard a put goes to, of shards reckoned at `loads` items, among
+    /// those `open` to it; `None` if none is. `roll` is a random number.
+    pub(super) fn pick(&self, loads: &[usize], open: &[bool], roll: usize) -> Option<usize> {
+        let open: Vec<usize> = (0..loads.len()).filter(|&i| open.get(i) == Some(&true)).collect();
         match self.choice {
-            ShardChoice::LeastLoaded => (0..loads.len()).min_by_key(|&i| loads[i]).unwrap_or(0),
-            ShardChoice::Random => {
-                let under: Vec<usize> = (0..loads.len()).filter(|&i| !self.full(loads[i])).collect();
-                match under.is_empty() {
-                    true => roll % loads.len().max(1),
-                    false => under[roll % under.len()],
-                }
-            }
+            ShardChoice::LeastLoaded => open.into_iter().min_by_key(|&i| loads[i]),
+            ShardChoice::Random => open.get(roll % open.len().max(1)).copied(),
         }
     }
 }
@@ -205,22 +305,25 @@ mod tests {
     }
 
     #[test]
-    fn puts_go_to_the_least_loaded_shard_or_a_random_one_under_the_threshold() {
+    fn puts_go_to_the_least_loaded_open_shard_or_a_random_open_one() {
         let least = ShardPolicy::new().threshold(10);
-        assert_eq!(least.pick(&[7, 3, 9], 0), 1);
-        assert_eq!(least.pick(&[12, 15, 11], 5), 2);
+        assert_eq!(least.pick(&[7, 3, 9], &[true, true, true], 0), Some(1));
+        assert_eq!(least.pick(&[7, 3, 9], &[true, false, true], 0), Some(0));
+        assert_eq!(least.pick(&[7, 3, 9], &[false, false, false], 0), None);
         let random = least.choice(ShardChoice::Random);
         for roll in 0..10 {
-            assert_eq!(random.pick(&[12, 4, 10], roll), 1, "only one is under the threshold");
+            assert_eq!(random.pick(&[12, 4, 10], &[false, true, false], roll), Some(1));
         }
-        let picked: std::collections::HashSet<usize> = (0..10).map(|roll| random.pick(&[12, 13, 10], roll)).collect();
-        assert_eq!(picked.len(), 3, "all full: any of them");
+        let picked: std::collections::HashSet<Option<usize>> =
+            (0..10).map(|roll| random.pick(&[1, 2, 3], &[true; 3], roll)).collect();
+        assert_eq!(picked.len(), 3, "all open: any of them");
     }
 
     #[test]
     fn a_policy_without_room_or_time_is_refused() {
         assert!(ShardPolicy::new().threshold(0).validate().is_err());
         assert!(ShardPolicy::new().max_shards(0).validate().is_err());
+        assert!(ShardPolicy::new().puts_per_count(0).validate().is_err());
         assert!(ShardPolicy::new().check_interval(Duration::ZERO).validate().is_err());
         assert!(ShardPolicy::new().validate().is_ok());
     }

@@ -6,11 +6,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::{Condvar, Mutex, RwLock};
 
 use super::policy::ShardPolicy;
-use crate::client::ZkClient;
-use crate::error::Result;
+use crate::client::{Opts, ZkClient};
+use crate::error::{Error, Result};
 use crate::naming::{random_uuid, QUEUE_PREFIX};
 use crate::path;
 use crate::queue::{DistributedQueue, QueueBuilder};
@@ -23,19 +23,28 @@ const LISTINGS_AT_ONCE: usize = 2;
 
 /// One shard: a queue at `<queue path>/<name>`.
 ///
-/// What it holds is reckoned as its latest count of item nodes plus the
-/// puts this handle picked it for that had not ended when the count began
-/// (some of those may be in the count already, and coalesced puts share
-/// nodes: the reckoning errs high, never low).
+/// What it holds is reckoned as its latest count of item nodes plus this
+/// handle's puts to it that had not ended when the count began (some of
+/// those may be in the count already, and coalesced puts share nodes: the
+/// reckoning errs high, never low).
 pub(super) struct Shard<T: Send + 'static> {
     pub(super) name: String,
     pub(super) queue: DistributedQueue<T>,
-    /// Its item nodes at the latest count.
-    counted: AtomicU64,
+    /// Its latest count, taken as one so that its two halves agree.
+    count: Mutex<Count>,
     /// Puts this handle picked it for, ever.
     picked: AtomicU64,
-    /// This handle's puts to it that had ended when the latest count began.
-    ended_before_count: AtomicU64,
+}
+
+/// A count of a shard.
+#[derive(Clone, Copy, Default)]
+struct Count {
+    /// Its item nodes.
+    nodes: u64,
+    /// This handle's puts to it that had ended when the count began.
+    ended_before: u64,
+    /// When it began; `None` before the first.
+    at: Option<Instant>,
 }
 
 impl<T: Send + 'static> Shard<T> {
@@ -43,36 +52,66 @@ impl<T: Send + 'static> Shard<T> {
         Shard {
             name,
             queue,
-            counted: AtomicU64::new(0),
+            count: Mutex::new(Count::default()),
             picked: AtomicU64::new(0),
-            ended_before_count: AtomicU64::new(0),
         }
+    }
+
+    /// This handle's puts to it that its latest count may have missed.
+    pub(super) fn uncounted(&self) -> usize {
+        let ended_before = self.count.lock().ended_before;
+        to_usize(self.picked.load(Ordering::SeqCst).saturating_sub(ended_before))
     }
 
     /// Its item nodes as this handle reckons them.
     pub(super) fn load(&self) -> usize {
-        let pending = self
-            .picked
-            .load(Ordering::SeqCst)
-            .saturating_sub(self.ended_before_count.load(Ordering::SeqCst));
-        usize::try_from(self.counted.load(Ordering::SeqCst).saturating_add(pending)).unwrap_or(usize::MAX)
+        let count = *self.count.lock();
+        let uncounted = self.picked.load(Ordering::SeqCst).saturating_sub(count.ended_before);
+        to_usize(count.nodes.saturating_add(uncounted))
     }
 
+    /// Whether its latest count began less than `life` ago.
+    pub(super) fn counted_within(&self, life: Duration) -> bool {
+        self.count.lock().at.is_some_and(|at| at.elapsed() < life)
+    }
+
+    /// Whether its latest count began at or after `since`.
+    pub(super) fn counted_since(&self, since: Instant) -> bool {
+        self.count.lock().at.is_some_and(|at| at >= since)
+    }
+
+    /// Its item nodes at the latest count.
     pub(super) fn counted(&self) -> usize {
-        usize::try_from(self.counted.load(Ordering::SeqCst)).unwrap_or(usize::MAX)
+        to_usize(self.count.lock().nodes)
+    }
+
+    /// Counts a put to it (made while the caller holds `Shards::picking`).
+    pub(super) fn picked(&self) {
+        self.picked.fetch_add(1, Ordering::SeqCst);
     }
 
     /// Notes the start of a count: the puts that ended by now are in it.
-    pub(super) fn count_begins(&self) -> u64 {
+    fn count_begins(&self) -> u64 {
         self.queue.puts_ended()
     }
 
-    /// Records a count of `items` that began when `ended` puts had ended.
-    pub(super) fn counted_at(&self, items: usize, ended: u64) {
-        self.counted
-            .store(u64::try_from(items).unwrap_or(u64::MAX), Ordering::SeqCst);
-        self.ended_before_count.store(ended, Ordering::SeqCst);
+    /// Records a count of `nodes` that began at `at`, when `ended` puts
+    /// had ended; an older count than the one recorded is dropped.
+    fn counted_at(&self, nodes: i32, ended: u64, at: Instant) {
+        let mut count = self.count.lock();
+        if count.at.is_some_and(|latest| latest > at) {
+            return;
+        }
+        *count = Count {
+            nodes: u64::try_from(nodes).unwrap_or(0),
+            ended_before: ended,
+            at: Some(at),
+        };
     }
+}
+
+fn to_usize(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
 }
 
 /// What the handle, its puts and its checker share.
@@ -81,10 +120,16 @@ pub(super) struct Shards<T: Send + 'static> {
     pub(super) path: String,
     pub(super) policy: ShardPolicy,
     template: QueueBuilder<T>,
-    pub(super) latch: LeaderLatch,
+    /// `None` if this handle does not run for leader.
+    pub(super) latch: Option<LeaderLatch>,
+    /// The leader path; a change of its data asks the leader for a shard.
+    pub(super) leader_path: String,
     list: RwLock<Vec<Arc<Shard<T>>>>,
     /// Held while a put picks its shard.
-    picking: Mutex<()>,
+    pub(super) picking: Mutex<()>,
+    /// Bumped when shards are adopted or counted, for puts waiting for room.
+    changes: Mutex<u64>,
+    changed: Condvar,
     /// Held while a shard is added, so two puts add one; when this handle
     /// last added one.
     adding: Mutex<Option<Instant>>,
@@ -97,7 +142,12 @@ pub(super) struct Shards<T: Send + 'static> {
 }
 
 impl<T: Send + 'static> Shards<T> {
-    pub(super) fn new(template: QueueBuilder<T>, policy: ShardPolicy, latch: LeaderLatch) -> Shards<T> {
+    pub(super) fn new(
+        template: QueueBuilder<T>,
+        policy: ShardPolicy,
+        latch: Option<LeaderLatch>,
+        leader_path: &str,
+    ) -> Shards<T> {
         let (client, path, _) = template.sharding_parts();
         Shards {
             client: client.clone(),
@@ -105,8 +155,11 @@ impl<T: Send + 'static> Shards<T> {
             policy,
             template,
             latch,
+            leader_path: leader_path.to_owned(),
             list: RwLock::new(Vec::new()),
             picking: Mutex::new(()),
+            changes: Mutex::new(0),
+            changed: Condvar::new(),
             adding: Mutex::new(None),
             listing_gate: Arc::new(Gate::new(LISTINGS_AT_ONCE)),
             wake: Mutex::new(Latch::new()),
@@ -138,6 +191,8 @@ impl<T: Send + 'static> Shards<T> {
                     let mut list = self.list.write();
                     if !list.iter().any(|shard| shard.name == *name) {
                         list.push(Arc::new(Shard::new(name.clone(), queue)));
+                        drop(list);
+                        self.bump();
                     }
                 }
                 Err(e) => {
@@ -178,45 +233,72 @@ impl<T: Send + 'static> Shards<T> {
         self.adding.lock().is_some_and(|at| at.elapsed() < interval)
     }
 
-    /// The shard for a put as the policy picks it, counting the put in it.
-    /// A leader whose every shard is full adds one first (up to the
-    /// maximum); otherwise a full pick wakes the checker. Fails only if
-    /// there is no shard and none can be added.
-    pub(super) fn pick(&self) -> Result<Arc<Shard<T>>> {
-        loop {
-            let (shard, seen) = {
-                // Deciding and counting the put are one step, so two puts
-                // cannot both take a shard's last place.
-                let _picking = self.picking.lock();
-                let shards = self.list.read();
-                let loads: Vec<usize> = shards.iter().map(|shard| shard.load()).collect();
-                match shards.get(self.policy.pick(&loads, fastrand::usize(..))) {
-                    Some(shard) if !self.policy.full(shard.load()) => {
-                        shard.picked.fetch_add(1, Ordering::SeqCst);
-                        return Ok(Arc::clone(shard));
-                    }
-                    Some(shard) => (Some(Arc::clone(shard)), shards.len()),
-                    None => (None, 0),
-                }
-            };
-            let Some(shard) = shard else {
-                // None yet: the first one is made at start; a failure there
-                // is retried by the checker.
-                self.add(0)?;
-                continue;
-            };
-            // Every shard is full.
-            if seen < self.policy.max_shards_value() && self.latch.has_leadership() {
-                match self.add(seen) {
-                    Ok(true) => continue,
-                    Ok(false) => {}
-                    Err(e) => log::warn!("sharded queue {}: cannot add a shard: {e}", self.path),
-                }
+    /// Whether this handle leads now.
+    pub(super) fn leads(&self) -> bool {
+        self.latch.as_ref().is_some_and(LeaderLatch::has_leadership)
+    }
+
+    /// Counts `shards` afresh: one pipelined `exists` each, reading its
+    /// number of children, given up at `deadline`. A shard deleted by an
+    /// operator keeps its count (its queue makes it again when it puts).
+    pub(super) fn recount(&self, shards: &[Arc<Shard<T>>], deadline: Option<Instant>) -> Result<()> {
+        let paths: Vec<String> = shards.iter().map(|shard| self.shard_path(&shard.name)).collect();
+        let at = Instant::now();
+        let began: Vec<u64> = shards.iter().map(|shard| shard.count_begins()).collect();
+        for ((shard, stat), ended) in shards
+            .iter()
+            .zip(self.client.exists_many_with(&paths, Opts::new().until(deadline))?)
+            .zip(began)
+        {
+            match stat {
+                Ok(Some(stat)) => shard.counted_at(stat.num_children, ended, at),
+                Ok(None) | Err(Error::NoNode { .. }) => {}
+                Err(e) => return Err(e),
             }
-            self.wake.lock().open();
-            shard.picked.fetch_add(1, Ordering::SeqCst);
-            return Ok(shard);
         }
+        self.bump();
+        Ok(())
+    }
+
+    /// Asks the leader for a shard, telling it of the `seen` shards this
+    /// handle found full: it sets the leader path's data, which the leader
+    /// watches and Curator's sharders never read.
+    pub(super) fn request(&self, seen: usize, deadline: Option<Instant>) {
+        let data = format!("wanted: shard {}", seen + 1);
+        let opts = Opts::new().until(deadline);
+        match self
+            .client
+            .set_data_with(&self.leader_path, data.as_bytes(), None, opts)
+        {
+            Ok(_) => log::debug!("sharded queue {}: asked the leader for a shard", self.path),
+            Err(e) => log::debug!("sharded queue {}: asking the leader for a shard: {e}", self.path),
+        }
+    }
+
+    /// The number of changes (shards adopted, counts taken) so far.
+    pub(super) fn changes(&self) -> u64 {
+        *self.changes.lock()
+    }
+
+    /// Waits until a change after the first `seen`, or `until`, or the
+    /// queue closes.
+    pub(super) fn wait_for_change(&self, seen: u64, until: Instant) {
+        let mut changes = self.changes.lock();
+        while *changes == seen && !self.stopping() {
+            if self.changed.wait_until(&mut changes, until).timed_out() {
+                return;
+            }
+        }
+    }
+
+    fn bump(&self) {
+        *self.changes.lock() += 1;
+        self.changed.notify_all();
+    }
+
+    /// Closes a pull consumer's receiver, once every shard is closed.
+    pub(super) fn close_pull(&self) {
+        self.template.close_pull();
     }
 
     pub(super) fn stopping(&self) -> bool {
@@ -225,6 +307,12 @@ impl<T: Send + 'static> Shards<T> {
 
     pub(super) fn stop(&self) {
         self.stopping.store(true, Ordering::Release);
+        self.wake_checker();
+        self.bump();
+    }
+
+    /// Makes the checker thread check now.
+    pub(super) fn wake_checker(&self) {
         self.wake.lock().open();
     }
 

@@ -26,6 +26,7 @@ mod raw;
 mod read_ahead;
 mod removing;
 mod sharded;
+mod sharded_bound;
 mod stats;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use zk_queue::{QueueBuilder, ShardPolicy, ShardedQueue, StringSerializer, ZkClient};
 
+use super::sharded_bound::Sampler;
 use super::{items, WAIT};
 use crate::support::java::PeerCommand;
 use crate::support::recorder::Recorder;
@@ -78,39 +79,15 @@ fn a_leader_adds_a_shard_when_its_puts_find_every_shard_full_and_never_overfills
             "{name}"
         );
     }
-    // At the maximum, puts go to the least full shard.
-    for item in items("more-", 10) {
+    // One thread now, so that every count is exact: the last places fill,
+    // and then, at the maximum, a put is refused.
+    for item in items("more-", 30 - sizes.iter().sum::<usize>()) {
         queue.put(item).unwrap();
     }
+    assert_eq!(shard_sizes(&client, &path), vec![10, 10, 10]);
+    assert!(matches!(queue.put("more".to_string()), Err(zk_queue::Error::Full)));
     assert_eq!(queue.shard_count(), 3);
-    let sizes = shard_sizes(&client, &path);
-    // The handle reckons each shard from its latest count, which errs high
-    // by the puts of the four threads it may have counted in flight; the
-    // least full as reckoned gets each put.
-    assert!(sizes[2] - sizes[0] <= 2 + 4, "not spread over the shards: {sizes:?}");
-    assert_eq!(queue.len().unwrap(), 35);
-}
-
-#[test]
-fn only_the_leader_adds_shards() {
-    let clients = [client(), client()];
-    let path = unique_path("sharded-follower");
-    let leader_path = unique_path("sharded-follower-leader");
-    let first = producer(&clients[0], &path, &leader_path, policy(10));
-    eventually(WAIT, "the first sharder leads", || first.is_leader());
-    let second = producer(&clients[1], &path, &leader_path, policy(10));
-    for item in items("item-", 15) {
-        second.put(item).unwrap();
-    }
-    assert!(!second.is_leader());
-    assert_eq!(shard_sizes(&clients[0], &path), vec![15], "a follower adds no shard");
-
-    // Leadership moves to the second sharder; its next put finds every
-    // shard full and adds one.
-    first.close();
-    eventually(WAIT, "the second sharder leads", || second.is_leader());
-    second.put("after".to_string()).unwrap();
-    assert_eq!(shard_sizes(&clients[0], &path), vec![1, 15]);
+    assert_eq!(queue.len().unwrap(), 30);
 }
 
 #[test]
@@ -240,12 +217,16 @@ fn items_ours_puts_are_each_consumed_once_by_a_curator_sharder_from_every_shard(
             .max_shards(10),
     );
     assert!(!ours.is_leader());
+    let sampler = Sampler::start(&path);
+    // As fast as they go: when every shard is full, they wait for the Java
+    // leader's next check (every 50 ms) to add one.
     for item in items("rust-", 40) {
-        ours.put(item).unwrap();
-        // Paced, so the Java leader's checks (every 50 ms) see shards fill.
-        std::thread::sleep(Duration::from_millis(10));
+        ours.put_timeout(item, WAIT).unwrap();
     }
     let shards = ours.shard_count();
+    let (most, _) = sampler.stop();
+    // Our puts wait for the Java leader's shards rather than overfill one.
+    assert!(most <= 5, "a shard of {most} nodes, past the threshold of 5");
     let output = java.wait_output().unwrap();
     let mut got = output.lines;
     got.sort();
@@ -254,4 +235,42 @@ fn items_ours_puts_are_each_consumed_once_by_a_curator_sharder_from_every_shard(
     assert_eq!(got, want, "every item exactly once");
     assert!(shards >= 2, "{shards} shards: nothing was sharded");
     ours.close();
+}
+
+#[test]
+fn a_pull_receiver_takes_every_item_once_from_every_shard_also_those_added_after_it_started() {
+    let clients = [client(), client()];
+    let path = unique_path("sharded-pull");
+    let leader_path = unique_path("sharded-pull-leader");
+    let producer = producer(&clients[0], &path, &leader_path, policy(10));
+    eventually(WAIT, "the producer leads", || producer.is_leader());
+    // Lock-safe, so that items claimed ahead of the takers stay counted in
+    // their shards; and out of the election, as a consumer may be.
+    let (builder, receiver) = QueueBuilder::new(&clients[1], &path, StringSerializer)
+        .lock_path(&unique_path("sharded-pull-locks"))
+        .pull_consumer();
+    let consumer = builder
+        .build_sharded_queue(&leader_path, policy(10).run_for_leader(false))
+        .unwrap();
+    assert_eq!(consumer.shard_count(), 1);
+    let expected = items("item-", 30);
+    for item in &expected {
+        producer.put_timeout(item.clone(), WAIT).unwrap();
+    }
+    assert_eq!(producer.shard_count(), 3);
+    let mut got: Vec<String> = (0..expected.len())
+        .map(|_| receiver.take_timeout(WAIT).unwrap().expect("an item").ack())
+        .collect();
+    got.sort();
+    let mut want = expected;
+    want.sort();
+    assert_eq!(got, want, "every item exactly once");
+    assert_eq!(consumer.shard_count(), 3, "it found the shards added after it started");
+    // Each shard's dispatcher hears its acks in its own time.
+    eventually(WAIT, "30 consumed in the shards' stats", || {
+        consumer.stats().consumed == 30
+    });
+    assert!(matches!(receiver.try_take(), Ok(None)), "nothing more");
+    consumer.close();
+    assert!(matches!(receiver.take(), Err(zk_queue::Error::QueueClosed)));
 }
