@@ -6,7 +6,9 @@
 //! Without persistent watches, a holder watches its own node (one request,
 //! not awaited), and a waiter watches its own while it waits, so it too
 //! holds on the event. A waiter whose own node was deleted while it waited
-//! does not hold with it. Each timed test runs
+//! does not hold with it. A participant that has had to wait drops its
+//! watch on the lock path (its events would reach it for every node) and
+//! watches its own nodes with a request each. Each timed test runs
 //! the participant that is timed behind a proxy that delays every forwarded
 //! chunk by [`DELAY`], so each round trip it waits for costs at least twice
 //! that: one round trip more than the bound is more than the bound plus
@@ -226,4 +228,39 @@ fn without_persistent_watches_a_holder_watches_its_node_and_a_waiter_its_own_whi
         assert_eq!(told, Err(crossbeam_channel::RecvTimeoutError::Disconnected));
         assert!(!still_held);
     });
+}
+
+#[test]
+fn a_participant_that_had_to_wait_drops_its_watch_on_the_lock_path_and_watches_its_node() {
+    let server = TestingServer::start().unwrap();
+    let connect = server.connect_string();
+    let path = "/lock";
+    let (first_client, waiting_client) = (client_of(&connect), client_of(&connect));
+    let (first, waiting) = (mutex(&first_client, path), mutex(&waiting_client, path));
+    let guard = first.lock().unwrap();
+    // The first participant's watch on the lock path, as the server counts it.
+    let first_watch = watch_count(&server);
+    thread::scope(|s| {
+        let waiter = s.spawn(|| drop(waiting.lock().unwrap()));
+        eventually(WAIT, "the waiter joined", || nodes(&first_client, path).len() == 2);
+        drop(guard);
+        waiter.join().unwrap();
+    });
+    // The waiter's watch on the lock path went with its hold; the first
+    // participant, which never waited, keeps its own.
+    wait_for_watches(&server, first_watch);
+    let before = waiting_client.stats();
+    let guard = waiting.lock().unwrap();
+    let after = waiting_client.stats();
+    assert_eq!(
+        (after.get_data - before.get_data, after.other - before.other),
+        (1, 0),
+        "a watch on its own node, none on the lock path"
+    );
+    let lost = guard.lost();
+    first_client.delete(guard.node(), None).unwrap();
+    assert_eq!(
+        lost.recv_timeout(WAIT),
+        Err(crossbeam_channel::RecvTimeoutError::Disconnected)
+    );
 }
