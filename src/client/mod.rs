@@ -44,6 +44,7 @@ mod retry;
 mod session;
 mod state;
 mod stats;
+mod subtree;
 mod types;
 mod watch;
 pub(crate) mod wire;
@@ -70,6 +71,8 @@ pub(crate) use ops::Deleted;
 pub(crate) use pipeline::{Pipeline, Step};
 pub(crate) use request::{Opts, TRY_WAIT};
 pub(crate) use retry::Retry;
+pub(crate) use session::{Notice, Sink};
+pub(crate) use subtree::SubtreeWatch;
 
 use self::session::{Link, LinkConfig};
 use self::state::Hub;
@@ -149,6 +152,9 @@ pub(crate) struct Shared {
     /// The server refused a multi-read (older than 3.6), or the client was
     /// built without them: nodes are read one request each.
     pub(crate) no_multi_read: AtomicBool,
+    /// The server refused a persistent watch sent with a lock's create
+    /// (older than 3.6), or the client was built without them.
+    pub(crate) no_subtree_watch: AtomicBool,
 }
 
 impl ZkClient {
@@ -198,6 +204,7 @@ impl ZkClient {
         )?;
         log::info!("connected to {}", config.connect_string);
         let no_multi_read = AtomicBool::new(!config.multi_read);
+        let no_subtree_watch = AtomicBool::new(!config.persistent_watches);
         Ok(ZkClient {
             shared: Arc::new(Shared {
                 config,
@@ -206,6 +213,7 @@ impl ZkClient {
                 closed: AtomicBool::new(false),
                 counters: stats::Counters::default(),
                 no_multi_read,
+                no_subtree_watch,
             }),
         })
     }

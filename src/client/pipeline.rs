@@ -18,10 +18,10 @@ use std::time::Instant;
 use super::ops::{created, unexpected};
 use super::packet::create_size;
 use super::request::Opts;
-use super::session::{Failure, Pending, Registration, WatchKind, WatchReg};
+use super::session::{Failure, Pending, Registration, Sink, WatchKind, WatchReg};
 use super::watch::DataWatch;
 use super::wire::{Reply, Request};
-use super::{Acl, CreateMode, Session, Stat, ZkClient};
+use super::{Acl, CreateMode, Session, Stat, SubtreeWatch, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
 use crate::sync::Latch;
@@ -167,6 +167,9 @@ pub(crate) struct CreatedAndListed {
     /// The children's names (the new node's among them, unless something
     /// deleted it in between), or why the listing failed.
     pub(crate) children: Result<Vec<String>>,
+    /// The persistent recursive watch on the parent sent ahead of the
+    /// create, if one was asked for: set, or why not.
+    pub(crate) subtree: Option<Result<SubtreeWatch>>,
 }
 
 impl ZkClient {
@@ -176,16 +179,24 @@ impl ZkClient {
     /// create. As [`create_with`](Self::create_with), retried as `opts`
     /// say; each attempt sends both.
     ///
+    /// With a `subtree` sink, a persistent recursive watch on `parent`
+    /// reporting to it is written first, in the same round trip: it is set
+    /// (registered as its answer is read, before the create's) before the
+    /// create is applied, so it hears of everything that happens to the new
+    /// node. A client that sets no persistent watches sends none, and
+    /// answers it as an older server would.
+    ///
     /// # Errors
     /// The create's error (a listing behind a failed create is dropped); a
-    /// failed listing behind an applied create is in
-    /// [`CreatedAndListed::children`].
+    /// failed listing or watch beside an applied create is in
+    /// [`CreatedAndListed::children`] or [`CreatedAndListed::subtree`].
     pub(crate) fn create_and_list_with(
         &self,
         path: &str,
         data: &[u8],
         parent: &str,
         opts: Opts<'_>,
+        subtree: Option<&Sink>,
     ) -> Result<CreatedAndListed> {
         path::validate(path)?;
         path::validate(parent)?;
@@ -197,27 +208,49 @@ impl ZkClient {
         let mode = opts.create_mode();
         self.run("create", opts, |deadline, fence| {
             let started = Instant::now();
+            let mut requests = Vec::with_capacity(3);
+            // Asked again each attempt: a server that refused one (and
+            // dropped the connection) is not sent another.
+            let watch = subtree.filter(|_| self.sets_subtree_watches()).map(|sink| {
+                let (request, watch, id) = self.subtree_request(parent, sink);
+                self.shared.counters.count("add_watch");
+                requests.push((request, Some(watch)));
+                id
+            });
             self.shared.counters.count("get_children");
-            let requests = vec![
-                (Request::Create { path, data, acl, mode }, None),
-                (
-                    Request::GetChildren {
-                        path: parent,
-                        watch: false,
-                    },
-                    None,
-                ),
-            ];
+            requests.push((Request::Create { path, data, acl, mode }, None));
+            requests.push((
+                Request::GetChildren {
+                    path: parent,
+                    watch: false,
+                },
+                None,
+            ));
             let mut pending = self.shared.link().send(requests, fence, deadline).into_iter();
+            let added = watch.map(|id| (id, pending.next()));
             let (create, listing) = (pending.next(), pending.next());
             let (create, listing) = create.zip(listing).ok_or(Error::Closed)?;
+            let subtree = match added {
+                Some((id, added)) => {
+                    let added = added.ok_or(Error::Closed)?;
+                    let answer = self.reply("add_watch", parent, &added, deadline, started);
+                    self.note_subtree_answer(&answer);
+                    Some(answer.map(|_| self.subtree_watch(parent, id)))
+                }
+                None => subtree.map(|_| Err(Error::from_code(super::wire::Code::UNIMPLEMENTED, parent))),
+            };
             let (path, stat) = created(self.reply("create", path, &create, deadline, started)?, path)?;
             let children = match self.reply("get_children", parent, &listing, deadline, started) {
                 Ok(Reply::Children { names, .. }) => Ok(names),
                 Ok(other) => Err(unexpected(other, parent)),
                 Err(e) => Err(e),
             };
-            Ok(CreatedAndListed { path, stat, children })
+            Ok(CreatedAndListed {
+                path,
+                stat,
+                children,
+                subtree,
+            })
         })
     }
 }

@@ -1,7 +1,7 @@
 //! [`ChildWatch`]: a one-shot watch on a node's children that a thread can
 //! wait on.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -221,14 +221,46 @@ impl ZkClient {
     /// `latch` on the node's next change or deletion. A missing node is
     /// [`Error::NoNode`](crate::Error::NoNode) and leaves no watch.
     pub(crate) fn watch_data(&self, path: &str, latch: &Latch, opts: Opts<'_>) -> Result<(Vec<u8>, Stat, DataWatch)> {
+        self.watch_data_or_deletion(path, latch, None, opts)
+    }
+
+    /// Like [`watch_data`](Self::watch_data), and the watch sets `deleted`
+    /// (before it opens `latch`) if the node's deletion fires it, so the
+    /// waiter can tell a deletion from a change of the node's data or the
+    /// session's end.
+    pub(crate) fn watch_deletion(
+        &self,
+        path: &str,
+        latch: &Latch,
+        deleted: &Arc<AtomicBool>,
+        opts: Opts<'_>,
+    ) -> Result<(Vec<u8>, Stat, DataWatch)> {
+        self.watch_data_or_deletion(path, latch, Some(deleted), opts)
+    }
+
+    fn watch_data_or_deletion(
+        &self,
+        path: &str,
+        latch: &Latch,
+        deleted: Option<&Arc<AtomicBool>>,
+        opts: Opts<'_>,
+    ) -> Result<(Vec<u8>, Stat, DataWatch)> {
         path::validate(path)?;
         let id = self.shared.link().watches().next_id();
         let request = || {
-            let watch = WatchReg::OneShot {
-                path: path.to_owned(),
-                kind: WatchKind::Data,
-                id,
-                latch: latch.clone(),
+            let watch = match deleted {
+                None => WatchReg::OneShot {
+                    path: path.to_owned(),
+                    kind: WatchKind::Data,
+                    id,
+                    latch: latch.clone(),
+                },
+                Some(deleted) => WatchReg::Deletion {
+                    path: path.to_owned(),
+                    id,
+                    latch: latch.clone(),
+                    deleted: Arc::clone(deleted),
+                },
             };
             (Request::GetData { path, watch: true }, Some(watch))
         };

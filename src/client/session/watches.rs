@@ -12,7 +12,7 @@
 //! (expiry or close) every watch is told and forgotten.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -70,6 +70,19 @@ pub(crate) enum WatchReg {
         /// Opened when the watch fires, is not set, or the session ends.
         latch: Latch,
     },
+    /// A one-shot data watch that also tells whether the node's deletion
+    /// fired it (not a change of its data, nor the session's end): it sets
+    /// `deleted` before it opens `latch`.
+    Deletion {
+        /// The node.
+        path: String,
+        /// The registration's id, for removing it.
+        id: u64,
+        /// Opened when the watch fires or the session ends.
+        latch: Latch,
+        /// Set when the node's deletion fired the watch.
+        deleted: Arc<AtomicBool>,
+    },
     /// A persistent watch (recursive or not) reporting to `sink`.
     Persistent {
         /// The node.
@@ -89,9 +102,27 @@ struct Persistent {
     sink: Sink,
 }
 
+/// A one-shot watch's owner: its registration's id, its latch, and the
+/// flag its node's deletion sets, if it asked for one.
+struct OneShot {
+    id: u64,
+    latch: Latch,
+    deleted: Option<Arc<AtomicBool>>,
+}
+
+impl OneShot {
+    fn of(id: u64, latch: Latch) -> OneShot {
+        OneShot {
+            id,
+            latch,
+            deleted: None,
+        }
+    }
+}
+
 #[derive(Default)]
 struct Inner {
-    one_shot: HashMap<(String, WatchKind), Vec<(u64, Latch)>>,
+    one_shot: HashMap<(String, WatchKind), Vec<OneShot>>,
     persistent: HashMap<String, Vec<Persistent>>,
     /// Watches (of any kind) sent and not answered yet, by path.
     pending: HashMap<String, usize>,
@@ -134,8 +165,10 @@ impl Watches {
     /// Counts a watch sent but not answered yet (called as the request is
     /// written).
     pub(crate) fn sent(&self, reg: &WatchReg) {
-        let (WatchReg::Persistent { path, .. } | WatchReg::OneShot { path, .. } | WatchReg::MustExist { path, .. }) =
-            reg;
+        let (WatchReg::Persistent { path, .. }
+        | WatchReg::OneShot { path, .. }
+        | WatchReg::MustExist { path, .. }
+        | WatchReg::Deletion { path, .. }) = reg;
         *self.inner.lock().pending.entry(path.clone()).or_default() += 1;
     }
 
@@ -161,7 +194,27 @@ impl Watches {
                     (kind, Code::OK) => kind,
                     _ => return,
                 };
-                inner.one_shot.entry((path, kind)).or_default().push((id, latch));
+                inner
+                    .one_shot
+                    .entry((path, kind))
+                    .or_default()
+                    .push(OneShot::of(id, latch));
+            }
+            WatchReg::Deletion {
+                path,
+                id,
+                latch,
+                deleted,
+            } => {
+                Self::settle_pending(&mut inner, &path);
+                if code == Code::OK {
+                    let owner = OneShot {
+                        id,
+                        latch,
+                        deleted: Some(deleted),
+                    };
+                    inner.one_shot.entry((path, WatchKind::Data)).or_default().push(owner);
+                }
             }
             WatchReg::MustExist { path, id, latch } => {
                 Self::settle_pending(&mut inner, &path);
@@ -170,7 +223,7 @@ impl Watches {
                         .one_shot
                         .entry((path, WatchKind::Data))
                         .or_default()
-                        .push((id, latch));
+                        .push(OneShot::of(id, latch));
                 } else {
                     latch.open();
                 }
@@ -211,7 +264,7 @@ impl Watches {
             let key = (path.to_owned(), kind);
             if let Some(list) = inner.one_shot.get_mut(&key) {
                 let before = list.len();
-                list.retain(|(i, _)| *i != id);
+                list.retain(|owner| owner.id != id);
                 found |= list.len() < before;
                 if list.is_empty() {
                     inner.one_shot.remove(&key);
@@ -258,7 +311,7 @@ impl Watches {
             let mut inner = self.inner.lock();
             for kind in kinds {
                 if let Some(list) = inner.one_shot.remove(&(event.path.clone(), *kind)) {
-                    fired.extend(list.into_iter().map(|(_, latch)| latch));
+                    fired.extend(list);
                 }
             }
             for (path, list) in &inner.persistent {
@@ -277,8 +330,11 @@ impl Watches {
             }
         }
         // Signalled without the registry's lock held.
-        for latch in fired {
-            latch.open();
+        for owner in fired {
+            if let Some(deleted) = &owner.deleted {
+                deleted.store(event.kind == EventType::NodeDeleted, Ordering::SeqCst);
+            }
+            owner.latch.open();
         }
         for sink in sinks {
             sink(Notice::Event(event));
@@ -303,8 +359,8 @@ impl Watches {
             )
         };
         for (_, list) in one_shot {
-            for (_, latch) in list {
-                latch.open();
+            for owner in list {
+                owner.latch.open();
             }
         }
         for (_, list) in persistent {
@@ -402,6 +458,32 @@ mod tests {
         assert!(!set.is_open());
         watches.dispatch(&event(EventType::NodeDeleted, "/l/n"));
         assert!(set.is_open());
+    }
+
+    #[test]
+    fn a_deletion_watch_tells_a_deletion_from_a_change_and_the_end() {
+        let watches = Watches::default();
+        let watch = |path: &str| {
+            let (latch, deleted) = (Latch::new(), Arc::new(AtomicBool::new(false)));
+            let reg = WatchReg::Deletion {
+                path: path.into(),
+                id: watches.next_id(),
+                latch: latch.clone(),
+                deleted: Arc::clone(&deleted),
+            };
+            watches.sent(&reg);
+            watches.answered(reg, Code::OK);
+            (latch, deleted)
+        };
+        let (changed, changed_deleted) = watch("/l/a");
+        let (gone, gone_deleted) = watch("/l/b");
+        let (ended, ended_deleted) = watch("/l/c");
+        watches.dispatch(&event(EventType::NodeDataChanged, "/l/a"));
+        watches.dispatch(&event(EventType::NodeDeleted, "/l/b"));
+        watches.ended();
+        assert!(changed.is_open() && gone.is_open() && ended.is_open());
+        let flags = [&changed_deleted, &gone_deleted, &ended_deleted].map(|f| f.load(Ordering::SeqCst));
+        assert_eq!(flags, [false, true, false]);
     }
 
     #[test]

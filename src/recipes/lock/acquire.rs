@@ -13,11 +13,37 @@
 //! changes.
 //!
 //! A holder's fencing token is its node's creation zxid, which the create's
-//! answer carries; the watch on its own node, which tells the hold of its
-//! loss, is sent without waiting for the answer (an answer that does not
-//! set it, the node being gone, opens the loss latch as the watch would).
-//! So an uncontended acquisition costs one round trip, and a waiter holds
-//! one listing after the event of its predecessor's deletion.
+//! answer carries. It hears of its node's loss from the participant's
+//! watch on the lock path (`own.rs`), written ahead of its first create in
+//! the same round trip and kept for the participant's later ones: its mark,
+//! registered before the create, opens when the node is deleted or changed,
+//! the connection drops or the session ends. So an uncontended cycle is a
+//! create with its listing (one round trip) and a delete, with no request
+//! for the watch. Without that watch (a client without persistent watches,
+//! or an older server), the holder sets a data watch on its own node
+//! without waiting for the answer (an answer that does not set it, the node
+//! being gone, opens the loss latch as the watch would).
+//!
+//! A mutex waiter whose predecessor was the first in the line holds when
+//! the watch says that node was deleted (not changed: the client tells
+//! which event fired a watch), with no listing: the driver's
+//! `holds_once_deleted` gives the argument (no node can come before its
+//! own again; not so for the read-write lock). It is sound only while the
+//! waiter's own node is known to be there: its mark, armed before the
+//! create or before the last listing that showed the node, has not opened
+//! (a deletion of its own node, by an operator, say, comes as an event
+//! before the predecessor's, in the server's order; a disconnection opens
+//! every mark, since events may be lost with a connection; the session's
+//! end too). Without a mark, such a waiter sets a data watch on its own
+//! node while it waits (not awaited, written before the watch on its
+//! predecessor, so answered first), which tells the same and becomes its
+//! hold's watch; a connection change during the wait means a listing
+//! (a reattached session's watches may fire in any order). Otherwise it
+//! lists as before. A
+//! predecessor deleted with its expired session is deleted all the same:
+//! the lock is free, as a listing would show. Curator's participants on the
+//! same path keep their own rules (a listing after the event): they see the
+//! same line, with this waiter's node first.
 //!
 //! A create whose reply was lost is resolved as Curator resolves it: after a
 //! `sync`, the attempt lists the lock path and looks for its protected
@@ -29,9 +55,12 @@
 //! (its deadline, or an error) is deleted, in the background if the server
 //! cannot be asked now (see `release`).
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::driver::{Driver, Verdict};
+use super::own::Mark;
 use super::release::{Leftover, Nodes};
 use super::Participant;
 use crate::client::{CreateMode, DataWatch, Opts, Session, WakerGuard};
@@ -59,8 +88,10 @@ pub(super) struct Acquired {
     /// Opened when the hold may be gone: the node changed or went, the
     /// connection changed, or the session ended.
     pub(super) lost: Latch,
-    /// The watch on the node itself, which opens `lost`.
-    pub(super) _watch: DataWatch,
+    /// The watch on the node itself, which opens `lost`: a data watch of
+    /// its own, or the participant's watch on the lock path.
+    pub(super) _watch: Option<DataWatch>,
+    pub(super) _mark: Option<Mark>,
     /// Opens `lost` on every connection change.
     pub(super) _states: WakerGuard,
 }
@@ -84,6 +115,12 @@ pub(super) struct Attempt<'a> {
     /// The start of the names of this attempt's nodes.
     prefix: String,
     node: Option<Node>,
+    /// What tells it of its node's deletion, if the participant's watch on
+    /// the lock path does.
+    mark: Option<Mark>,
+    /// Without a mark: a data watch on its node set while it waits, and the
+    /// latch it opens (also when the answer does not set it).
+    own_watch: Option<(DataWatch, Latch)>,
     /// The session the last create went out in, and whether a create's
     /// outcome was unknown at some point (another node may exist).
     sent: Option<(Session, bool)>,
@@ -106,6 +143,8 @@ impl<'a> Attempt<'a> {
             driver,
             prefix: names::protected_prefix(),
             node: None,
+            mark: None,
+            own_watch: None,
             sent: None,
             deadline,
             patient,
@@ -176,13 +215,34 @@ impl<'a> Attempt<'a> {
         let client = &lock.client;
         let (name, mode) = self.driver.node_name(&self.prefix);
         let wanted = path::join(&lock.path, &name);
+        // Marked before the create is sent (the old mark, of the same
+        // prefix, dropped first).
+        self.mark = None;
+        let (mark, sink) = lock.own.mark(&self.prefix, session);
+        let mut mark = Some(mark);
         loop {
             let unknown = self.sent.is_some_and(|(s, unknown)| s == session && unknown);
             self.sent = Some((session, unknown));
             let opts = self.opts(session).once().mode(mode).acl(&lock.acl);
-            match client.create_and_list_with(&wanted, &lock.data, &lock.path, opts) {
+            match client.create_and_list_with(&wanted, &lock.data, &lock.path, opts, sink.as_ref()) {
                 Ok(made) => {
+                    let covered = match made.subtree {
+                        Some(Ok(watch)) => {
+                            lock.own.set(session, watch);
+                            true
+                        }
+                        Some(Err(e)) => {
+                            log::debug!(
+                                "{} {}: no watch on the lock path ({e})",
+                                self.driver.recipe(),
+                                lock.path
+                            );
+                            false
+                        }
+                        None => lock.own.covers(session),
+                    };
                     let node = self.node_at(made.path, session, Some(made.stat.czxid));
+                    self.keep_mark(covered.then(|| mark.take()).flatten(), &node);
                     return Ok((node, made.children.ok()));
                 }
                 Err(Error::NoNode { .. }) => {
@@ -198,7 +258,11 @@ impl<'a> Attempt<'a> {
                 Err(e @ Error::NodeExists { .. }) if mode == CreateMode::Ephemeral => {
                     self.sent = Some((session, true));
                     return match self.find(session)? {
-                        Some(found) => Ok((self.node_at(path::join(&lock.path, &found), session, None), None)),
+                        Some(found) => {
+                            let node = self.node_at(path::join(&lock.path, &found), session, None);
+                            self.keep_mark(mark.take().filter(|_| lock.own.covers(session)), &node);
+                            Ok((node, None))
+                        }
                         None => Err(e),
                     };
                 }
@@ -210,12 +274,23 @@ impl<'a> Attempt<'a> {
                             self.driver.recipe(),
                             lock.path
                         );
-                        return Ok((self.node_at(path::join(&lock.path, &found), session, None), None));
+                        let node = self.node_at(path::join(&lock.path, &found), session, None);
+                        self.keep_mark(mark.take().filter(|_| lock.own.covers(session)), &node);
+                        return Ok((node, None));
                     }
                 }
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// Keeps `mark` (if the watch on the lock path keeps it) as the mark of
+    /// `node`.
+    fn keep_mark(&mut self, mark: Option<Mark>, node: &Node) {
+        if let Some(mark) = &mark {
+            mark.named(&node.name);
+        }
+        self.mark = mark;
     }
 
     fn node_at(&self, path: String, session: Session, czxid: Option<i64>) -> Node {
@@ -242,13 +317,13 @@ impl<'a> Attempt<'a> {
 
     /// One look at the line from `node`: at `listed`, the children taken
     /// with its create, if given, else at a listing asked for now.
-    fn turn(&self, node: &Node, listed: Option<Vec<String>>) -> Result<Turn> {
+    fn turn(&mut self, node: &Node, listed: Option<Vec<String>>) -> Result<Turn> {
         let lock = self.lock;
         let client = &lock.client;
         let children = match listed {
             Some(children) => children,
-            None => match client.get_children_with(&lock.path, self.opts(node.session)) {
-                Ok((children, _)) => children,
+            None => match self.list(node) {
+                Ok(children) => children,
                 Err(Error::NoNode { .. } | Error::SessionExpired) => return Ok(Turn::Gone),
                 Err(e) => return Err(e),
             },
@@ -270,22 +345,84 @@ impl<'a> Attempt<'a> {
             );
             return Ok(Turn::Gone);
         };
-        let before = match self.driver.verdict(&sorted, index) {
+        let verdict = self.driver.verdict(&sorted, index);
+        if verdict != Verdict::Holds {
+            lock.own.contended();
+        }
+        let (before, holds_once_deleted) = match verdict {
             Verdict::Holds => return self.confirm(node),
             Verdict::Watch(_) if !self.patient => return Ok(Turn::NotYet),
-            Verdict::Watch(before) => path::join(&lock.path, &sorted[before]),
+            Verdict::Watch(before) => (
+                path::join(&lock.path, &sorted[before]),
+                self.driver.holds_once_deleted(before),
+            ),
         };
+        if holds_once_deleted {
+            self.watch_own_node(node);
+        }
         let latch = Latch::new();
-        let _states = client.wake_on_state_change(&latch);
+        let changed = Latch::new();
+        let _states = client.wake_on_state_change(&changed);
+        changed.forward_to(&latch);
         lock.cancel_wakes(&latch);
-        match client.watch_data(&before, &latch, self.opts(node.session)) {
-            Ok((_, _, _watch)) if latch.wait_until(self.deadline) && !lock.is_cancelled() => Ok(Turn::Again),
+        let deleted = Arc::new(AtomicBool::new(false));
+        let its_turn = |deleted: bool| holds_once_deleted && deleted && !changed.is_open();
+        match client.watch_deletion(&before, &latch, &deleted, self.opts(node.session)) {
+            Ok((_, _, _watch)) if latch.wait_until(self.deadline) && !lock.is_cancelled() => {
+                self.after_wait(node, its_turn(deleted.load(Ordering::SeqCst)))
+            }
             Ok(_) => Ok(Turn::NotYet),
             // Released since the listing.
-            Err(Error::NoNode { .. }) => Ok(Turn::Again),
+            Err(Error::NoNode { .. }) => self.after_wait(node, its_turn(true)),
             Err(Error::SessionExpired) => Ok(Turn::Gone),
             Err(e) => Err(e),
         }
+    }
+
+    /// Without a mark, sets a data watch on its own node (not awaited, sent
+    /// before the watch on the node it waits for), unless one is set: it
+    /// tells, as a mark would, whether the node has been there since.
+    fn watch_own_node(&mut self, node: &Node) {
+        if self.mark.is_some() || node.czxid.is_none() {
+            return;
+        }
+        self.own_watch.take_if(|(_, latch)| latch.is_open());
+        if self.own_watch.is_none() {
+            let latch = Latch::new();
+            let opts = self.opts(node.session);
+            let watch = self.lock.client.watch_data_unawaited(&node.path, &latch, opts);
+            self.own_watch = Some((watch, latch));
+        }
+    }
+
+    /// The listing of the lock path, taken with the mark armed again if it
+    /// opened (the listing shows whether the node is there; the mark, what
+    /// happens to it after).
+    fn list(&mut self, node: &Node) -> Result<Vec<String>> {
+        if let Some(mark) = self.mark.as_mut().filter(|mark| !mark.is_intact()) {
+            mark.arm();
+        }
+        let opts = self.opts(node.session);
+        self.lock
+            .client
+            .get_children_with(&self.lock.path, opts)
+            .map(|(children, _)| children)
+    }
+
+    /// After the wait for the node before its own: it holds without another
+    /// listing if that node was deleted and `its_turn` (the driver says its
+    /// deletion is the turn), and its mark tells that its own node has been
+    /// there since the listing; otherwise it looks at the line again.
+    fn after_wait(&mut self, node: &Node, its_turn: bool) -> Result<Turn> {
+        let intact = match (&self.mark, &self.own_watch) {
+            (Some(mark), _) => mark.is_intact(),
+            (None, Some((_, latch))) => !latch.is_open(),
+            (None, None) => false,
+        };
+        if its_turn && intact {
+            return self.confirm(node);
+        }
+        Ok(Turn::Again)
     }
 
     /// The node's turn has come: watches it, so the holder hears of its
@@ -293,15 +430,29 @@ impl<'a> Attempt<'a> {
     /// (then the watch is sent without waiting: an answer that does not set
     /// it opens the loss latch). Any connection change on the way means
     /// looking again.
-    fn confirm(&self, node: &Node) -> Result<Turn> {
+    fn confirm(&mut self, node: &Node) -> Result<Turn> {
         let client = &self.lock.client;
         let lost = Latch::new();
         let states = client.wake_on_state_change(&lost);
         let opts = self.opts(node.session);
-        let (czxid, watch) = match node.czxid {
-            Some(czxid) => (czxid, client.watch_data_unawaited(&node.path, &lost.chained(), opts)),
-            None => match client.watch_data(&node.path, &lost.chained(), opts) {
-                Ok((_, stat, watch)) => (stat.czxid, watch),
+        let own_watch = self.own_watch.take().filter(|(_, latch)| !latch.is_open());
+        let (czxid, watch) = match (node.czxid, &self.mark, own_watch) {
+            // The watch on the lock path tells of the node's deletion.
+            (Some(czxid), Some(mark), _) => {
+                mark.forward_to(&lost);
+                (czxid, None)
+            }
+            // So does the watch on its node set while it waited.
+            (Some(czxid), None, Some((watch, latch))) => {
+                latch.forward_to(&lost);
+                (czxid, Some(watch))
+            }
+            (Some(czxid), None, None) => (
+                czxid,
+                Some(client.watch_data_unawaited(&node.path, &lost.chained(), opts)),
+            ),
+            (None, _, _) => match client.watch_data(&node.path, &lost.chained(), opts) {
+                Ok((_, stat, watch)) => (stat.czxid, Some(watch)),
                 Err(Error::NoNode { .. } | Error::SessionExpired) => return Ok(Turn::Gone),
                 Err(e) => return Err(e),
             },
@@ -309,11 +460,13 @@ impl<'a> Attempt<'a> {
         if lost.is_open() || !client.is_live(node.session) || !client.state().is_connected() {
             return Ok(Turn::Again);
         }
+        let mark = if watch.is_none() { self.mark.take() } else { None };
         Ok(Turn::Ours(Box::new(Acquired {
             node: node.clone(),
             czxid: self.driver.czxid().unwrap_or(czxid),
             lost,
             _watch: watch,
+            _mark: mark,
             _states: states,
         })))
     }

@@ -110,6 +110,20 @@ impl Driver {
         }
     }
 
+    /// Whether a participant that waits for the node at `before` in the line
+    /// holds once that node is deleted, without looking at the line again:
+    /// for a mutex, when that node was the first. The nodes before its own
+    /// were then `max_leases` (it watches the `max_leases`-th before it);
+    /// with the first gone, fewer are left, and no node can come before them
+    /// again: the server gives a new node a larger sequence than every node
+    /// before it under the path (the path cannot go and start them over
+    /// while a node is under it), and a deleted node does not come back.
+    /// Not for the read-write lock: the read node its write holder takes
+    /// sorts with the write node, ahead of nodes made before it.
+    pub(crate) fn holds_once_deleted(&self, before: usize) -> bool {
+        matches!(self, Driver::Mutex { .. }) && before == 0
+    }
+
     /// Whether the node at `ours` in the `sorted` line holds, or which node
     /// it waits for (Curator's `getsTheLock`).
     pub(crate) fn verdict(&self, sorted: &[String], ours: usize) -> Verdict {
@@ -144,6 +158,20 @@ mod tests {
         assert_eq!(Driver::Mutex { max_leases: 1 }.verdict(&line, 2), Verdict::Watch(1));
         assert_eq!(Driver::Mutex { max_leases: 2 }.verdict(&line, 1), Verdict::Holds);
         assert_eq!(Driver::Mutex { max_leases: 2 }.verdict(&line, 2), Verdict::Watch(0));
+    }
+
+    #[test]
+    fn only_a_mutex_waiter_on_the_first_node_holds_once_it_is_deleted() {
+        assert!(Driver::Mutex { max_leases: 1 }.holds_once_deleted(0));
+        assert!(!Driver::Mutex { max_leases: 1 }.holds_once_deleted(1));
+        // With two leases, the third waits on the first: once it goes, one
+        // node is left before it.
+        let line = line(&["a-lock-1", "b-lock-2", "c-lock-3"]);
+        assert_eq!(Driver::Mutex { max_leases: 2 }.verdict(&line, 2), Verdict::Watch(0));
+        assert!(Driver::Mutex { max_leases: 2 }.holds_once_deleted(0));
+        assert_eq!(Driver::Mutex { max_leases: 2 }.verdict(&line[1..], 1), Verdict::Holds);
+        assert!(!Driver::Write.holds_once_deleted(0));
+        assert!(!Driver::Read.holds_once_deleted(0));
     }
 
     #[test]

@@ -7,6 +7,8 @@
 //!   the order of the line, and whether a node holds or whom it watches.
 //! - `acquire.rs`: one attempt: the protected node, a lost create reply
 //!   resolved, the line and the watch on the node the driver names.
+//! - `own.rs`: [`own::OwnNodes`], the participant's one watch on the lock
+//!   path, which tells each attempt and hold of its own node's deletion.
 //! - `hold.rs`: a thread's hold (shared by its reentrant guards), its
 //!   fencing token and its loss; [`Holds`], the holds of each thread;
 //!   [`Acquisition`], what each public guard wraps.
@@ -16,6 +18,7 @@
 mod acquire;
 mod driver;
 mod hold;
+mod own;
 mod release;
 
 use std::net::{IpAddr, ToSocketAddrs};
@@ -45,6 +48,9 @@ pub(crate) struct Participant {
     /// Opened to make every wait for the turn give up (as its deadline
     /// would): the owner stops waiting for good.
     pub(crate) cancel: Option<Latch>,
+    /// Its watch on the lock path, which tells its attempts and holds of
+    /// their nodes' deletion.
+    own: own::OwnNodes,
 }
 
 impl Participant {
@@ -78,6 +84,7 @@ impl Participant {
         let data = data.unwrap_or_else(local_address);
         Ok(Participant {
             client,
+            own: own::OwnNodes::new(&path),
             path,
             data,
             acl,

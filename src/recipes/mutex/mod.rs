@@ -47,6 +47,16 @@ use crate::recipes::lock::{Acquisition, Driver, Holds, Participant};
 /// out of reach, so it never blocks the line; nodes of a session the server
 /// expired are gone with it.
 ///
+/// On ZooKeeper 3.6 and later, each `Mutex` sets one persistent recursive
+/// watch on the lock path (sent with its first create, in the same round
+/// trip), which tells a holder of its node's loss without a request per
+/// lock, and lets the waiter just behind the holder take the lock on the
+/// event of its deletion, without listing the line again. It hears of every
+/// node created or deleted under the lock path, so keep the path for the
+/// lock's nodes. A client built [without persistent
+/// watches](crate::ZkClientBuilder::without_persistent_watches) watches
+/// each holder's node with a request instead.
+///
 /// # Notable errors
 /// - [`Error::Unreachable`](crate::Error::Unreachable): no server answered
 ///   in time: by the deadline of a timed call, or within the client's request

@@ -12,7 +12,7 @@ use zk_queue::testing::TestingServer;
 
 use super::{mutex, nodes, take_turns, Ledger, WAIT};
 use crate::support::server::unique_path;
-use crate::support::{client, client_of, eventually, wait_for_watches};
+use crate::support::{client, client_of, eventually, wait_for_watches, watch_count};
 
 /// Has `participants` clients, each on a thread of its own, hold a lock at
 /// a new path with `max_leases` `rounds` times for `hold` each; returns
@@ -128,8 +128,10 @@ fn a_waiter_watches_only_the_node_before_it_and_a_release_wakes_only_the_next() 
     let holder_client = client_of(&connect);
     let holder = mutex(&holder_client, path);
     let guard = holder.lock().unwrap();
-    // The holder watches its own node, for its loss.
-    wait_for_watches(&server, 1);
+    // The holder's watch on the lock path (which tells it of its node's
+    // loss), as the server counts it.
+    let lock_path_watch = watch_count(&server);
+    assert!(lock_path_watch > 0);
     let clients: Vec<_> = (0..4).map(|_| client_of(&connect)).collect();
     let woken: Vec<_> = (0..4).map(|_| Arc::new(StdMutex::new(None))).collect();
     let done = AtomicBool::new(false);
@@ -147,15 +149,16 @@ fn a_waiter_watches_only_the_node_before_it_and_a_release_wakes_only_the_next() 
             });
             eventually(WAIT, "the waiter joined", || nodes(&holder_client, path).len() == n + 2);
         }
-        // One data watch per waiter, on its predecessor, and the holder's.
-        wait_for_watches(&server, 5);
-        let listings: Vec<u64> = clients.iter().map(|c| c.stats().get_children).collect();
+        // Each waiter's watch on the lock path and its data watch on its
+        // predecessor, beside the holder's.
+        wait_for_watches(&server, 5 * lock_path_watch + 4);
+        let requests: Vec<u64> = clients.iter().map(|c| c.stats().total()).collect();
         drop(guard);
         eventually(WAIT, "the next waiter holds", || woken[0].lock().unwrap().is_some());
-        let after: Vec<u64> = clients.iter().map(|c| c.stats().get_children).collect();
+        let after: Vec<u64> = clients.iter().map(|c| c.stats().total()).collect();
         done.store(true, Ordering::Release);
-        assert!(after[0] > listings[0], "the next waiter looked again");
-        assert_eq!(after[1..], listings[1..], "no other waiter was woken");
+        // The next waiter holds on the event of the first node's deletion.
+        assert_eq!(after, requests, "no waiter sent a request");
         assert!(woken[1..].iter().all(|w| w.lock().unwrap().is_none()));
     });
     assert_eq!(nodes(&holder_client, path), Vec::<String>::new());
