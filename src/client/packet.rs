@@ -2,6 +2,8 @@
 //! accepts (`jute.maxbuffer`) would cost the connection, so it is refused
 //! with [`Error::ItemTooLarge`] instead.
 
+use std::ops::Range;
+
 use super::{Acl, Op, ZkClient};
 use crate::error::{Error, Result};
 
@@ -21,22 +23,29 @@ impl ZkClient {
     /// Refuses, before sending, a multi of `ops` (creates without an ACL of
     /// their own get `default_acl`) that the server would not accept.
     pub(super) fn check_multi_size(&self, ops: &[Op], default_acl: &[Acl]) -> Result<()> {
-        let mut overhead = REQUEST_HEADER + MULTI_HEADER;
-        let mut data = 0;
-        for op in ops {
-            overhead += MULTI_HEADER
-                + match op {
-                    Op::Create { path, acl, .. } => {
-                        create_size(path, 0, acl.as_deref().unwrap_or(default_acl)) - REQUEST_HEADER
-                    }
-                    Op::Delete { path, .. } | Op::Check { path, .. } => string_size(path) + 4,
-                    Op::SetData { path, .. } => string_size(path) + 4 + 4,
-                };
-            if let Op::Create { data: d, .. } | Op::SetData { data: d, .. } = op {
-                data += d.len();
+        let overhead = REQUEST_HEADER + MULTI_HEADER + ops.iter().map(|op| op_overhead(op, default_acl)).sum::<usize>();
+        self.check_packet(overhead, ops.iter().map(op_data).sum())
+    }
+
+    /// Splits `ops` into consecutive runs for multis of at most `max_ops`
+    /// operations each that the server accepts; an operation too large to
+    /// share a multi runs alone (a run of one is best sent on its own).
+    pub(crate) fn multi_chunks(&self, ops: &[Op], max_ops: usize) -> Vec<Range<usize>> {
+        let (max, default_acl) = (self.max_packet_size(), self.default_acl());
+        let mut chunks = Vec::new();
+        let (mut start, mut size) = (0, REQUEST_HEADER + MULTI_HEADER);
+        for (i, op) in ops.iter().enumerate() {
+            let op_size = op_overhead(op, default_acl) + op_data(op);
+            if i > start && (i - start >= max_ops.max(1) || size + op_size > max) {
+                chunks.push(start..i);
+                (start, size) = (i, REQUEST_HEADER + MULTI_HEADER);
             }
+            size += op_size;
         }
-        self.check_packet(overhead, data)
+        if start < ops.len() {
+            chunks.push(start..ops.len());
+        }
+        chunks
     }
 
     /// Refuses a request of `overhead` bytes plus `data` bytes of data that the
@@ -50,6 +59,26 @@ impl ZkClient {
             });
         }
         Ok(())
+    }
+}
+
+/// Bytes of `op` within a multi, besides its data.
+fn op_overhead(op: &Op, default_acl: &[Acl]) -> usize {
+    MULTI_HEADER
+        + match op {
+            Op::Create { path, acl, .. } => {
+                create_size(path, 0, acl.as_deref().unwrap_or(default_acl)) - REQUEST_HEADER
+            }
+            Op::Delete { path, .. } | Op::Check { path, .. } => string_size(path) + 4,
+            Op::SetData { path, .. } => string_size(path) + 4 + 4,
+        }
+}
+
+/// Bytes of data `op` carries.
+fn op_data(op: &Op) -> usize {
+    match op {
+        Op::Create { data, .. } | Op::SetData { data, .. } => data.len(),
+        Op::Delete { .. } | Op::Check { .. } => 0,
     }
 }
 
