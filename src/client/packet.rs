@@ -31,21 +31,7 @@ impl ZkClient {
     /// operations each that the server accepts; an operation too large to
     /// share a multi runs alone (a run of one is best sent on its own).
     pub(crate) fn multi_chunks(&self, ops: &[Op], max_ops: usize) -> Vec<Range<usize>> {
-        let (max, default_acl) = (self.max_packet_size(), self.default_acl());
-        let mut chunks = Vec::new();
-        let (mut start, mut size) = (0, REQUEST_HEADER + MULTI_HEADER);
-        for (i, op) in ops.iter().enumerate() {
-            let op_size = op_overhead(op, default_acl) + op_data(op);
-            if i > start && (i - start >= max_ops.max(1) || size + op_size > max) {
-                chunks.push(start..i);
-                (start, size) = (i, REQUEST_HEADER + MULTI_HEADER);
-            }
-            size += op_size;
-        }
-        if start < ops.len() {
-            chunks.push(start..ops.len());
-        }
-        chunks
+        multi_chunks(ops, max_ops, self.max_packet_size(), self.default_acl())
     }
 
     /// Refuses a request of `overhead` bytes plus `data` bytes of data that the
@@ -60,6 +46,25 @@ impl ZkClient {
         }
         Ok(())
     }
+}
+
+/// Consecutive runs of `ops` of at most `max_ops` operations whose multi
+/// fits `max_packet` bytes; an operation too large to share one runs alone.
+fn multi_chunks(ops: &[Op], max_ops: usize, max_packet: usize, default_acl: &[Acl]) -> Vec<Range<usize>> {
+    let mut chunks = Vec::new();
+    let (mut start, mut size) = (0, REQUEST_HEADER + MULTI_HEADER);
+    for (i, op) in ops.iter().enumerate() {
+        let op_size = op_overhead(op, default_acl) + op_data(op);
+        if i > start && (i - start >= max_ops.max(1) || size + op_size > max_packet) {
+            chunks.push(start..i);
+            (start, size) = (i, REQUEST_HEADER + MULTI_HEADER);
+        }
+        size += op_size;
+    }
+    if start < ops.len() {
+        chunks.push(start..ops.len());
+    }
+    chunks
 }
 
 /// Bytes of `op` within a multi, besides its data.
@@ -107,5 +112,34 @@ mod tests {
             create_size("/q", 3, &[Acl::anyone_all()]),
             8 + 6 + 7 + 4 + 4 + 9 + 10 + 4
         );
+    }
+
+    fn creates(sizes: &[usize]) -> Vec<Op> {
+        sizes
+            .iter()
+            .map(|&n| Op::create("/q/item-", vec![0; n], super::super::CreateMode::PersistentSequential))
+            .collect()
+    }
+
+    #[test]
+    fn multi_chunks_hold_at_most_max_ops_in_order() {
+        let ops = creates(&[10; 130]);
+        let chunks = multi_chunks(&ops, 64, 1 << 20, &[Acl::anyone_all()]);
+        assert_eq!(chunks, [0..64, 64..128, 128..130]);
+    }
+
+    #[test]
+    fn multi_chunks_fit_the_packet_and_an_op_too_large_to_share_runs_alone() {
+        let acl = [Acl::anyone_all()];
+        let ops = creates(&[400, 400, 400, 2_000, 100, 100]);
+        let max = 1_000;
+        let chunks = multi_chunks(&ops, 64, max, &acl);
+        assert_eq!(chunks, [0..2, 2..3, 3..4, 4..6]);
+        for chunk in chunks.iter().filter(|c| c.len() > 1) {
+            let ops = &ops[chunk.clone()];
+            let size: usize =
+                REQUEST_HEADER + MULTI_HEADER + ops.iter().map(|op| op_overhead(op, &acl) + op_data(op)).sum::<usize>();
+            assert!(size <= max, "{chunk:?}: {size} bytes");
+        }
     }
 }
