@@ -215,3 +215,29 @@ fn a_multi_of_deletes_that_finds_one_node_gone_deletes_the_others() {
     );
     assert!(client.get_children(&path).unwrap().0.is_empty());
 }
+
+#[test]
+fn put_all_into_a_deleted_queue_node_creates_it_again_and_sends_each_refused_multi_once_more() {
+    const ITEMS: usize = 100;
+    let client = client();
+    let path = unique_path("batched-put-all-recreated");
+    let queue = SimpleQueue::new(&client, &path).unwrap();
+    queue.put(b"creates the queue node").unwrap();
+    assert!(queue.poll().unwrap().is_some());
+    // A reaped container, say: every create of both multis finds no parent.
+    client.delete(&path, None).unwrap();
+    let items = expected_items("again-", ITEMS);
+    let before = client.stats();
+    let results = queue.put_all(&items).unwrap();
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+    assert_eq!(
+        client.stats().multi - before.multi,
+        2 * ITEMS.div_ceil(64) as u64,
+        "each multi refused whole, then sent again"
+    );
+    let mut got = Vec::new();
+    while let Some(item) = queue.poll().unwrap() {
+        got.push(String::from_utf8(item).unwrap());
+    }
+    assert_eq!(got, items);
+}
