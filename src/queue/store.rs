@@ -14,6 +14,11 @@
 //! read-back, is it stored twice. The read-back runs once the client notices
 //! the loss, up to a request timeout later, so an idle consumer may well win
 //! that race: each lost reply can add one duplicate, never a loss.
+//!
+//! Consecutive puts go out as multis of creates (see
+//! `ZkClient::create_in_multis_with`). A multi is applied whole or not at
+//! all, so one of its tokens found settles all of its puts: those not found
+//! were stored and taken already, and are not sent again.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
