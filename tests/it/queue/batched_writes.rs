@@ -241,3 +241,35 @@ fn put_all_into_a_deleted_queue_node_creates_it_again_and_sends_each_refused_mul
     }
     assert_eq!(got, items);
 }
+
+#[test]
+fn deletes_that_keep_finding_nodes_gone_fall_back_to_single_deletes_after_two_contested_rounds() {
+    let client = client();
+    let path = unique_path("batched-deletes-contested");
+    client.ensure_path(&path).unwrap();
+    let nodes: Vec<(String, Option<i32>)> = (0..10).map(|i| (format!("{path}/n{i}"), None)).collect();
+    for (node, _) in &nodes {
+        client
+            .create(node, b"x", zk_queue::client::CreateMode::Persistent)
+            .unwrap();
+    }
+    // Two taken by competitors: each fails a round of multis.
+    let other = support::client();
+    other.delete(&nodes[2].0, None).unwrap();
+    other.delete(&nodes[6].0, None).unwrap();
+    let before = client.stats();
+    let results = client.delete_in_multis(&nodes).unwrap();
+    let after = client.stats();
+    for (i, result) in results.iter().enumerate() {
+        match i {
+            2 | 6 => assert!(matches!(result, Err(e) if e.is_no_node()), "{i}: {result:?}"),
+            _ => assert!(result.is_ok(), "{i}: {result:?}"),
+        }
+    }
+    assert_eq!(
+        (after.multi - before.multi, after.delete - before.delete),
+        (2, 8),
+        "two failed multis, then the other eight one delete each"
+    );
+    assert!(client.get_children(&path).unwrap().0.is_empty());
+}
