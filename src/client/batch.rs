@@ -202,9 +202,14 @@ impl ZkClient {
     /// # Errors
     /// The outer `Err` only when no request could be sent: [`Error::Closed`].
     pub fn delete_many(&self, nodes: &[(String, Option<i32>)]) -> Result<BatchResults<()>> {
+        self.delete_many_with(nodes, Opts::new())
+    }
+
+    /// [`delete_many`](Self::delete_many) as `opts` say.
+    pub(crate) fn delete_many_with(&self, nodes: &[(String, Option<i32>)], opts: Opts<'_>) -> Result<BatchResults<()>> {
         self.batch(
             "delete",
-            Opts::new(),
+            opts,
             nodes,
             |node| path::validate(&node.0),
             |node| Request::Delete {
@@ -315,7 +320,7 @@ impl ZkClient {
     /// request timeout. A batch is never retried; fenced by `opts` to a
     /// session, it is sent only in that session, and in any other every
     /// entry fails with [`Error::SessionExpired`].
-    fn batch<'a, I, T>(
+    pub(super) fn batch<'a, I, T>(
         &self,
         operation: &'static str,
         opts: Opts<'_>,

@@ -1,8 +1,8 @@
 //! The put thread of a queue whose puts run in the background, or are
 //! coalesced.
 //!
-//! Everything waiting for the thread is sent at once, as one pipelined
-//! batch. With coalescing, the single-item puts of a batch that go to the
+//! Everything waiting for the thread is sent at once, as pipelined multis
+//! of up to 64 creates, one node per put, in order. With coalescing, the single-item puts of a batch that go to the
 //! same node prefix (the same kind, priority or due time) are written as one
 //! node in Curator's multi-item frame, as `put_multi` writes them: while one
 //! batch is in flight the next gathers, so an idle queue adds no wait (or
@@ -154,7 +154,7 @@ impl<T> Waiting<T> {
     }
 }
 
-/// Creates the batch's nodes with pipelined requests and reports each result.
+/// Creates the batch's nodes with pipelined multis and reports each result.
 fn store<T: Send + 'static>(core: &Core<T>, batch: Vec<Job<T>>) {
     let (nodes, waiting): (Vec<Result<Put>>, Vec<Waiting<T>>) = nodes(batch).into_iter().unzip();
     let mut puts = Vec::with_capacity(nodes.len());

@@ -14,15 +14,20 @@
 //! read-back, is it stored twice. The read-back runs once the client notices
 //! the loss, up to a request timeout later, so an idle consumer may well win
 //! that race: each lost reply can add one duplicate, never a loss.
+//!
+//! Consecutive puts go out as multis of creates (see
+//! `ZkClient::create_in_multis_with`). A multi is applied whole or not at
+//! all, so one of its tokens found settles all of its puts: those not found
+//! were stored and taken already, and are not sent again.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use parking_lot::Mutex;
 
 use super::core::Core;
 use super::stats::QueueCounters;
-use crate::client::{CreateMode, Opts, Retry};
+use crate::client::{CreateMode, Created, Opts, Retry};
 use crate::codec::trailer;
 use crate::error::{Error, Result};
 use crate::naming::{item_sequence, parse_sequence, SequenceKey};
@@ -72,31 +77,52 @@ enum State {
     /// To be sent (again).
     Send,
     /// Sent with the floor read before; no reply.
-    Unknown(Option<SequenceKey>),
+    Unknown(Option<SequenceKey>, Option<Multi>),
     /// Finished.
-    Done(Result<String>),
+    Done(Result<()>),
 }
 
+/// One sending of the puts not stored yet.
+#[derive(Clone, Copy)]
+struct Sending<'a> {
+    /// Which sending of [`store`] this is.
+    number: usize,
+    /// Whether the queue node was created again already.
+    recreated: bool,
+    opts: Opts<'a>,
+}
+
+/// The multi a put was sent in: which sending of [`store`] and which multi
+/// of it. All the puts of one multi were stored, or none was.
+type Multi = (usize, usize);
+
 impl<T: Send + 'static> Core<T> {
-    /// Creates the item nodes of `puts`, pipelined, with the queue's ACL, and
-    /// returns each one's path or error, in order. Connection errors are
+    /// Creates the item nodes of `puts`, in pipelined multis of consecutive
+    /// puts, with the queue's ACL, and returns each one's result, in order. Connection errors are
     /// retried by the client's retry policy; a create whose reply was lost is
     /// resolved by reading back its token, so it is not stored twice. At
     /// `deadline`, retries stop and what is not done fails with
     /// [`Error::Timeout`] (a put whose outcome is still unknown then may have
     /// been stored).
-    pub(crate) fn store(&self, puts: &[Put], deadline: Option<Instant>) -> Vec<Result<String>> {
+    pub(crate) fn store(&self, puts: &[Put], deadline: Option<Instant>) -> Vec<Result<()>> {
         let mut retry = Retry::new(&self.client, "create", deadline);
         // Every request gives up at the deadline, if there is one.
         let opts = Opts::new().until(deadline);
         let mut states: Vec<State> = puts.iter().map(|_| State::Send).collect();
         let mut recreated = false;
+        let mut sendings = 0;
         // Why the puts not done yet are waiting for a retry.
         let mut cause: Option<Error> = None;
         loop {
             let session = self.client.session();
             if states.iter().any(|s| matches!(s, State::Send)) {
-                let missing_queue = self.send(puts, &mut states, recreated, &mut cause, opts);
+                sendings += 1;
+                let sending = Sending {
+                    number: sendings,
+                    recreated,
+                    opts,
+                };
+                let missing_queue = self.send(puts, &mut states, &sending, &mut cause);
                 // The queue node vanished (a reaped container, say): create
                 // it again, once, and resend what it refused.
                 if missing_queue {
@@ -140,21 +166,19 @@ impl<T: Send + 'static> Core<T> {
             .map(|s| match s {
                 State::Done(result) => result,
                 // The loop ends only when every put is done.
-                State::Send | State::Unknown(_) => Err(Error::InvalidState("a put was left unfinished")),
+                State::Send | State::Unknown(..) => Err(Error::InvalidState("a put was left unfinished")),
             })
             .collect()
     }
 
     /// Sends the puts in `State::Send`, pipelined, and records each outcome.
     /// Returns whether the queue node is missing (and `recreated` is false).
-    fn send(
-        &self,
-        puts: &[Put],
-        states: &mut [State],
-        recreated: bool,
-        cause: &mut Option<Error>,
-        opts: Opts<'_>,
-    ) -> bool {
+    fn send(&self, puts: &[Put], states: &mut [State], sending: &Sending<'_>, cause: &mut Option<Error>) -> bool {
+        let Sending {
+            number,
+            recreated,
+            opts,
+        } = *sending;
         let sending: Vec<usize> = (0..puts.len()).filter(|&i| matches!(states[i], State::Send)).collect();
         let floor = self.read_floor(opts);
         let nodes: Vec<(String, Vec<u8>)> = sending
@@ -162,8 +186,8 @@ impl<T: Send + 'static> Core<T> {
             .map(|&i| (puts[i].node_prefix.clone(), puts[i].data.clone()))
             .collect();
         let opts = opts.mode(CreateMode::PersistentSequential).acl(&self.options.acl);
-        let results = match self.client.create_many_with(&nodes, opts) {
-            Ok(results) => results,
+        let Created { results, multi } = match self.client.create_in_multis_with(&nodes, opts) {
+            Ok(created) => created,
             // Nothing was sent.
             Err(e) if e.is_retryable() => {
                 *cause = Some(e);
@@ -175,11 +199,11 @@ impl<T: Send + 'static> Core<T> {
             }
         };
         let mut missing_queue = false;
-        for (&i, result) in sending.iter().zip(results) {
+        for ((&i, result), multi) in sending.iter().zip(results).zip(multi) {
             states[i] = match result {
-                Ok((created, _)) => {
+                Ok(created) => {
                     self.note_created(&created);
-                    State::Done(Ok(created))
+                    State::Done(Ok(()))
                 }
                 Err(Error::NoNode { .. }) if !recreated => {
                     missing_queue = true;
@@ -189,7 +213,7 @@ impl<T: Send + 'static> Core<T> {
                 // expiry) leaves the create's outcome unknown.
                 Err(e) if e.is_retryable() => {
                     *cause = Some(e);
-                    State::Unknown(floor)
+                    State::Unknown(floor, multi.map(|m| (number, m)))
                 }
                 Err(e) => State::Done(Err(e)),
             };
@@ -222,37 +246,45 @@ impl<T: Send + 'static> Core<T> {
     }
 
     /// Looks for the tokens of puts in `State::Unknown` among the queue's
-    /// newest items: found ones are done, the others are sent again. If the
-    /// queue cannot be read now, they stay unknown and the error is returned.
+    /// newest items: found ones are done, and so are the others of their
+    /// multi (a multi is applied whole, so a put of it that is not found was
+    /// stored and taken already); the others are sent again. If the queue
+    /// cannot be read now, they stay unknown and the error is returned.
     fn resolve(&self, puts: &[Put], states: &mut [State], opts: Opts<'_>) -> Result<()> {
-        let unknown: Vec<(usize, Option<SequenceKey>)> = states
+        let unknown: Vec<(usize, Option<SequenceKey>, Option<Multi>)> = states
             .iter()
             .enumerate()
             .filter_map(|(i, s)| match s {
-                State::Unknown(floor) => Some((i, *floor)),
+                State::Unknown(floor, multi) => Some((i, *floor, *multi)),
                 _ => None,
             })
             .collect();
         if unknown.is_empty() {
             return Ok(());
         }
-        match self.find_tokens(puts, &unknown, opts) {
+        let floors: Vec<(usize, Option<SequenceKey>)> = unknown.iter().map(|&(i, floor, _)| (i, floor)).collect();
+        match self.find_tokens(puts, &floors, opts) {
             Ok(found) => {
-                for (i, _) in unknown {
-                    states[i] = match found.get(&puts[i].token) {
-                        Some(created) => {
-                            log::debug!("a put whose reply was lost was applied: {created}");
-                            State::Done(Ok(created.clone()))
-                        }
-                        None => {
-                            QueueCounters::bump(&self.counters.puts_resent);
-                            log::info!(
-                                "a put under {} whose reply was lost is not in the queue; sending it again \
-                                 (stored twice if a consumer already took it)",
-                                self.path
-                            );
-                            State::Send
-                        }
+                let applied: HashSet<Multi> = unknown
+                    .iter()
+                    .filter(|&&(i, _, _)| found.contains_key(&puts[i].token))
+                    .filter_map(|&(_, _, multi)| multi)
+                    .collect();
+                for (i, _, multi) in unknown {
+                    states[i] = if let Some(created) = found.get(&puts[i].token) {
+                        log::debug!("a put whose reply was lost was applied: {created}");
+                        State::Done(Ok(()))
+                    } else if multi.is_some_and(|m| applied.contains(&m)) {
+                        log::debug!("a put whose reply was lost was applied with its multi, and taken since");
+                        State::Done(Ok(()))
+                    } else {
+                        QueueCounters::bump(&self.counters.puts_resent);
+                        log::info!(
+                            "a put under {} whose reply was lost is not in the queue; sending it again \
+                             (stored twice if a consumer already took it)",
+                            self.path
+                        );
+                        State::Send
                     };
                 }
             }
@@ -260,7 +292,7 @@ impl<T: Send + 'static> Core<T> {
                 log::debug!("reading back puts under {}: {e}", self.path);
                 return Err(e);
             }
-            Err(e) => fail_all(states, |s| matches!(s, State::Unknown(_)), &e),
+            Err(e) => fail_all(states, |s| matches!(s, State::Unknown(..)), &e),
         }
         Ok(())
     }

@@ -1,5 +1,6 @@
 //! Claims a window of items at a time with pipelined requests, and hands the
-//! items won to the workers in order. Plain mode reads and deletes them;
+//! items won to the workers in order. Plain mode reads them and deletes them
+//! in multis;
 //! lock-safe mode locks and reads them (the locks are prefetched leases: the
 //! items are deleted only once consumed).
 
@@ -78,7 +79,7 @@ pub(super) fn window<T: Send + 'static>(
         }
     }
     let deletes: Vec<(String, Option<i32>)> = claimable.iter().map(|(_, p, v, ..)| (p.clone(), Some(*v))).collect();
-    let results = core.client.delete_many(&deletes)?;
+    let results = core.client.delete_in_multis_with(&deletes, Opts::new())?;
     log::trace!(
         "queue {}: window of {}: read in {read_in:?} ({} read with the listing), {} deleted in {:?}",
         core.path,

@@ -1,6 +1,6 @@
 //! How a [`SimpleQueue`] handle claims items from its local list: one at a
 //! time (a read, then the claiming delete), or, with a prefetch, a window at
-//! a time (the window's data in multi-reads, then its deletes pipelined).
+//! a time (the window's data in multi-reads, then its deletes in multis).
 
 use std::time::Instant;
 
@@ -89,7 +89,7 @@ impl SimpleQueue {
 
     /// Claims a window of items taken off the local list: reads them all
     /// (multi-reads, within the call's deadline), then deletes those read
-    /// (pipelined, within the request timeout whatever the deadline, as a
+    /// (in multis, within the request timeout whatever the deadline, as a
     /// single claim is), and keeps the claimed items in order. Items another
     /// consumer took are passed over. On an error the window's unread items
     /// go back to the local list, and the error is returned only if nothing
@@ -126,10 +126,13 @@ impl SimpleQueue {
             .iter()
             .map(|(_, name, _)| (path::join(&self.dir, name), None))
             .collect();
-        let deleted = self.client.delete_many(&deletes).unwrap_or_else(|e| {
-            // Nothing was sent (the client closed): every item stays.
-            deletes.iter().map(|_| Err(e.clone())).collect()
-        });
+        let deleted = self
+            .client
+            .delete_in_multis_with(&deletes, Opts::new())
+            .unwrap_or_else(|e| {
+                // Nothing was sent (the client closed): every item stays.
+                deletes.iter().map(|_| Err(e.clone())).collect()
+            });
         let mut claimed = Vec::with_capacity(read.len());
         for ((key, name, data), result) in read.into_iter().zip(deleted) {
             let node = path::join(&self.dir, &name);

@@ -6,8 +6,9 @@ use crate::error::{Error, Result};
 use crate::path;
 
 impl SimpleQueue {
-    /// Appends several items with pipelined creates (all in flight at once,
-    /// so a batch takes a few round trips instead of one per item) and
+    /// Appends several items, one node each, with multis of creates (up to
+    /// 64 items a transaction, the multis pipelined, so a batch takes a few
+    /// round trips and server commits instead of one per item) and
     /// returns each item's result, in order: the path of its node, or why it
     /// was not stored. ZooKeeper applies one session's requests in order, so
     /// the items get increasing sequence numbers in the slice's order.
@@ -16,7 +17,7 @@ impl SimpleQueue {
     ///
     /// Unlike `put`, an item is sent once: one that failed with a connection
     /// error ([`Error::is_retryable`]) has an unknown outcome and may have
-    /// been stored. Sending it again (with `put`) may store it twice, as
+    /// been stored (with every item of its multi, or none of them). Sending it again (with `put`) may store it twice, as
     /// `put`'s own retries may.
     ///
     /// # Errors
@@ -55,12 +56,12 @@ impl SimpleQueue {
                 .map(|&i| (prefix.clone(), items[i].as_ref().to_vec()))
                 .collect();
             let opts = Opts::new().mode(CreateMode::PersistentSequential).acl(&self.acl);
-            let created = self.client.create_many_with(&nodes, opts)?;
+            let created = self.client.create_in_multis_with(&nodes, opts)?;
             let mut missing = Vec::new();
-            for (i, result) in pending.into_iter().zip(created) {
+            for (i, result) in pending.into_iter().zip(created.results) {
                 match result {
                     Err(Error::NoNode { .. }) => missing.push(i),
-                    other => results[i] = other.map(|(path, _)| path),
+                    other => results[i] = other,
                 }
             }
             pending = missing;

@@ -1,5 +1,7 @@
 //! Claiming deletes that are lost on the way to the server, or whose reply
-//! is lost on the way back: the claimed item is delivered exactly once.
+//! is lost on the way back: the claimed item is delivered exactly once. A
+//! window of one item is claimed with a single delete, a larger one with a
+//! multi of deletes: both are covered.
 
 use zk_queue::testing::{FaultProxy, Request};
 use zk_queue::SimpleQueue;
@@ -10,15 +12,16 @@ use crate::support::recorder::Recorder;
 use crate::support::server::{shared_connect_string, unique_path};
 use crate::support::{self, eventually};
 
-/// Runs a plain consumer through a proxy that loses the first claiming
-/// delete as `lose` says, and checks every item is delivered once.
-fn plain_consumer_delivers_each_item_once(name: &str, lose: fn(&FaultProxy)) {
+/// Runs a plain consumer of `count` items through a proxy that loses the
+/// first claiming delete as `lose` says, and checks every item is delivered
+/// once.
+fn plain_consumer_delivers_each_item_once(name: &str, count: usize, lose: fn(&FaultProxy)) {
     let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
     let client = support::proxied_client(&proxy);
     let direct = support::client();
     let path = unique_path(name);
     let producer = producer(&direct, &path).build_queue().unwrap();
-    let items: Vec<String> = (0..5).map(|i| format!("job-{i}")).collect();
+    let items: Vec<String> = (0..count).map(|i| format!("job-{i}")).collect();
     for item in &items {
         producer.put(item.clone()).unwrap();
     }
@@ -40,14 +43,28 @@ fn plain_consumer_delivers_each_item_once(name: &str, lose: fn(&FaultProxy)) {
 
 #[test]
 fn a_plain_consumer_delivers_once_an_item_whose_claiming_delete_never_reached_the_server() {
-    plain_consumer_delivers_each_item_once("plain-delete-request-lost", |proxy| {
+    plain_consumer_delivers_each_item_once("plain-delete-request-lost", 1, |proxy| {
         proxy.drop_request_to(Request::Delete)
     });
 }
 
 #[test]
+fn a_plain_consumer_delivers_once_each_item_whose_claiming_multi_never_reached_the_server() {
+    plain_consumer_delivers_each_item_once("plain-multi-request-lost", 5, |proxy| {
+        proxy.drop_request_to(Request::Multi)
+    });
+}
+
+#[test]
+fn a_plain_consumer_delivers_once_each_item_whose_claiming_multi_reply_was_lost() {
+    plain_consumer_delivers_each_item_once("plain-multi-reply-lost", 5, |proxy| proxy.drop_reply_to(Request::Multi));
+}
+
+#[test]
 fn a_plain_consumer_delivers_once_an_item_whose_claiming_delete_reply_was_lost() {
-    plain_consumer_delivers_each_item_once("plain-delete-reply-lost", |proxy| proxy.drop_reply_to(Request::Delete));
+    plain_consumer_delivers_each_item_once("plain-delete-reply-lost", 1, |proxy| {
+        proxy.drop_reply_to(Request::Delete)
+    });
 }
 
 /// Polls a `SimpleQueue` through a proxy that loses the first claiming
@@ -80,9 +97,9 @@ fn simple_queue_poll_returns_once_an_item_whose_delete_never_reached_the_server(
 }
 
 #[test]
-fn a_prefetching_simple_queue_returns_once_each_item_of_a_window_whose_first_delete_never_reached_the_server() {
-    simple_poll_returns_each_item_once("simple-prefetch-delete-request-lost", 8, |proxy| {
-        proxy.drop_request_to(Request::Delete)
+fn a_prefetching_simple_queue_returns_once_each_item_of_a_window_whose_claiming_multi_never_reached_the_server() {
+    simple_poll_returns_each_item_once("simple-prefetch-multi-request-lost", 8, |proxy| {
+        proxy.drop_request_to(Request::Multi)
     });
 }
 
@@ -94,8 +111,8 @@ fn simple_queue_poll_returns_once_an_item_whose_delete_reply_was_lost() {
 }
 
 #[test]
-fn a_prefetching_simple_queue_returns_once_each_item_of_a_window_whose_first_delete_reply_was_lost() {
-    simple_poll_returns_each_item_once("simple-prefetch-delete-reply-lost", 8, |proxy| {
-        proxy.drop_reply_to(Request::Delete)
+fn a_prefetching_simple_queue_returns_once_each_item_of_a_window_whose_claiming_multi_reply_was_lost() {
+    simple_poll_returns_each_item_once("simple-prefetch-multi-reply-lost", 8, |proxy| {
+        proxy.drop_reply_to(Request::Multi)
     });
 }

@@ -1,6 +1,7 @@
-//! The requests a consumer spends per item: alone, a delete (plain) or a
-//! lock create and a fenced multi (lock-safe) per item, with a window's
-//! reads and lock checks in one multi-read each; competing for one queue,
+//! The requests a consumer spends per item: alone, a plain consumer a
+//! multi-read and a multi of deletes per window, a lock-safe one a lock
+//! create and a fenced multi per item, with a window's reads and lock
+//! checks in one multi-read each; competing for one queue,
 //! consumers spread their claims over it instead of all reading and
 //! deleting (or locking) its head, so they stay near what one spends.
 
@@ -55,11 +56,12 @@ fn requests_per_item_draining_together(name: &str, consumers: usize, lock_safe: 
 }
 
 #[test]
-fn a_lone_plain_consumer_spends_a_delete_per_item_and_one_multi_read_per_window() {
+fn a_lone_plain_consumer_spends_one_multi_read_and_one_multi_of_deletes_per_window() {
     let per_item = requests_per_item_draining_together("lone-plain", 1, false);
     println!("1 plain consumer: {per_item:.2} requests per item");
-    // A read per item as well would make it 2.
-    assert!(per_item <= 1.2, "{per_item:.2} requests per item");
+    // Two requests per 64-item window make 0.03, and listings add some; a
+    // delete per item would make it at least 1 (2 with a read per item).
+    assert!(per_item <= 0.25, "{per_item:.2} requests per item");
 }
 
 #[test]
@@ -74,8 +76,8 @@ fn a_lone_lock_safe_consumer_spends_a_lock_and_a_multi_per_item_and_multi_reads_
 fn four_plain_consumers_draining_one_queue_spread_their_claims_instead_of_all_claiming_its_head() {
     let per_item = requests_per_item_draining_together("competing-plain", CONSUMERS, false);
     println!("{CONSUMERS} plain consumers: {per_item:.2} requests per item");
-    // Alone: 1.0 to 1.1. All claiming the head, they spend 3.2 (7.8 when a
-    // read was a request per item).
+    // Alone: well under 1. All claiming the head, they spent 3.2 when a
+    // delete was a request per item (7.8 when a read was one too).
     assert!(per_item <= 2.0, "{per_item:.2} requests per item");
 }
 

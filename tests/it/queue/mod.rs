@@ -12,6 +12,7 @@
 
 mod arrivals;
 mod backoff;
+mod batched_writes;
 mod coalescing;
 mod competing;
 mod consuming;
