@@ -11,7 +11,7 @@ use zk_queue::{recipes::RwLock, Error};
 
 use super::{nodes, rwlock, Role, WAIT};
 use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{self, client, client_of, eventually, short_session_client, LOAD_MARGIN};
+use crate::support::{self, client, client_of, contention, eventually, short_session_client, LOAD_MARGIN};
 
 /// The deadline the timed calls below are given.
 const DEADLINE: Duration = Duration::from_secs(2);
@@ -137,4 +137,43 @@ fn a_writer_whose_session_expires_is_told_before_another_writer_holds() {
     assert!(holder.try_read().unwrap().is_some(), "no writer holds now");
     drop(guard);
     assert!(nodes(&other, &path).is_empty());
+}
+
+#[test]
+fn under_a_cut_a_partition_past_the_session_and_a_server_restart_mid_hold_no_two_writers_ever_hold() {
+    let mut server = TestingServer::start().unwrap();
+    let cast = contention::Cast::new(&server, 2, 2);
+    let board = contention::Board::new(&cast.names);
+    let ledger = support::ledger::Ledger::new();
+    let seen = thread::scope(|s| {
+        for (n, client) in cast.clients.iter().enumerate() {
+            let (board, ledger, hold) = (&board, &ledger, cast.hold(n));
+            s.spawn(move || {
+                let lock = rwlock(client, "/rwlock");
+                board.take_turns(
+                    n,
+                    hold,
+                    ledger,
+                    |wait| lock.write_timeout(wait),
+                    |guard| guard.is_held(),
+                );
+            });
+        }
+        let checker = s.spawn(|| board.check(1));
+        contention::land_faults(
+            &mut server,
+            &cast,
+            |n| board.holds(n),
+            |n| board.others_wait(n),
+            |n| board.turns(n),
+        );
+        board.stop();
+        checker.join().unwrap()
+    });
+    eprintln!("turns {:?}, samples holding {seen:?}", board.all_turns());
+    assert!(seen.iter().all(|&n| n > 0), "each was seen writing: {seen:?}");
+    let (entries, most) = ledger.check(1);
+    assert_eq!(most, 1, "{entries} turns");
+    let admin = client_of(&server.connect_string());
+    eventually(WAIT, "no node is left", || nodes(&admin, "/rwlock").is_empty());
 }

@@ -11,12 +11,12 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use zk_queue::recipes::{LeaderSelector, SelectorState, TermEnd};
-use zk_queue::testing::FaultProxy;
+use zk_queue::testing::{FaultProxy, TestingServer};
 
 use super::{ledger_lead, never_two, selector, WAIT};
 use crate::support::ledger::Ledger;
 use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{client, eventually, logs, nodes, short_session_client, LOAD_MARGIN};
+use crate::support::{client, client_of, contention, eventually, logs, nodes, short_session_client, LOAD_MARGIN};
 
 /// The session timeout of `short_session_client`.
 const SESSION: Duration = Duration::from_secs(2);
@@ -173,4 +173,42 @@ fn a_disconnected_leader_is_told_at_once_and_leads_again_after_reconnecting_in_t
     a.close().unwrap();
     assert!(nodes(&client(), &path).is_empty(), "every node is gone");
     ledger.check(1);
+}
+
+#[test]
+fn under_a_cut_a_partition_past_the_session_and_a_server_restart_mid_term_never_two_lead() {
+    let mut server = TestingServer::start().unwrap();
+    let cast = contention::Cast::new(&server, 2, 2);
+    let ledger = Arc::new(Ledger::new());
+    let selectors: Vec<LeaderSelector> = cast
+        .clients
+        .iter()
+        .zip(&cast.names)
+        .enumerate()
+        .map(|(n, (client, id))| selector(client, "/election", id, cast.hold(n), &ledger).0)
+        .collect();
+    let all: Vec<&LeaderSelector> = selectors.iter().collect();
+    let admin = client_of(&server.connect_string());
+    let stop = AtomicBool::new(false);
+    let seen = thread::scope(|s| {
+        let checker = s.spawn(|| never_two(&all, &stop));
+        contention::land_faults(
+            &mut server,
+            &cast,
+            |n| selectors[n].has_leadership(),
+            |_| nodes(&admin, "/election").len() >= 2,
+            |n| selectors[n].terms(),
+        );
+        stop.store(true, Ordering::Release);
+        checker.join().unwrap()
+    });
+    let terms: Vec<u64> = selectors.iter().map(|s| s.terms()).collect();
+    eprintln!("terms {terms:?}, samples leading {seen:?}");
+    assert!(seen.iter().all(|&n| n > 0), "each was seen leading: {seen:?}");
+    for selector in &selectors {
+        selector.close().unwrap();
+    }
+    let (entries, most) = ledger.check(1);
+    assert_eq!(most, 1, "{entries} terms");
+    eventually(WAIT, "no node is left", || nodes(&admin, "/election").is_empty());
 }
