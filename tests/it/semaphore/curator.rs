@@ -7,12 +7,14 @@ use std::thread;
 use std::time::Duration;
 
 use zk_queue::recipes::SemaphoreMutex;
+use zk_queue::testing::FaultProxy;
 
 use super::{nothing_left, semaphore, take_turns, Ledger, WAIT};
+use crate::support::expiry::stop_counting_once_partitioned;
 use crate::support::java::PeerProcess;
 use crate::support::ledger::ready;
-use crate::support::server::unique_path;
-use crate::support::{client, eventually};
+use crate::support::server::{shared_connect_string, unique_path};
+use crate::support::{client, eventually, short_session_client};
 
 /// How long each participant holds each time.
 const HOLD: Duration = Duration::from_millis(20);
@@ -114,4 +116,29 @@ fn a_curator_participant_waiting_for_a_lease_is_not_passed_over_by_rust_particip
     assert_eq!(ledger.check(1), (2, 1));
     assert_eq!(ledger.entries(), ["java.0", "rust.0"], "the waiter first");
     assert!(nothing_left(&admin, &path));
+}
+
+#[test]
+fn a_rust_holder_partitioned_past_its_session_stops_counting_before_a_curator_participant_holds() {
+    let path = unique_path("semaphore-curator-outage");
+    let ledger = Ledger::new();
+    let admin = client();
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let short = short_session_client(&proxy.connect_string());
+    let ours = semaphore(&short, &path, 1);
+    let lease = ours.acquire().unwrap();
+    ledger.enter("rust");
+    let java = curator_semaphore(&path, 1, "java", 1, &ledger);
+    eventually(WAIT, "the Curator participant waits with its lease", || {
+        super::leases_and_locks(&admin, &path).0.len() == 2
+    });
+    // A partition longer than our 2 s session: the server expires it and
+    // the Curator participant's lease counts one.
+    stop_counting_once_partitioned(&proxy, "rust", &ledger, || lease.is_held());
+    java.wait().unwrap();
+    proxy.heal();
+    assert_eq!(ledger.check(1), (2, 1), "never ours beside Curator's");
+    assert_eq!(ledger.entries(), ["rust", "java.0"]);
+    drop(lease);
+    eventually(WAIT, "every node is gone", || nothing_left(&admin, &path));
 }
