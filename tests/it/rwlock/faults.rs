@@ -1,5 +1,5 @@
 //! The read-write lock under faults: timed calls return by their deadline
-//! with the server down and leave no node; a lost create reply leaves no
+//! with the server down or stalled and leave no node; a lost create reply leaves no
 //! extra node (a reader's, a writer's, or a downgraded writer's read
 //! node); a writer whose session expires is told before another holds.
 
@@ -20,13 +20,22 @@ const DEADLINE: Duration = Duration::from_secs(2);
 /// time to notice.
 const LATE_WHEN_DOWN: Duration = Duration::from_millis(200);
 
+/// How late a timed call may return while the server is stalled: an answer
+/// in flight may take a second more, as documented.
+const LATE_WHEN_STALLED: Duration = Duration::from_secs(1);
+
 /// Calls `read_timeout(DEADLINE)` or `write_timeout(DEADLINE)` on `lock`,
 /// asserting it returned within the deadline plus `LATE_WHEN_DOWN` (plus
 /// the suite's load margin); whether it held.
 fn timed(lock: &RwLock, role: Role) -> Result<bool, Error> {
+    timed_late(lock, role, LATE_WHEN_DOWN)
+}
+
+/// As [`timed`], allowing `late` past the deadline.
+fn timed_late(lock: &RwLock, role: Role, late: Duration) -> Result<bool, Error> {
     support::within(
         &format!("{role:?} timed {DEADLINE:?}"),
-        DEADLINE + LATE_WHEN_DOWN,
+        DEADLINE + late,
         || match role {
             Role::Read => lock.read_timeout(DEADLINE).map(|guard| guard.is_some()),
             Role::Write => lock.write_timeout(DEADLINE).map(|guard| guard.is_some()),
@@ -71,6 +80,41 @@ fn timed_reads_and_writes_return_unreachable_by_their_deadline_with_the_server_d
     eventually(WAIT, "no node is left", || nodes(&admin, path).is_empty());
     let now = [&holder_client, &reader_client, &writer_client].map(|c| c.session_id().unwrap());
     assert_eq!(now, sessions, "no session expired: the nodes were deleted");
+}
+
+#[test]
+fn timed_reads_and_writes_return_by_their_deadline_with_the_server_stalled_and_leave_no_node() {
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let path = unique_path("rwlock-stalled");
+    let (holder_client, stalled_client) = (client(), support::proxied_client(&proxy));
+    let holder = rwlock(&holder_client, &path);
+    let stalled = rwlock(&stalled_client, &path);
+    let held = holder.write().unwrap();
+    let stalled_result = |result: &Result<bool, Error>| {
+        matches!(
+            result,
+            Ok(false) | Err(Error::Unreachable { .. } | Error::Timeout { .. })
+        )
+    };
+    for role in [Role::Read, Role::Write] {
+        thread::scope(|s| {
+            let waiting = s.spawn(|| timed_late(&stalled, role, LATE_WHEN_STALLED));
+            eventually(WAIT, "it waits in the line", || nodes(&holder_client, &path).len() == 2);
+            proxy.blackhole();
+            let result = waiting.join().unwrap();
+            assert!(stalled_result(&result), "{role:?}: {result:?}");
+        });
+        // Stalled from the start of the call, too.
+        let result = timed_late(&stalled, role, LATE_WHEN_STALLED);
+        assert!(stalled_result(&result), "{role:?}: {result:?}");
+        proxy.heal();
+        let ours = held.node().rsplit('/').next().unwrap().to_owned();
+        eventually(WAIT, "only the holder's node is left", || {
+            nodes(&holder_client, &path) == [ours.clone()]
+        });
+    }
+    drop(held);
+    assert!(stalled.write_timeout(WAIT).unwrap().is_some(), "it writes once healed");
 }
 
 #[test]
