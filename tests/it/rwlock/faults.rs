@@ -221,3 +221,38 @@ fn under_a_cut_a_partition_past_the_session_and_a_server_restart_mid_hold_no_two
     let admin = client_of(&server.connect_string());
     eventually(WAIT, "no node is left", || nodes(&admin, "/rwlock").is_empty());
 }
+
+/// The session timeout of the killed Curator writer.
+const KILLED_SESSION: Duration = Duration::from_secs(2);
+
+#[test]
+fn a_killed_curator_writer_s_node_goes_with_its_session_and_the_waiting_writer_holds() {
+    let path = unique_path("rwlock-killed");
+    let ledger = support::ledger::Ledger::new();
+    let command = ledger
+        .peer_command("curator-rwlock", &path, 1, "w-java", Duration::from_secs(3600))
+        .property("peer.role", "write")
+        .property("peer.sessionTimeoutMs", KILLED_SESSION.as_millis());
+    let holder = command.timeout(WAIT * 2).spawn().unwrap();
+    holder.wait_for_stderr_line("held 1", WAIT).unwrap();
+    let client = client();
+    let next = rwlock(&client, &path);
+    thread::scope(|s| {
+        let waiting = s.spawn(|| {
+            let _write = next.write().unwrap();
+            Instant::now()
+        });
+        eventually(WAIT, "the Rust writer waits in line", || {
+            nodes(&client, &path).len() == 2
+        });
+        let killed = Instant::now();
+        drop(holder); // SIGKILL
+        let took = waiting.join().unwrap().duration_since(killed);
+        eprintln!("the waiting writer held {took:?} after the kill");
+        assert!(
+            took <= KILLED_SESSION + Duration::from_secs(1) + LOAD_MARGIN,
+            "held {took:?} after the kill"
+        );
+    });
+    eventually(WAIT, "no node is left", || nodes(&client, &path).is_empty());
+}
