@@ -13,7 +13,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use zk_queue::recipes::{LeaderSelector, SelectorState, TermEnd};
-use zk_queue::testing::{FaultProxy, TestingServer};
+use zk_queue::testing::{FaultProxy, Request, TestingServer};
 use zk_queue::ZkClient;
 
 use super::{ledger_lead, never_two, selector, WAIT};
@@ -273,5 +273,29 @@ fn close_timeout_returns_by_its_deadline_with_the_server_stalled_and_no_node_is_
         proxies.iter().for_each(FaultProxy::blackhole)
     });
     proxies.iter().for_each(FaultProxy::heal);
+    eventually(WAIT, "no node is left", || nodes(&admin, &path).is_empty());
+}
+
+#[test]
+fn a_create_whose_reply_was_lost_leaves_one_node_of_the_selector() {
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let lossy = crate::support::proxied_client(&proxy);
+    let path = unique_path("selector-lost-create");
+    let admin = client();
+    admin.ensure_path(&path).unwrap();
+    // The selector's create is applied, its reply lost.
+    proxy.drop_reply_to(Request::Create);
+    let (led, leading) = crossbeam_channel::unbounded();
+    let selector = LeaderSelector::builder(&lossy, &path, move |leader| {
+        led.send(leader.node().to_owned()).unwrap();
+        let _ = leader.lost().recv();
+    })
+    .build()
+    .unwrap();
+    let node = leading.recv_timeout(WAIT).expect("it leads");
+    assert!(!proxy.dropping_reply(), "the fault was injected");
+    let ours = node.rsplit('/').next().unwrap().to_owned();
+    assert_eq!(nodes(&admin, &path), [ours], "one node, the one it leads by");
+    selector.close().unwrap();
     eventually(WAIT, "no node is left", || nodes(&admin, &path).is_empty());
 }
