@@ -1,7 +1,8 @@
 //! The lock under faults: timed calls return by their deadline with the
 //! server down or stalled and leave no node; a holder whose session expires
 //! is told before another holds; a killed holder's node goes with its
-//! session; a lost create reply leaves one node.
+//! session; a lost create reply leaves one node; never two hold through a
+//! cut, a partition past the session and a server restart mid-hold.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};

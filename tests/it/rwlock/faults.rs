@@ -1,7 +1,10 @@
 //! The read-write lock under faults: timed calls return by their deadline
-//! with the server down or stalled and leave no node; a lost create reply leaves no
-//! extra node (a reader's, a writer's, or a downgraded writer's read
-//! node); a writer whose session expires is told before another holds.
+//! with the server down or stalled and leave no node; a lost create reply
+//! leaves no extra node (a reader's, a writer's, or a downgraded writer's
+//! read node); a writer or a reader whose session expires is told before
+//! a writer holds; a killed Curator writer's node goes with its session;
+//! never two writers hold through a cut, a partition past the session and
+//! a server restart mid-hold.
 
 use std::thread;
 use std::time::{Duration, Instant};
@@ -255,4 +258,25 @@ fn a_killed_curator_writer_s_node_goes_with_its_session_and_the_waiting_writer_h
         );
     });
     eventually(WAIT, "no node is left", || nodes(&client, &path).is_empty());
+}
+
+#[test]
+fn a_reader_whose_session_expires_is_told_before_a_writer_holds() {
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let path = unique_path("rwlock-reader-expired");
+    let (short, other) = (short_session_client(&proxy.connect_string()), client());
+    let reader = rwlock(&short, &path);
+    let writer = rwlock(&other, &path);
+    let read = reader.read().unwrap();
+    let write_token = support::expiry::expire_holder(
+        &proxy,
+        read.lost(),
+        || nodes(&other, &path).len() == 2,
+        || writer.write().unwrap().token(),
+    );
+    assert!(!read.is_held());
+    assert!(write_token > read.token(), "the writer's token is larger");
+    proxy.heal();
+    drop(read);
+    eventually(WAIT, "no node is left", || nodes(&other, &path).is_empty());
 }

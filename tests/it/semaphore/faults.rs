@@ -2,7 +2,8 @@
 //! the server down or stalled and leave no node; a holder whose session
 //! expires is told before another holds; a killed Curator holder's lease
 //! goes with its session and the next waiter holds; lost create replies
-//! leave no node behind.
+//! leave no node behind; never more hold than there are leases through a
+//! cut, a partition past the session and a server restart mid-hold.
 
 use std::thread;
 use std::time::{Duration, Instant};
