@@ -280,3 +280,45 @@ fn a_reader_whose_session_expires_is_told_before_a_writer_holds() {
     drop(read);
     eventually(WAIT, "no node is left", || nodes(&other, &path).is_empty());
 }
+
+#[test]
+fn under_a_cut_a_partition_past_the_session_and_a_server_restart_mid_hold_no_reader_holds_beside_a_writer() {
+    let mut server = TestingServer::start().unwrap();
+    let mut cast = contention::Cast::new(&server, 2, 2);
+    // Writers and readers in turn: the cut lands on a writer (the first
+    // behind a proxy), the partition on a reader (the second).
+    let roles = [Role::Write, Role::Read, Role::Write, Role::Read];
+    for (name, role) in cast.names.iter_mut().zip(roles) {
+        *name = format!("{}-{name}", if matches!(role, Role::Read) { "r" } else { "w" });
+    }
+    let board = contention::Board::new(&cast.names);
+    let ledger = support::ledger::Ledger::new();
+    let seen = thread::scope(|s| {
+        for (n, (client, role)) in cast.clients.iter().zip(roles).enumerate() {
+            let (board, ledger, hold) = (&board, &ledger, cast.hold(n));
+            s.spawn(move || {
+                let lock = rwlock(client, "/rwlock");
+                match role {
+                    Role::Write => board.take_turns(n, hold, ledger, |wait| lock.write_timeout(wait), |g| g.is_held()),
+                    Role::Read => board.take_turns(n, hold, ledger, |wait| lock.read_timeout(wait), |g| g.is_held()),
+                }
+            });
+        }
+        let checker = s.spawn(|| board.check_readers_writers());
+        contention::land_faults(
+            &mut server,
+            &cast,
+            |n| board.holds(n),
+            |n| board.others_wait(n),
+            |n| board.turns(n),
+        );
+        board.stop();
+        checker.join().unwrap()
+    });
+    eprintln!("turns {:?}, samples holding {seen:?}", board.all_turns());
+    assert!(seen.iter().all(|&n| n > 0), "each was seen holding: {seen:?}");
+    let (entries, most) = ledger.check_readers_writers();
+    eprintln!("{entries} turns, at most {most} inside at once");
+    let admin = client_of(&server.connect_string());
+    eventually(WAIT, "no node is left", || nodes(&admin, "/rwlock").is_empty());
+}

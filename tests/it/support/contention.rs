@@ -91,13 +91,28 @@ impl Board {
     /// that at most `max` hold at once; returns how many samples saw each
     /// holding.
     pub fn check(&self, max: usize) -> Vec<u64> {
+        self.check_that(&format!("at most {max}"), |holding| holding.len() <= max)
+    }
+
+    /// As [`check`](Self::check), asserting that readers (whose names
+    /// start with `r`) hold only beside readers, writers only alone.
+    pub fn check_readers_writers(&self) -> Vec<u64> {
+        self.check_that("readers beside readers, writers alone", |holding| {
+            holding.len() <= 1 || holding.iter().all(|who| who.starts_with('r'))
+        })
+    }
+
+    /// Samples every participant every millisecond until stopped, asserting
+    /// that `allowed` holds of those holding; returns how many samples saw
+    /// each holding.
+    fn check_that(&self, rule: &str, allowed: impl Fn(&[&str]) -> bool) -> Vec<u64> {
         let mut seen = vec![0; self.names.len()];
         while !self.stopped() {
             let holding: Vec<&str> = (0..self.names.len())
                 .filter(|&n| self.holds(n))
                 .map(|n| self.names[n].as_str())
                 .collect();
-            assert!(holding.len() <= max, "more than {max} hold at once: {holding:?}");
+            assert!(allowed(&holding), "{holding:?} hold at once ({rule})");
             for (n, count) in seen.iter_mut().enumerate() {
                 *count += u64::from(self.holds(n));
             }
@@ -197,8 +212,9 @@ impl Cast {
 /// Lands each fault while a participant holds and others wait, and checks
 /// that the participants go on taking turns after it:
 /// 1. the connection of the holder behind proxy 0 is cut;
-/// 2. the holder behind proxy 1 is partitioned from the server until
-///    another participant held (its session expired), then healed;
+/// 2. the holder behind proxy 1 is partitioned from the server until the
+///    server expired its session and another participant took a turn
+///    after that, then healed;
 /// 3. the server restarts while someone holds.
 ///
 /// `holds(n)` says whether participant `n` holds, `others_wait(n)` whether
@@ -211,12 +227,13 @@ pub fn land_faults(
     turns: impl Fn(usize) -> u64,
 ) {
     let everyone = 0..cast.clients.len();
+    // Early in a hold: the participant begins a turn while others wait.
     let mid_hold = |who: usize, what: &str| {
-        eventually(
-            WAIT,
-            &format!("{} holds and others wait ({what})", cast.names[who]),
-            || holds(who) && others_wait(who),
-        );
+        let name = &cast.names[who];
+        eventually(WAIT, &format!("{name} is between turns ({what})"), || !holds(who));
+        eventually(WAIT, &format!("{name} holds and others wait ({what})"), || {
+            holds(who) && others_wait(who)
+        });
     };
     let all_turns = || everyone.clone().map(&turns).collect::<Vec<_>>();
     let each_takes_a_turn_after = |what: &str| {
@@ -236,11 +253,14 @@ pub fn land_faults(
     // 2. A partition longer than the session: the others hold only once
     // the server expired it.
     let parted = cast.proxied(1);
+    let admin = super::client_of(&server.connect_string());
+    let marker = super::session_marker(&cast.clients[parted], &admin);
     mid_hold(parted, "before the partition");
     let others = || everyone.clone().filter(|&n| n != parted).map(&turns).sum::<u64>();
-    let before = others();
     cast.proxies[1].blackhole();
-    eventually(WAIT, "another participant holds during the partition", || {
+    super::wait_for_server_expiry(&admin, &marker);
+    let before = others();
+    eventually(WAIT, "another participant takes a turn after the expiry", || {
         others() > before
     });
     cast.proxies[1].heal();
