@@ -278,3 +278,24 @@ fn under_a_cut_a_partition_past_the_session_and_a_server_restart_mid_hold_never_
     let admin = client_of(&server.connect_string());
     eventually(WAIT, "no node is left", || nothing_left(&admin, "/semaphore"));
 }
+
+#[test]
+fn a_semaphore_mutex_holder_whose_session_expires_is_told_before_another_holds() {
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let path = unique_path("semaphore-mutex-expired");
+    let (short, other) = (short_session_client(&proxy.connect_string()), client());
+    let holder = zk_queue::recipes::SemaphoreMutex::new(&short, &path).unwrap();
+    let next = zk_queue::recipes::SemaphoreMutex::new(&other, &path).unwrap();
+    let guard = holder.lock().unwrap();
+    let next_token = support::expiry::expire_holder(
+        &proxy,
+        guard.lost(),
+        || leases_and_locks(&other, &path).0.len() == 2,
+        || next.lock().unwrap().token(),
+    );
+    assert!(!guard.is_held());
+    assert!(next_token > guard.token(), "the next holder's token is larger");
+    proxy.heal();
+    drop(guard);
+    eventually(WAIT, "no node is left", || nothing_left(&other, &path));
+}
