@@ -89,6 +89,12 @@ pub struct DoubleBarrier {
     /// This member's node while it is in (or entering), and the calls
     /// taken one at a time.
     pub(super) node: parking_lot::Mutex<Option<Member>>,
+    /// How many times this member created its node: a node given up
+    /// (`enter` timed out or failed) is deleted in the background until it
+    /// is gone, unless the member creates its node again meanwhile (the
+    /// node at its path is then its new one). Held while a background
+    /// deletion asks the server, so a new create waits for that.
+    pub(super) joins: std::sync::Arc<parking_lot::Mutex<u64>>,
 }
 
 /// This member's node, as created.
@@ -132,6 +138,7 @@ impl DoubleBarrier {
             data,
             acl,
             node: parking_lot::Mutex::new(None),
+            joins: std::sync::Arc::default(),
         }
     }
 
@@ -161,7 +168,11 @@ impl DoubleBarrier {
     /// up deletes its node, so it is not counted by those who stay; if the
     /// last member came just as it gave up, and counted it, it is in after
     /// all (`true`, with its node created again: two round trips past the
-    /// deadline).
+    /// deadline). Deleting its node and looking whether it was counted
+    /// happens after the deadline, and waits for a connected server at
+    /// most a second (plus a second for the answer in flight): a stalled
+    /// server holds a member that gives up two seconds past the deadline
+    /// at most (a server that cannot be reached, not at all).
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {

@@ -25,13 +25,14 @@
 //! after its node means it was counted, and it creates its node again and
 //! is in.
 
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use super::double::{DoubleBarrier, Member, READY};
 use super::{ensure_container, unreachable_or};
-use crate::client::{CreateMode, Opts, Session, TRY_WAIT};
+use crate::client::{CreateMode, Opts, Session, WeakClient, TRY_WAIT};
 use crate::error::{Error, Result};
-use crate::sync::Latch;
+use crate::sync::{Backoff, Latch};
 
 impl DoubleBarrier {
     /// The one implementation of entering: whether the member is in by
@@ -122,6 +123,9 @@ impl DoubleBarrier {
     fn join(&self, session: Session, deadline: Option<Instant>) -> Result<Member> {
         let client = &self.client;
         let opts = Opts::new().fenced(session).until(deadline);
+        // A node given up earlier is no longer deleted in the background:
+        // the node at this path is the one created now.
+        *self.joins.lock() += 1;
         loop {
             let create = opts.mode(CreateMode::Ephemeral).acl(&self.acl);
             match client.create_with(&self.node_path, &self.data, create) {
@@ -178,11 +182,25 @@ impl DoubleBarrier {
 
     /// Deletes this member's node in the background, if it may exist.
     fn abandon(&self, node: &mut Option<Member>) {
-        if let Some(member) = node.take() {
-            if self.client.is_live(member.session) {
-                self.client
-                    .delete_ephemeral_in_background(&self.node_path, member.session);
-            }
+        // Without a node known, a create may still have been applied (its
+        // answer lost, or the call gave up a node of an earlier call on
+        // joining again): whatever is at the path in this session is ours.
+        let session = node
+            .take()
+            .map_or_else(|| self.client.session(), |member| member.session);
+        if self.client.is_closed() || !self.client.is_live(session) {
+            return;
+        }
+        let joined = *self.joins.lock();
+        let (weak, joins, path) = (self.client.downgrade(), Arc::clone(&self.joins), self.node_path.clone());
+        let spawned = std::thread::Builder::new()
+            .name("zk-barrier-withdraw".into())
+            .spawn(move || withdraw_in_background(&weak, &joins, joined, &path, session));
+        if let Err(e) = spawned {
+            log::warn!(
+                "cannot start a thread to delete {}; it stays until its session ends: {e}",
+                self.node_path
+            );
         }
     }
 
@@ -197,5 +215,44 @@ impl DoubleBarrier {
         members.retain(|name| name != READY);
         members.sort();
         Ok(members)
+    }
+}
+
+/// Deletes the member node at `path` of `session`, given up when the member
+/// had joined `joined` times, trying again until it is gone (deleted, or
+/// gone with its session or client) or the member joins again: a stalled
+/// or unreachable server would otherwise leave it counted by the others.
+fn withdraw_in_background(
+    weak: &WeakClient,
+    joins: &parking_lot::Mutex<u64>,
+    joined: u64,
+    path: &str,
+    session: Session,
+) {
+    let mut backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(2));
+    loop {
+        let Some(client) = weak.upgrade() else { return };
+        if client.is_closed() || !client.is_live(session) {
+            return;
+        }
+        {
+            let joins = joins.lock();
+            if *joins != joined {
+                return;
+            }
+            let opts = Opts::new()
+                .once()
+                .fenced(session)
+                .until(Some(Instant::now() + TRY_WAIT));
+            match client.delete_with(path, None, opts) {
+                Ok(_) | Err(Error::NoNode { .. } | Error::SessionExpired | Error::Closed) => {
+                    log::debug!("double barrier: deleted {path}, given up");
+                    return;
+                }
+                Err(e) => log::log!(backoff.log_level(), "double barrier: cannot delete {path} yet: {e}"),
+            }
+        }
+        drop(client);
+        std::thread::sleep(backoff.pause());
     }
 }

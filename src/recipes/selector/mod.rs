@@ -316,8 +316,11 @@ impl LeaderSelector {
     /// ```
     ///
     /// # Errors
-    /// [`Error::Timeout`] if the closure still runs at the deadline: the
-    /// selector then releases leadership and ends when it returns.
+    /// [`Error::Timeout`] if the selector's thread has not ended by the
+    /// deadline: the closure still runs (the selector then releases
+    /// leadership and ends when it returns), or its node is being deleted
+    /// while the server does not answer (for a short bound, then in the
+    /// background).
     pub fn close_timeout(&self, timeout: Duration) -> Result<()> {
         match Instant::now().checked_add(timeout) {
             Some(deadline) => self.close_until(Some(deadline)).map(|_| ()),

@@ -33,12 +33,16 @@ impl Semaphore {
         }
         let mut leases = Vec::with_capacity(n);
         while leases.len() < n {
-            match self
-                .acquire_one(deadline, patient)
-                .map_err(|e| e.of_call_since(started))?
-            {
-                Some(held) => leases.push(SemaphoreLease::new(&self.client, &self.leases_path, held)),
-                None => return Ok(None),
+            match self.acquire_one(deadline, patient) {
+                Ok(Some(held)) => leases.push(SemaphoreLease::new(&self.client, &self.leases_path, held)),
+                Ok(None) => {
+                    give_back(leases, deadline);
+                    return Ok(None);
+                }
+                Err(e) => {
+                    give_back(leases, deadline);
+                    return Err(e.of_call_since(started));
+                }
             }
         }
         Ok(Some(leases))
@@ -74,5 +78,18 @@ impl Semaphore {
             self.client.ensure_path_with(path, opts)?;
         }
         Ok(())
+    }
+}
+
+/// Returns the leases of a call that did not get all it asked for, waiting
+/// for the server no later than the call's `deadline` (so a call that
+/// timed out returns at once, its leases deleted in the background), or as
+/// a dropped lease does without one.
+fn give_back(leases: Vec<SemaphoreLease<'_>>, deadline: Option<Instant>) {
+    for lease in leases {
+        match deadline {
+            Some(deadline) => lease.release_by(deadline),
+            None => drop(lease),
+        }
     }
 }

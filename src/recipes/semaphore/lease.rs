@@ -1,6 +1,8 @@
 //! [`SemaphoreLease`]: one lease of a [`Semaphore`](super::Semaphore),
 //! returned when dropped; [`Held`]: what a lease holds by.
 
+use std::time::Instant;
+
 use crossbeam_channel::Receiver;
 
 use crate::client::{DataWatch, Session, WakerGuard, ZkClient, TRY_WAIT};
@@ -55,6 +57,8 @@ pub struct SemaphoreLease<'a> {
     client: &'a ZkClient,
     leases_path: &'a str,
     held: Held,
+    /// How long its return may wait for the server, if not the usual.
+    release_by: Option<Instant>,
 }
 
 impl<'a> SemaphoreLease<'a> {
@@ -63,7 +67,15 @@ impl<'a> SemaphoreLease<'a> {
             client,
             leases_path,
             held,
+            release_by: None,
         }
+    }
+
+    /// Returns the lease, waiting for the server until `deadline` at most
+    /// (a passed one: not at all; the node is then deleted in the
+    /// background), for callers with a deadline of their own.
+    pub(super) fn release_by(mut self, deadline: Instant) {
+        self.release_by = Some(deadline);
     }
 
     /// The fencing token of this lease: its node's creation zxid. With one
@@ -162,7 +174,10 @@ impl Drop for SemaphoreLease<'_> {
             session: self.held.session,
             nodes: Nodes::Known(self.held.node.clone()),
         }
-        .release(self.client, Some(std::time::Instant::now() + TRY_WAIT));
+        .release(
+            self.client,
+            Some(self.release_by.unwrap_or_else(|| Instant::now() + TRY_WAIT)),
+        );
     }
 }
 

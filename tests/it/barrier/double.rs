@@ -1,6 +1,7 @@
 //! `DoubleBarrier` among Rust members: a round lets its members in together
 //! and out together; a timed-out member no longer counts; a `ready` left by
-//! a round that ended without `leave` lets no lone member through.
+//! a round that ended without `leave` lets no lone member through; a lost
+//! create reply leaves one member node.
 
 use std::thread;
 use std::time::{Duration, Instant};
@@ -146,4 +147,21 @@ fn a_late_member_joins_a_round_that_is_in() {
         late.leave().unwrap();
     });
     assert!(nodes(&admin, &path).is_empty());
+}
+
+#[test]
+fn a_member_whose_create_reply_was_lost_enters_with_one_node() {
+    let proxy = zk_queue::testing::FaultProxy::start(&crate::support::server::shared_connect_string()).unwrap();
+    let lossy = crate::support::proxied_client(&proxy);
+    let path = unique_path("double-barrier-lost-create");
+    let admin = client();
+    admin.ensure_path(&path).unwrap();
+    let only = member(&lossy, &path, 1, "only");
+    // The member node's create is applied, its reply lost.
+    proxy.drop_reply_to(zk_queue::testing::Request::Create);
+    assert!(only.enter_timeout(WAIT).unwrap(), "one of one: in");
+    assert!(!proxy.dropping_reply(), "the fault was injected");
+    assert_eq!(nodes(&admin, &path), ["only", "ready"]);
+    only.leave().unwrap();
+    assert!(nodes(&admin, &path).is_empty(), "no node and no ready left");
 }

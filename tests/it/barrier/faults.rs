@@ -1,16 +1,17 @@
 //! `DoubleBarrier` under faults: a member whose session ends inside holds
-//! the others' `leave` up for its session timeout, no longer; `enter`'s
-//! deadline holds with the server down.
+//! the others' `leave` up for its session timeout, no longer; the
+//! deadlines of `enter_timeout` and `leave_timeout` hold with the server
+//! down and with it stalled.
 
 use std::thread;
 use std::time::{Duration, Instant};
 
 use zk_queue::testing::{FaultProxy, TestingServer};
-use zk_queue::Error;
+use zk_queue::{recipes::DoubleBarrier, Error};
 
 use super::{member, nodes, WAIT};
 use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{client, client_of, eventually, proxied_client, short_session_client, LOAD_MARGIN};
+use crate::support::{client, client_of, eventually, proxied_client, short_session_client, within, LOAD_MARGIN};
 
 /// The session timeout of `short_session_client`.
 const SHORT_SESSION: Duration = Duration::from_secs(2);
@@ -147,4 +148,152 @@ fn a_member_counted_just_as_its_enter_timed_out_is_in_after_all() {
         last.leave().unwrap();
     });
     assert!(nodes(&admin, &path).is_empty());
+}
+
+/// The deadline of the timed calls below.
+const DEADLINE: Duration = Duration::from_secs(2);
+
+/// How late a timed call may return while the server is down: only the
+/// time to notice.
+const LATE_WHEN_DOWN: Duration = Duration::from_millis(200);
+
+/// How late a timed call may return while the server is stalled: an answer
+/// in flight may take a second more, as documented.
+const LATE_WHEN_STALLED: Duration = Duration::from_secs(1);
+
+/// Whether `result` is what a timed call may return with the server
+/// stalled: not through, or the error that says why (a request in flight
+/// when the client gives the stalled connection up fails with
+/// `ConnectionLoss`).
+fn stalled(result: &Result<bool, Error>) -> bool {
+    matches!(
+        result,
+        Ok(false) | Err(Error::Unreachable { .. } | Error::Timeout { .. } | Error::ConnectionLoss { .. })
+    )
+}
+
+/// Runs `call` (a timed call of `member`, with [`DEADLINE`]) while it waits,
+/// landing `fault` once `waiting` says it waits, then again with the fault
+/// in place from the start; each within the deadline plus `late`, its result
+/// as `expected` says.
+fn through_a_fault(
+    what: &str,
+    late: Duration,
+    call: impl Fn() -> Result<bool, Error> + Sync,
+    waiting: impl FnMut() -> bool,
+    fault: impl FnOnce(),
+    expected: impl Fn(&Result<bool, Error>) -> bool,
+) {
+    let timed = || within(&format!("{what}({DEADLINE:?})"), DEADLINE + late, &call);
+    thread::scope(|s| {
+        let pending = s.spawn(timed);
+        eventually(WAIT, "the member waits", waiting);
+        fault();
+        let result = pending.join().unwrap();
+        assert!(expected(&result), "{result:?}");
+    });
+    let result = timed();
+    assert!(expected(&result), "{result:?}");
+}
+
+/// How late `enter_timeout` may return while the server is stalled, as
+/// documented: a member that gives up takes its node back after the
+/// deadline, waiting a second for that, and a second more for the answer
+/// in flight.
+const LATE_WHEN_STALLED_GIVING_UP: Duration = Duration::from_secs(2);
+
+#[test]
+fn enter_timeout_returns_by_its_deadline_and_its_withdrawal_with_the_server_stalled_and_leaves_no_node() {
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let path = unique_path("double-barrier-enter-stalled");
+    let admin = client();
+    let stalled_client = proxied_client(&proxy);
+    let waiter = member(&stalled_client, &path, 2, "waiter");
+    through_a_fault(
+        "enter_timeout",
+        LATE_WHEN_STALLED_GIVING_UP,
+        || waiter.enter_timeout(DEADLINE),
+        || nodes(&admin, &path) == ["waiter"],
+        || proxy.blackhole(),
+        stalled,
+    );
+    proxy.heal();
+    eventually(WAIT, "its node is deleted", || nodes(&admin, &path).is_empty());
+}
+
+/// Two members in, the one of `leaver_client` leaving with
+/// `leave_timeout` while the other stays inside; `fault` lands while it
+/// waits, then again before it calls.
+fn leave_with_one_inside(
+    leaver_client: &zk_queue::ZkClient,
+    admin: &zk_queue::ZkClient,
+    path: &str,
+    late: Duration,
+    fault: impl FnOnce(),
+    expected: impl Fn(&Result<bool, Error>) -> bool,
+) -> (DoubleBarrier, DoubleBarrier) {
+    // Sorted after the other, the leaver deletes its node first and waits
+    // for the other's.
+    let leaver = member(leaver_client, path, 2, "z-leaver");
+    let stayer = member(admin, path, 2, "a-stayer");
+    thread::scope(|s| {
+        s.spawn(|| stayer.enter().unwrap());
+        leaver.enter().unwrap();
+    });
+    through_a_fault(
+        "leave_timeout",
+        late,
+        || leaver.leave_timeout(DEADLINE),
+        || nodes(admin, path) == ["a-stayer", "ready"],
+        fault,
+        expected,
+    );
+    (leaver, stayer)
+}
+
+#[test]
+fn leave_timeout_returns_unreachable_by_its_deadline_with_the_server_down() {
+    let mut server = TestingServer::start().unwrap();
+    let connect = server.connect_string();
+    let (leaver_client, admin) = (client_of(&connect), client_of(&connect));
+    let (leaver, stayer) = leave_with_one_inside(
+        &leaver_client,
+        &admin,
+        "/round",
+        LATE_WHEN_DOWN,
+        || server.stop().unwrap(),
+        |result| matches!(result, Err(Error::Unreachable { .. })),
+    );
+    server.restart().unwrap();
+    thread::scope(|s| {
+        s.spawn(|| stayer.leave().unwrap());
+        leaver.leave().unwrap();
+    });
+    assert!(nodes(&admin, "/round").is_empty(), "no node and no ready left");
+}
+
+#[test]
+fn leave_timeout_returns_by_its_deadline_with_the_server_stalled() {
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let path = unique_path("double-barrier-leave-stalled");
+    let (leaver_client, admin) = (proxied_client(&proxy), client());
+    let (leaver, stayer) = leave_with_one_inside(
+        &leaver_client,
+        &admin,
+        &path,
+        LATE_WHEN_STALLED,
+        || proxy.blackhole(),
+        stalled,
+    );
+    proxy.heal();
+    thread::scope(|s| {
+        s.spawn(|| stayer.leave().unwrap());
+        // Its connection may still be the stalled one, whose requests
+        // fail until the client gives it up: a retryable error, retried.
+        let started = Instant::now();
+        while let Err(e) = leaver.leave() {
+            assert!(e.is_retryable() && started.elapsed() < WAIT, "{e}");
+        }
+    });
+    assert!(nodes(&admin, &path).is_empty(), "no node and no ready left");
 }

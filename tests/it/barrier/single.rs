@@ -1,15 +1,16 @@
 //! `Barrier`: waiters held while the node exists and released together
-//! when it goes; `wait_timeout` by its deadline, with the server down too.
+//! when it goes; `wait_timeout` by its deadline, with the server down or
+//! stalled too.
 
 use std::thread;
 use std::time::{Duration, Instant};
 
-use zk_queue::testing::TestingServer;
+use zk_queue::testing::{FaultProxy, TestingServer};
 use zk_queue::{recipes::Barrier, Error};
 
 use super::WAIT;
-use crate::support::server::unique_path;
-use crate::support::{client, client_of, eventually, LOAD_MARGIN};
+use crate::support::server::{shared_connect_string, unique_path};
+use crate::support::{client, client_of, eventually, proxied_client, within, LOAD_MARGIN};
 
 /// The deadline of the timed waits below.
 const DEADLINE: Duration = Duration::from_secs(2);
@@ -95,4 +96,49 @@ fn wait_timeout_returns_unreachable_by_its_deadline_with_the_server_down() {
     // Down from the start of the call, too.
     let result = timed_wait();
     assert!(matches!(result, Err(Error::Unreachable { .. })), "{result:?}");
+}
+
+#[test]
+fn wait_timeout_returns_by_its_deadline_with_the_server_stalled() {
+    const LATE_WHEN_STALLED: Duration = Duration::from_secs(1);
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let path = unique_path("barrier-stalled");
+    let stalled_client = proxied_client(&proxy);
+    let barrier = Barrier::new(&stalled_client, &path).unwrap();
+    barrier.set_barrier().unwrap();
+    let stalled = |result: &Result<bool, Error>| {
+        matches!(
+            result,
+            Ok(false) | Err(Error::Unreachable { .. } | Error::Timeout { .. } | Error::ConnectionLoss { .. })
+        )
+    };
+    let timed_wait = || {
+        within(
+            &format!("wait_timeout({DEADLINE:?})"),
+            DEADLINE + LATE_WHEN_STALLED,
+            || barrier.wait_timeout(DEADLINE),
+        )
+    };
+    thread::scope(|s| {
+        let waiting = s.spawn(timed_wait);
+        // Stalled while it waits on its watch.
+        thread::sleep(Duration::from_millis(300));
+        proxy.blackhole();
+        let result = waiting.join().unwrap();
+        assert!(stalled(&result), "{result:?}");
+    });
+    // Stalled from the start of the call, too.
+    let result = timed_wait();
+    assert!(stalled(&result), "{result:?}");
+    proxy.heal();
+    Barrier::new(&client(), &path).unwrap().remove_barrier().unwrap();
+    // Its connection may still be the stalled one, whose requests fail
+    // until the client gives it up: a retryable error, retried.
+    let started = Instant::now();
+    loop {
+        match barrier.wait_timeout(WAIT) {
+            Ok(released) => break assert!(released, "released once healed"),
+            Err(e) => assert!(e.is_retryable() && started.elapsed() < WAIT, "{e}"),
+        }
+    }
 }

@@ -1,15 +1,19 @@
 //! One lock shared with Curator's `InterProcessMutex` (the `curator-mutex`
 //! mode of the Java peer): the same node names and order, so Rust and Java
-//! participants exclude each other and hold in the order they arrived.
+//! participants exclude each other and hold in the order they arrived,
+//! and a Rust holder cut off past its session stops counting on its hold
+//! before a Curator participant holds.
 
 use std::thread;
 use std::time::Duration;
 
+use zk_queue::testing::FaultProxy;
+
 use super::{mutex, nodes, take_turns, Ledger, WAIT};
-use crate::support::client;
-use crate::support::eventually;
+use crate::support::expiry::stop_counting_once_partitioned;
 use crate::support::java::PeerProcess;
-use crate::support::server::unique_path;
+use crate::support::server::{shared_connect_string, unique_path};
+use crate::support::{client, eventually, short_session_client};
 
 /// How long each participant holds the lock each time.
 const HOLD: Duration = Duration::from_millis(20);
@@ -87,4 +91,30 @@ fn acquisition_follows_arrival_order_across_languages() {
         ledger.entries(),
         ["java-a.0", "rust-b.0", "java-c.0", "rust-d.0", "java-e.0"]
     );
+}
+
+#[test]
+fn a_rust_holder_partitioned_past_its_session_stops_counting_before_a_curator_participant_holds() {
+    let path = unique_path("mutex-curator-outage");
+    let ledger = Ledger::new();
+    let admin = client();
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let short = short_session_client(&proxy.connect_string());
+    let ours = mutex(&short, &path);
+    let guard = ours.lock().unwrap();
+    ledger.enter("rust");
+    let java = curator_participant(&path, "java", 1, HOLD, &ledger);
+    eventually(WAIT, "the Curator participant waits in line", || {
+        nodes(&admin, &path).len() == 2
+    });
+    // A partition longer than our 2 s session: the server expires it and
+    // lets the Curator participant in. Ours counts on its hold only while
+    // `is_held()` says so, sampled every millisecond.
+    stop_counting_once_partitioned(&proxy, "rust", &ledger, || guard.is_held());
+    java.wait().unwrap();
+    proxy.heal();
+    assert_eq!(ledger.check(1), (2, 1), "never ours beside Curator's");
+    assert_eq!(ledger.entries(), ["rust", "java.0"]);
+    drop(guard);
+    eventually(WAIT, "every node is gone", || nodes(&admin, &path).is_empty());
 }

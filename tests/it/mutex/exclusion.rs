@@ -224,3 +224,29 @@ fn closing_the_client_wakes_a_blocked_lock_with_closed() {
         nodes(&holder_client, &path).len() == 1
     });
 }
+
+#[test]
+fn the_token_grows_across_the_lock_s_container_reaped_and_created_again() {
+    let server = TestingServer::builder()
+        .container_check_interval(Duration::from_millis(100))
+        .start()
+        .unwrap();
+    let client = client_of(&server.connect_string());
+    let mutex = mutex(&client, "/lock");
+    let mut tokens = Vec::new();
+    for round in 0..3 {
+        let guard = mutex.lock().unwrap();
+        assert!(
+            guard.node().ends_with("-lock-0000000000"),
+            "round {round}: the sequences started over: {}",
+            guard.node()
+        );
+        tokens.push(guard.token());
+        drop(guard);
+        // Empty, the lock's container is reaped by the server.
+        eventually(WAIT, "the lock's container is reaped", || {
+            client.exists("/lock").unwrap().is_none()
+        });
+    }
+    assert!(tokens.windows(2).all(|w| w[0] < w[1]), "tokens only grow: {tokens:?}");
+}

@@ -1,7 +1,8 @@
 //! The lock under faults: timed calls return by their deadline with the
 //! server down or stalled and leave no node; a holder whose session expires
 //! is told before another holds; a killed holder's node goes with its
-//! session; a lost create reply leaves one node.
+//! session; a lost create reply leaves one node; never two hold through a
+//! cut, a partition past the session and a server restart mid-hold.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -13,7 +14,7 @@ use zk_queue::{recipes::Mutex, Error, ZkClient};
 
 use super::{mutex, nodes, WAIT};
 use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{self, client, client_of, eventually, short_session_client, LOAD_MARGIN};
+use crate::support::{self, client, client_of, contention, eventually, short_session_client, LOAD_MARGIN};
 
 /// The deadline the timed calls below are given.
 const DEADLINE: Duration = Duration::from_secs(2);
@@ -311,4 +312,43 @@ fn a_killed_holder_s_node_goes_with_its_session_and_the_next_waiter_holds() {
             "held {took:?} after the kill"
         );
     });
+}
+
+#[test]
+fn under_a_cut_a_partition_past_the_session_and_a_server_restart_mid_hold_no_two_ever_hold() {
+    let mut server = TestingServer::start().unwrap();
+    let cast = contention::Cast::new(&server, 2, 2);
+    let board = contention::Board::new(&cast.names);
+    let ledger = support::ledger::Ledger::new();
+    let seen = thread::scope(|s| {
+        for (n, client) in cast.clients.iter().enumerate() {
+            let (board, ledger, hold) = (&board, &ledger, cast.hold(n));
+            s.spawn(move || {
+                let mutex = mutex(client, "/lock");
+                board.take_turns(
+                    n,
+                    hold,
+                    ledger,
+                    |wait| mutex.lock_timeout(wait),
+                    |guard| guard.is_held(),
+                );
+            });
+        }
+        let checker = s.spawn(|| board.check(1));
+        contention::land_faults(
+            &mut server,
+            &cast,
+            |n| board.holds(n),
+            |n| board.others_wait(n),
+            |n| board.turns(n),
+        );
+        board.stop();
+        checker.join().unwrap()
+    });
+    eprintln!("turns {:?}, samples holding {seen:?}", board.all_turns());
+    assert!(seen.iter().all(|&n| n > 0), "each was seen holding: {seen:?}");
+    let (entries, most) = ledger.check(1);
+    assert_eq!(most, 1, "{entries} turns");
+    let admin = client_of(&server.connect_string());
+    eventually(WAIT, "no node is left", || nodes(&admin, "/lock").is_empty());
 }

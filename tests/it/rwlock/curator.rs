@@ -6,12 +6,14 @@
 use std::thread;
 use std::time::Duration;
 
+use zk_queue::testing::FaultProxy;
+
 use super::{nodes, rwlock, take_turns, Ledger, Role, WAIT};
-use crate::support::client;
-use crate::support::eventually;
+use crate::support::expiry::stop_counting_once_partitioned;
 use crate::support::java::PeerProcess;
 use crate::support::ledger::ready;
-use crate::support::server::unique_path;
+use crate::support::server::{shared_connect_string, unique_path};
+use crate::support::{client, eventually, short_session_client};
 
 /// A Curator participant `id` on `path` that takes the `role` half
 /// `rounds` times for `hold` each, writing to `ledger`, once it is ready.
@@ -125,4 +127,29 @@ fn a_rust_downgrade_keeps_a_waiting_curator_writer_out_until_the_read_lock_is_re
     java.wait().unwrap();
     ledger.check_readers_writers();
     assert_eq!(ledger.entries(), ["w-rust", "r-rust", "w-java.0"]);
+}
+
+#[test]
+fn a_rust_writer_partitioned_past_its_session_stops_counting_before_a_curator_writer_holds() {
+    let path = unique_path("rwlock-curator-outage");
+    let ledger = Ledger::new();
+    let admin = client();
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let short = short_session_client(&proxy.connect_string());
+    let ours = rwlock(&short, &path);
+    let write = ours.write().unwrap();
+    ledger.enter("w-rust");
+    let java = curator_participant(&path, Role::Write, "w-java", 1, Duration::from_millis(10), &ledger);
+    eventually(WAIT, "the Curator writer waits in line", || {
+        nodes(&admin, &path).len() == 2
+    });
+    // A partition longer than our 2 s session: the server expires it and
+    // lets the Curator writer in.
+    stop_counting_once_partitioned(&proxy, "w-rust", &ledger, || write.is_held());
+    java.wait().unwrap();
+    proxy.heal();
+    ledger.check_readers_writers();
+    assert_eq!(ledger.entries(), ["w-rust", "w-java.0"]);
+    drop(write);
+    eventually(WAIT, "every node is gone", || nodes(&admin, &path).is_empty());
 }

@@ -189,3 +189,31 @@ fn nodes_have_curator_s_protected_read_and_write_names_and_the_participant_s_dat
     }
     assert_eq!(lock.participant_nodes().unwrap().len(), 2);
 }
+
+#[test]
+fn tokens_grow_across_the_lock_s_container_reaped_and_created_again() {
+    let server = zk_queue::testing::TestingServer::builder()
+        .container_check_interval(Duration::from_millis(100))
+        .start()
+        .unwrap();
+    let client = crate::support::client_of(&server.connect_string());
+    let lock = rwlock(&client, "/rwlock");
+    let mut tokens = Vec::new();
+    for round in 0..3 {
+        // A writer, then a reader, each alone on the lock created again.
+        let token = if round % 2 == 0 {
+            let write = lock.write().unwrap();
+            assert!(write.node().ends_with("__WRIT__0000000000"), "{}", write.node());
+            write.token()
+        } else {
+            let read = lock.read().unwrap();
+            assert!(read.node().ends_with("__READ__0000000000"), "{}", read.node());
+            read.token()
+        };
+        tokens.push(token);
+        eventually(WAIT, "the lock's container is reaped", || {
+            client.exists("/rwlock").unwrap().is_none()
+        });
+    }
+    assert!(tokens.windows(2).all(|w| w[0] < w[1]), "tokens only grow: {tokens:?}");
+}

@@ -1,7 +1,10 @@
 //! The read-write lock under faults: timed calls return by their deadline
-//! with the server down and leave no node; a lost create reply leaves no
-//! extra node (a reader's, a writer's, or a downgraded writer's read
-//! node); a writer whose session expires is told before another holds.
+//! with the server down or stalled and leave no node; a lost create reply
+//! leaves no extra node (a reader's, a writer's, or a downgraded writer's
+//! read node); a writer or a reader whose session expires is told before
+//! a writer holds; a killed Curator writer's node goes with its session;
+//! never two writers hold through a cut, a partition past the session and
+//! a server restart mid-hold.
 
 use std::thread;
 use std::time::{Duration, Instant};
@@ -11,7 +14,7 @@ use zk_queue::{recipes::RwLock, Error};
 
 use super::{nodes, rwlock, Role, WAIT};
 use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{self, client, client_of, eventually, short_session_client, LOAD_MARGIN};
+use crate::support::{self, client, client_of, contention, eventually, short_session_client, LOAD_MARGIN};
 
 /// The deadline the timed calls below are given.
 const DEADLINE: Duration = Duration::from_secs(2);
@@ -20,13 +23,22 @@ const DEADLINE: Duration = Duration::from_secs(2);
 /// time to notice.
 const LATE_WHEN_DOWN: Duration = Duration::from_millis(200);
 
+/// How late a timed call may return while the server is stalled: an answer
+/// in flight may take a second more, as documented.
+const LATE_WHEN_STALLED: Duration = Duration::from_secs(1);
+
 /// Calls `read_timeout(DEADLINE)` or `write_timeout(DEADLINE)` on `lock`,
 /// asserting it returned within the deadline plus `LATE_WHEN_DOWN` (plus
 /// the suite's load margin); whether it held.
 fn timed(lock: &RwLock, role: Role) -> Result<bool, Error> {
+    timed_late(lock, role, LATE_WHEN_DOWN)
+}
+
+/// As [`timed`], allowing `late` past the deadline.
+fn timed_late(lock: &RwLock, role: Role, late: Duration) -> Result<bool, Error> {
     support::within(
         &format!("{role:?} timed {DEADLINE:?}"),
-        DEADLINE + LATE_WHEN_DOWN,
+        DEADLINE + late,
         || match role {
             Role::Read => lock.read_timeout(DEADLINE).map(|guard| guard.is_some()),
             Role::Write => lock.write_timeout(DEADLINE).map(|guard| guard.is_some()),
@@ -71,6 +83,41 @@ fn timed_reads_and_writes_return_unreachable_by_their_deadline_with_the_server_d
     eventually(WAIT, "no node is left", || nodes(&admin, path).is_empty());
     let now = [&holder_client, &reader_client, &writer_client].map(|c| c.session_id().unwrap());
     assert_eq!(now, sessions, "no session expired: the nodes were deleted");
+}
+
+#[test]
+fn timed_reads_and_writes_return_by_their_deadline_with_the_server_stalled_and_leave_no_node() {
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let path = unique_path("rwlock-stalled");
+    let (holder_client, stalled_client) = (client(), support::proxied_client(&proxy));
+    let holder = rwlock(&holder_client, &path);
+    let stalled = rwlock(&stalled_client, &path);
+    let held = holder.write().unwrap();
+    let stalled_result = |result: &Result<bool, Error>| {
+        matches!(
+            result,
+            Ok(false) | Err(Error::Unreachable { .. } | Error::Timeout { .. })
+        )
+    };
+    for role in [Role::Read, Role::Write] {
+        thread::scope(|s| {
+            let waiting = s.spawn(|| timed_late(&stalled, role, LATE_WHEN_STALLED));
+            eventually(WAIT, "it waits in the line", || nodes(&holder_client, &path).len() == 2);
+            proxy.blackhole();
+            let result = waiting.join().unwrap();
+            assert!(stalled_result(&result), "{role:?}: {result:?}");
+        });
+        // Stalled from the start of the call, too.
+        let result = timed_late(&stalled, role, LATE_WHEN_STALLED);
+        assert!(stalled_result(&result), "{role:?}: {result:?}");
+        proxy.heal();
+        let ours = held.node().rsplit('/').next().unwrap().to_owned();
+        eventually(WAIT, "only the holder's node is left", || {
+            nodes(&holder_client, &path) == [ours.clone()]
+        });
+    }
+    drop(held);
+    assert!(stalled.write_timeout(WAIT).unwrap().is_some(), "it writes once healed");
 }
 
 #[test]
@@ -137,4 +184,141 @@ fn a_writer_whose_session_expires_is_told_before_another_writer_holds() {
     assert!(holder.try_read().unwrap().is_some(), "no writer holds now");
     drop(guard);
     assert!(nodes(&other, &path).is_empty());
+}
+
+#[test]
+fn under_a_cut_a_partition_past_the_session_and_a_server_restart_mid_hold_no_two_writers_ever_hold() {
+    let mut server = TestingServer::start().unwrap();
+    let cast = contention::Cast::new(&server, 2, 2);
+    let board = contention::Board::new(&cast.names);
+    let ledger = support::ledger::Ledger::new();
+    let seen = thread::scope(|s| {
+        for (n, client) in cast.clients.iter().enumerate() {
+            let (board, ledger, hold) = (&board, &ledger, cast.hold(n));
+            s.spawn(move || {
+                let lock = rwlock(client, "/rwlock");
+                board.take_turns(
+                    n,
+                    hold,
+                    ledger,
+                    |wait| lock.write_timeout(wait),
+                    |guard| guard.is_held(),
+                );
+            });
+        }
+        let checker = s.spawn(|| board.check(1));
+        contention::land_faults(
+            &mut server,
+            &cast,
+            |n| board.holds(n),
+            |n| board.others_wait(n),
+            |n| board.turns(n),
+        );
+        board.stop();
+        checker.join().unwrap()
+    });
+    eprintln!("turns {:?}, samples holding {seen:?}", board.all_turns());
+    assert!(seen.iter().all(|&n| n > 0), "each was seen writing: {seen:?}");
+    let (entries, most) = ledger.check(1);
+    assert_eq!(most, 1, "{entries} turns");
+    let admin = client_of(&server.connect_string());
+    eventually(WAIT, "no node is left", || nodes(&admin, "/rwlock").is_empty());
+}
+
+/// The session timeout of the killed Curator writer.
+const KILLED_SESSION: Duration = Duration::from_secs(2);
+
+#[test]
+fn a_killed_curator_writer_s_node_goes_with_its_session_and_the_waiting_writer_holds() {
+    let path = unique_path("rwlock-killed");
+    let ledger = support::ledger::Ledger::new();
+    let command = ledger
+        .peer_command("curator-rwlock", &path, 1, "w-java", Duration::from_secs(3600))
+        .property("peer.role", "write")
+        .property("peer.sessionTimeoutMs", KILLED_SESSION.as_millis());
+    let holder = command.timeout(WAIT * 2).spawn().unwrap();
+    holder.wait_for_stderr_line("held 1", WAIT).unwrap();
+    let client = client();
+    let next = rwlock(&client, &path);
+    thread::scope(|s| {
+        let waiting = s.spawn(|| {
+            let _write = next.write().unwrap();
+            Instant::now()
+        });
+        eventually(WAIT, "the Rust writer waits in line", || {
+            nodes(&client, &path).len() == 2
+        });
+        let killed = Instant::now();
+        drop(holder); // SIGKILL
+        let took = waiting.join().unwrap().duration_since(killed);
+        eprintln!("the waiting writer held {took:?} after the kill");
+        assert!(
+            took <= KILLED_SESSION + Duration::from_secs(1) + LOAD_MARGIN,
+            "held {took:?} after the kill"
+        );
+    });
+    eventually(WAIT, "no node is left", || nodes(&client, &path).is_empty());
+}
+
+#[test]
+fn a_reader_whose_session_expires_is_told_before_a_writer_holds() {
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let path = unique_path("rwlock-reader-expired");
+    let (short, other) = (short_session_client(&proxy.connect_string()), client());
+    let reader = rwlock(&short, &path);
+    let writer = rwlock(&other, &path);
+    let read = reader.read().unwrap();
+    let write_token = support::expiry::expire_holder(
+        &proxy,
+        read.lost(),
+        || nodes(&other, &path).len() == 2,
+        || writer.write().unwrap().token(),
+    );
+    assert!(!read.is_held());
+    assert!(write_token > read.token(), "the writer's token is larger");
+    proxy.heal();
+    drop(read);
+    eventually(WAIT, "no node is left", || nodes(&other, &path).is_empty());
+}
+
+#[test]
+fn under_a_cut_a_partition_past_the_session_and_a_server_restart_mid_hold_no_reader_holds_beside_a_writer() {
+    let mut server = TestingServer::start().unwrap();
+    let mut cast = contention::Cast::new(&server, 2, 2);
+    // Writers and readers in turn: the cut lands on a writer (the first
+    // behind a proxy), the partition on a reader (the second).
+    let roles = [Role::Write, Role::Read, Role::Write, Role::Read];
+    for (name, role) in cast.names.iter_mut().zip(roles) {
+        *name = format!("{}-{name}", if matches!(role, Role::Read) { "r" } else { "w" });
+    }
+    let board = contention::Board::new(&cast.names);
+    let ledger = support::ledger::Ledger::new();
+    let seen = thread::scope(|s| {
+        for (n, (client, role)) in cast.clients.iter().zip(roles).enumerate() {
+            let (board, ledger, hold) = (&board, &ledger, cast.hold(n));
+            s.spawn(move || {
+                let lock = rwlock(client, "/rwlock");
+                match role {
+                    Role::Write => board.take_turns(n, hold, ledger, |wait| lock.write_timeout(wait), |g| g.is_held()),
+                    Role::Read => board.take_turns(n, hold, ledger, |wait| lock.read_timeout(wait), |g| g.is_held()),
+                }
+            });
+        }
+        let checker = s.spawn(|| board.check_readers_writers());
+        contention::land_faults(
+            &mut server,
+            &cast,
+            |n| board.holds(n),
+            |n| board.others_wait(n),
+            |n| board.turns(n),
+        );
+        board.stop();
+        checker.join().unwrap()
+    });
+    eprintln!("turns {:?}, samples holding {seen:?}", board.all_turns());
+    assert!(seen.iter().all(|&n| n > 0), "each was seen holding: {seen:?}");
+    let (entries, most) = ledger.check_readers_writers();
+    eprintln!("{entries} turns, at most {most} inside at once");
+    let admin = client_of(&server.connect_string());
+    eventually(WAIT, "no node is left", || nodes(&admin, "/rwlock").is_empty());
 }

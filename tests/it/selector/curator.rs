@@ -2,17 +2,20 @@
 //! `curator-selector` mode of the Java peer, with `autoRequeue`): the same
 //! node names and order, so leadership alternates between Rust and Java
 //! and never two lead at once by a shared ledger; a killed Java leader's
-//! turn passes to Rust within its session timeout and a second.
+//! turn passes to Rust within its session timeout and a second; a Rust
+//! leader partitioned past its session stops before Curator's leads.
 
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use zk_queue::testing::FaultProxy;
+
 use super::{selector, WAIT};
 use crate::support::java::PeerProcess;
 use crate::support::ledger::Ledger;
-use crate::support::server::unique_path;
-use crate::support::{client, eventually, LOAD_MARGIN};
+use crate::support::server::{shared_connect_string, unique_path};
+use crate::support::{client, eventually, short_session_client, LOAD_MARGIN};
 
 /// How long each term lasts.
 const HOLD: Duration = Duration::from_millis(20);
@@ -103,4 +106,29 @@ fn a_killed_curator_leader_s_turn_passes_to_ours_within_its_session_timeout() {
         took <= session + Duration::from_secs(1) + LOAD_MARGIN,
         "ours led {took:?} after the kill"
     );
+}
+
+#[test]
+fn a_rust_leader_partitioned_past_its_session_stops_leading_before_a_curator_selector_leads() {
+    let path = unique_path("selector-curator-outage");
+    let ledger = Arc::new(Ledger::new());
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let short = short_session_client(&proxy.connect_string());
+    // Ours leads until its context reports the loss, writing `exit` then.
+    let (ours, terms) = selector(&short, &path, "rust", WAIT * 10, &ledger);
+    eventually(WAIT, "ours leads", || ours.has_leadership());
+    let java = curator_selector(&path, "java", 1, HOLD, WAIT, &ledger);
+    eventually(WAIT, "Curator's is in line", || ours.participants().unwrap().len() == 2);
+    // A partition longer than our 2 s session: the server expires it and
+    // Curator's selector leads.
+    proxy.blackhole();
+    java.wait_for_stderr_line("leader 1", WAIT).unwrap();
+    java.wait().unwrap();
+    let ours_ended = terms.all();
+    assert_eq!(ours_ended.len(), 1, "our term ended");
+    assert!(ours_ended[0].lost_at.is_some(), "told of the loss");
+    proxy.heal();
+    ours.close().unwrap();
+    assert_eq!(ledger.check(1).1, 1, "never ours beside Curator's");
+    assert_eq!(ledger.entries()[..2], ["rust.1", "java.1"]);
 }

@@ -3,7 +3,9 @@
 //! timeout and a second; a lost leadership without auto-requeue is
 //! reported as leaving the election, and with it the selector leads again;
 //! a disconnected leader is told at once and leads again in its session; a
-//! closure that overruns its loss is reported.
+//! closure that overruns its loss is reported; never two lead through a
+//! cut, a partition past the session and a server restart mid-term;
+//! `close_timeout` returns by its deadline with the server down or stalled.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -11,12 +13,15 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use zk_queue::recipes::{LeaderSelector, SelectorState, TermEnd};
-use zk_queue::testing::FaultProxy;
+use zk_queue::testing::{FaultProxy, Request, TestingServer};
+use zk_queue::ZkClient;
 
 use super::{ledger_lead, never_two, selector, WAIT};
 use crate::support::ledger::Ledger;
 use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{client, eventually, logs, nodes, short_session_client, LOAD_MARGIN};
+use crate::support::{
+    client, client_of, contention, eventually, logs, nodes, short_session_client, within, LOAD_MARGIN,
+};
 
 /// The session timeout of `short_session_client`.
 const SESSION: Duration = Duration::from_secs(2);
@@ -173,4 +178,124 @@ fn a_disconnected_leader_is_told_at_once_and_leads_again_after_reconnecting_in_t
     a.close().unwrap();
     assert!(nodes(&client(), &path).is_empty(), "every node is gone");
     ledger.check(1);
+}
+
+#[test]
+fn under_a_cut_a_partition_past_the_session_and_a_server_restart_mid_term_never_two_lead() {
+    let mut server = TestingServer::start().unwrap();
+    let cast = contention::Cast::new(&server, 2, 2);
+    let ledger = Arc::new(Ledger::new());
+    let selectors: Vec<LeaderSelector> = cast
+        .clients
+        .iter()
+        .zip(&cast.names)
+        .enumerate()
+        .map(|(n, (client, id))| selector(client, "/election", id, cast.hold(n), &ledger).0)
+        .collect();
+    let all: Vec<&LeaderSelector> = selectors.iter().collect();
+    let admin = client_of(&server.connect_string());
+    let stop = AtomicBool::new(false);
+    let seen = thread::scope(|s| {
+        let checker = s.spawn(|| never_two(&all, &stop));
+        contention::land_faults(
+            &mut server,
+            &cast,
+            |n| selectors[n].has_leadership(),
+            |_| nodes(&admin, "/election").len() >= 2,
+            |n| selectors[n].terms(),
+        );
+        stop.store(true, Ordering::Release);
+        checker.join().unwrap()
+    });
+    let terms: Vec<u64> = selectors.iter().map(|s| s.terms()).collect();
+    eprintln!("terms {terms:?}, samples leading {seen:?}");
+    assert!(seen.iter().all(|&n| n > 0), "each was seen leading: {seen:?}");
+    for selector in &selectors {
+        selector.close().unwrap();
+    }
+    let (entries, most) = ledger.check(1);
+    assert_eq!(most, 1, "{entries} terms");
+    eventually(WAIT, "no node is left", || nodes(&admin, "/election").is_empty());
+}
+
+/// The deadline `close_timeout` is given below.
+const CLOSE_DEADLINE: Duration = Duration::from_secs(2);
+
+/// How late `close_timeout` may return: it waits for the selector's own
+/// thread, never for the server, so only the time to notice.
+const LATE_CLOSING: Duration = Duration::from_millis(200);
+
+/// Closes a leading and a queued selector (of `clients`) with
+/// `close_timeout` once `fault` landed; each returns by its deadline,
+/// closed or reporting that its thread still runs.
+fn close_through_a_fault(clients: [&ZkClient; 2], admin: &ZkClient, path: &str, fault: impl FnOnce()) {
+    let ledger = Arc::new(Ledger::new());
+    let (leader, _) = selector(clients[0], path, "leader", WAIT * 10, &ledger);
+    eventually(WAIT, "it leads", || leader.has_leadership());
+    let (queued, _) = selector(clients[1], path, "queued", WAIT * 10, &ledger);
+    eventually(WAIT, "the other is in line", || nodes(admin, path).len() == 2);
+    fault();
+    for selector in [&leader, &queued] {
+        let result = within(
+            &format!("close_timeout({CLOSE_DEADLINE:?}) of {}", selector.id()),
+            CLOSE_DEADLINE + LATE_CLOSING,
+            || selector.close_timeout(CLOSE_DEADLINE),
+        );
+        eprintln!("{}: {result:?}", selector.id());
+        assert!(
+            matches!(result, Ok(()) | Err(zk_queue::Error::Timeout { .. })),
+            "{result:?}"
+        );
+        assert!(!selector.has_leadership());
+    }
+}
+
+#[test]
+fn close_timeout_returns_by_its_deadline_with_the_server_down_and_no_node_is_left() {
+    let mut server = TestingServer::start().unwrap();
+    let connect = server.connect_string();
+    let clients = [client_of(&connect), client_of(&connect)];
+    let admin = client_of(&connect);
+    close_through_a_fault([&clients[0], &clients[1]], &admin, "/election", || {
+        server.stop().unwrap()
+    });
+    server.restart().unwrap();
+    eventually(WAIT, "no node is left", || nodes(&admin, "/election").is_empty());
+}
+
+#[test]
+fn close_timeout_returns_by_its_deadline_with_the_server_stalled_and_no_node_is_left() {
+    let proxies = [(); 2].map(|()| FaultProxy::start(&shared_connect_string()).unwrap());
+    let path = unique_path("selector-close-stalled");
+    let clients = proxies.each_ref().map(crate::support::proxied_client);
+    let admin = client();
+    close_through_a_fault([&clients[0], &clients[1]], &admin, &path, || {
+        proxies.iter().for_each(FaultProxy::blackhole)
+    });
+    proxies.iter().for_each(FaultProxy::heal);
+    eventually(WAIT, "no node is left", || nodes(&admin, &path).is_empty());
+}
+
+#[test]
+fn a_create_whose_reply_was_lost_leaves_one_node_of_the_selector() {
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let lossy = crate::support::proxied_client(&proxy);
+    let path = unique_path("selector-lost-create");
+    let admin = client();
+    admin.ensure_path(&path).unwrap();
+    // The selector's create is applied, its reply lost.
+    proxy.drop_reply_to(Request::Create);
+    let (led, leading) = crossbeam_channel::unbounded();
+    let selector = LeaderSelector::builder(&lossy, &path, move |leader| {
+        led.send(leader.node().to_owned()).unwrap();
+        let _ = leader.lost().recv();
+    })
+    .build()
+    .unwrap();
+    let node = leading.recv_timeout(WAIT).expect("it leads");
+    assert!(!proxy.dropping_reply(), "the fault was injected");
+    let ours = node.rsplit('/').next().unwrap().to_owned();
+    assert_eq!(nodes(&admin, &path), [ours], "one node, the one it leads by");
+    selector.close().unwrap();
+    eventually(WAIT, "no node is left", || nodes(&admin, &path).is_empty());
 }

@@ -88,7 +88,10 @@ fn selector(client: &ZkClient, path: &str, id: &str, hold: Duration, ledger: &Ar
 /// `selectors` lead at once; returns how many times each was seen leading.
 fn never_two(selectors: &[&LeaderSelector], stop: &AtomicBool) -> Vec<u64> {
     let mut seen = vec![0; selectors.len()];
-    while !stop.load(Ordering::Acquire) {
+    loop {
+        // One last sample once stopped: what the test saw when it stopped
+        // the checker is sampled too, however late this thread ran.
+        let stopping = stop.load(Ordering::Acquire);
         let leading: Vec<bool> = selectors.iter().map(|s| s.has_leadership()).collect();
         let ids: Vec<&str> = selectors
             .iter()
@@ -100,7 +103,9 @@ fn never_two(selectors: &[&LeaderSelector], stop: &AtomicBool) -> Vec<u64> {
         for (count, leads) in seen.iter_mut().zip(leading) {
             *count += u64::from(leads);
         }
+        if stopping {
+            return seen;
+        }
         std::thread::sleep(Duration::from_millis(1));
     }
-    seen
 }

@@ -1,7 +1,8 @@
 //! Taking turns: the participants lead one at a time, each again and again
 //! with auto-requeue; `close` hands leadership over; a panicking closure is
 //! reported and its selector stays in the election; without auto-requeue a
-//! selector reports it left and leads no more until requeued.
+//! selector reports it left and leads no more until requeued; tokens grow
+//! across the election's container reaped.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -9,12 +10,13 @@ use std::thread;
 use std::time::Duration;
 
 use zk_queue::recipes::{LeaderSelector, SelectorState, TermEnd};
+use zk_queue::testing::TestingServer;
 use zk_queue::Error;
 
 use super::{never_two, selector, WAIT};
 use crate::support::ledger::Ledger;
 use crate::support::server::unique_path;
-use crate::support::{client, eventually, logs, nodes};
+use crate::support::{client, client_of, eventually, logs, nodes};
 
 /// How long each term lasts when nothing ends it sooner.
 const HOLD: Duration = Duration::from_millis(20);
@@ -258,4 +260,36 @@ fn a_closure_that_closes_its_own_selector_ends_it_without_waiting_for_itself() {
     assert_eq!(selector.panics(), 0, "{:?}", selector.last_panic());
     eventually(WAIT, "its node is gone", || nodes(&client, &path).is_empty());
     selector.close_timeout(WAIT).unwrap();
+}
+
+#[test]
+fn tokens_grow_across_the_election_s_container_reaped_and_created_again() {
+    let server = TestingServer::builder()
+        .container_check_interval(Duration::from_millis(100))
+        .start()
+        .unwrap();
+    let client = client_of(&server.connect_string());
+    let (led, terms) = crossbeam_channel::unbounded();
+    let mut seen = Vec::new();
+    for round in 0..3 {
+        let led = led.clone();
+        let selector = LeaderSelector::builder(&client, "/election", move |leader| {
+            led.send((leader.token(), leader.node().to_owned())).unwrap();
+        })
+        .auto_requeue(false)
+        .build()
+        .unwrap();
+        let (token, node) = terms.recv_timeout(WAIT).unwrap();
+        assert!(
+            node.ends_with("-lock-0000000000"),
+            "round {round}: the sequences started over: {node}"
+        );
+        seen.push(token);
+        selector.close().unwrap();
+        // Empty, the election's container is reaped by the server.
+        eventually(WAIT, "the election's container is reaped", || {
+            client.exists("/election").unwrap().is_none()
+        });
+    }
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "tokens only grow: {seen:?}");
 }

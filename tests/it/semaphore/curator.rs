@@ -4,15 +4,17 @@
 //! participants together never hold more leases than there are.
 
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use zk_queue::recipes::SemaphoreMutex;
+use zk_queue::testing::FaultProxy;
 
 use super::{nothing_left, semaphore, take_turns, Ledger, WAIT};
+use crate::support::expiry::stop_counting_once_partitioned;
 use crate::support::java::PeerProcess;
 use crate::support::ledger::ready;
-use crate::support::server::unique_path;
-use crate::support::{client, eventually};
+use crate::support::server::{shared_connect_string, unique_path};
+use crate::support::{client, eventually, short_session_client, LOAD_MARGIN};
 
 /// How long each participant holds each time.
 const HOLD: Duration = Duration::from_millis(20);
@@ -114,4 +116,61 @@ fn a_curator_participant_waiting_for_a_lease_is_not_passed_over_by_rust_particip
     assert_eq!(ledger.check(1), (2, 1));
     assert_eq!(ledger.entries(), ["java.0", "rust.0"], "the waiter first");
     assert!(nothing_left(&admin, &path));
+}
+
+#[test]
+fn a_rust_holder_partitioned_past_its_session_stops_counting_before_a_curator_participant_holds() {
+    let path = unique_path("semaphore-curator-outage");
+    let ledger = Ledger::new();
+    let admin = client();
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let short = short_session_client(&proxy.connect_string());
+    let ours = semaphore(&short, &path, 1);
+    let lease = ours.acquire().unwrap();
+    ledger.enter("rust");
+    let java = curator_semaphore(&path, 1, "java", 1, &ledger);
+    eventually(WAIT, "the Curator participant waits with its lease", || {
+        super::leases_and_locks(&admin, &path).0.len() == 2
+    });
+    // A partition longer than our 2 s session: the server expires it and
+    // the Curator participant's lease counts one.
+    stop_counting_once_partitioned(&proxy, "rust", &ledger, || lease.is_held());
+    java.wait().unwrap();
+    proxy.heal();
+    assert_eq!(ledger.check(1), (2, 1), "never ours beside Curator's");
+    assert_eq!(ledger.entries(), ["rust", "java.0"]);
+    drop(lease);
+    eventually(WAIT, "every node is gone", || nothing_left(&admin, &path));
+}
+
+#[test]
+fn a_killed_curator_semaphore_mutex_holder_s_lease_goes_with_its_session_and_ours_holds() {
+    const KILLED_SESSION: Duration = Duration::from_secs(2);
+    let path = unique_path("semaphore-mutex-killed");
+    let ledger = Ledger::new();
+    let command = ledger
+        .peer_command("curator-semaphore-mutex", &path, 1, "java", Duration::from_secs(3600))
+        .property("peer.sessionTimeoutMs", KILLED_SESSION.as_millis());
+    let holder = command.timeout(WAIT * 2).spawn().unwrap();
+    holder.wait_for_stderr_line("held 1", WAIT).unwrap();
+    let client = client();
+    let next = SemaphoreMutex::new(&client, &path).unwrap();
+    thread::scope(|s| {
+        let waiting = s.spawn(|| {
+            let _guard = next.lock().unwrap();
+            Instant::now()
+        });
+        eventually(WAIT, "ours waits with its lease", || {
+            super::leases_and_locks(&client, &path).0.len() == 2
+        });
+        let killed = Instant::now();
+        drop(holder); // SIGKILL
+        let took = waiting.join().unwrap().duration_since(killed);
+        eprintln!("ours held {took:?} after the kill");
+        assert!(
+            took <= KILLED_SESSION + Duration::from_secs(1) + LOAD_MARGIN,
+            "held {took:?} after the kill"
+        );
+    });
+    eventually(WAIT, "no node is left", || nothing_left(&client, &path));
 }

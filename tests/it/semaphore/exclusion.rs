@@ -1,16 +1,17 @@
 //! The semaphore among Rust clients: never more holders than leases,
-//! growing fencing tokens, several leases at once, the lease count recorded
+//! growing fencing tokens (also across its containers reaped), several leases at once, the lease count recorded
 //! at the path, and the semaphore mutex's refused reentry.
 
 use std::sync::Mutex as StdMutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use zk_queue::testing::TestingServer;
 use zk_queue::{recipes::SemaphoreMutex, Error};
 
 use super::{leases_and_locks, nothing_left, semaphore, take_turns, Ledger, WAIT};
 use crate::support::server::unique_path;
-use crate::support::{client, eventually};
+use crate::support::{client, client_of, eventually};
 
 /// How long each holder holds.
 const HOLD: Duration = Duration::from_millis(20);
@@ -209,4 +210,30 @@ fn an_uncontended_lease_takes_one_write_and_its_return_one() {
     assert_eq!(acquired.total() - before.total(), 5);
     assert_eq!(returned.delete - acquired.delete, 1);
     assert_eq!(returned.create, acquired.create);
+}
+
+#[test]
+fn fencing_tokens_grow_across_the_leases_container_reaped_and_created_again() {
+    let server = TestingServer::builder()
+        .container_check_interval(Duration::from_millis(100))
+        .start()
+        .unwrap();
+    let client = client_of(&server.connect_string());
+    let semaphore = semaphore(&client, "/semaphore", 1);
+    let mut tokens = Vec::new();
+    for round in 0..3 {
+        let lease = semaphore.acquire().unwrap();
+        assert!(
+            lease.node().ends_with("-lease-0000000000"),
+            "round {round}: the sequences started over: {}",
+            lease.node()
+        );
+        tokens.push(lease.token());
+        drop(lease);
+        // Empty, the leases container is reaped by the server.
+        eventually(WAIT, "the leases container is reaped", || {
+            client.exists("/semaphore/leases").unwrap().is_none()
+        });
+    }
+    assert!(tokens.windows(2).all(|w| w[0] < w[1]), "tokens only grow: {tokens:?}");
 }

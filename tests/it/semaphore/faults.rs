@@ -2,7 +2,8 @@
 //! the server down or stalled and leave no node; a holder whose session
 //! expires is told before another holds; a killed Curator holder's lease
 //! goes with its session and the next waiter holds; lost create replies
-//! leave no node behind.
+//! leave no node behind; never more hold than there are leases through a
+//! cut, a partition past the session and a server restart mid-hold.
 
 use std::thread;
 use std::time::{Duration, Instant};
@@ -12,7 +13,7 @@ use zk_queue::{recipes::Semaphore, Error};
 
 use super::{leases_and_locks, nothing_left, semaphore, Ledger, WAIT};
 use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{self, client, client_of, eventually, short_session_client, LOAD_MARGIN};
+use crate::support::{self, client, client_of, contention, eventually, short_session_client, LOAD_MARGIN};
 
 /// The deadline the timed calls below are given.
 const DEADLINE: Duration = Duration::from_secs(2);
@@ -236,4 +237,65 @@ fn a_create_whose_reply_was_lost_leaves_no_node_behind() {
 #[test]
 fn creates_whose_replies_were_lost_on_the_slow_way_too_leave_no_node_behind() {
     acquire_losing_create_replies("semaphore-lost-creates", 3);
+}
+
+#[test]
+fn under_a_cut_a_partition_past_the_session_and_a_server_restart_mid_hold_never_more_hold_than_leases() {
+    const LEASES: usize = 2;
+    let mut server = TestingServer::start().unwrap();
+    let cast = contention::Cast::new(&server, 3, 2);
+    let board = contention::Board::new(&cast.names);
+    let ledger = Ledger::new();
+    let seen = thread::scope(|s| {
+        for (n, client) in cast.clients.iter().enumerate() {
+            let (board, ledger, hold) = (&board, &ledger, cast.hold(n));
+            s.spawn(move || {
+                let semaphore = semaphore(client, "/semaphore", LEASES);
+                board.take_turns(
+                    n,
+                    hold,
+                    ledger,
+                    |wait| semaphore.acquire_timeout(wait),
+                    |lease| lease.is_held(),
+                );
+            });
+        }
+        let checker = s.spawn(|| board.check(LEASES));
+        contention::land_faults(
+            &mut server,
+            &cast,
+            |n| board.holds(n),
+            |n| board.others_wait(n),
+            |n| board.turns(n),
+        );
+        board.stop();
+        checker.join().unwrap()
+    });
+    eprintln!("turns {:?}, samples holding {seen:?}", board.all_turns());
+    assert!(seen.iter().all(|&n| n > 0), "each was seen holding: {seen:?}");
+    let (entries, most) = ledger.check(LEASES);
+    assert_eq!(most, LEASES, "{entries} turns, every lease held at once at times");
+    let admin = client_of(&server.connect_string());
+    eventually(WAIT, "no node is left", || nothing_left(&admin, "/semaphore"));
+}
+
+#[test]
+fn a_semaphore_mutex_holder_whose_session_expires_is_told_before_another_holds() {
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let path = unique_path("semaphore-mutex-expired");
+    let (short, other) = (short_session_client(&proxy.connect_string()), client());
+    let holder = zk_queue::recipes::SemaphoreMutex::new(&short, &path).unwrap();
+    let next = zk_queue::recipes::SemaphoreMutex::new(&other, &path).unwrap();
+    let guard = holder.lock().unwrap();
+    let next_token = support::expiry::expire_holder(
+        &proxy,
+        guard.lost(),
+        || leases_and_locks(&other, &path).0.len() == 2,
+        || next.lock().unwrap().token(),
+    );
+    assert!(!guard.is_held());
+    assert!(next_token > guard.token(), "the next holder's token is larger");
+    proxy.heal();
+    drop(guard);
+    eventually(WAIT, "no node is left", || nothing_left(&other, &path));
 }

@@ -6,6 +6,7 @@
 //! (`faults`).
 
 mod curator;
+mod deadlines;
 mod exclusion;
 mod faults;
 

@@ -42,3 +42,25 @@ pub fn expire_holder(
     assert!(lost_at <= held_at, "the loss was signalled before another held");
     token
 }
+
+/// Blackholes `proxy`, a holder's way to the server, and has the holder
+/// (`who` in `ledger`) count on its hold only while `is_held` says so,
+/// sampled every millisecond: writes `exit <who>` at its first false
+/// sample and returns how long into the partition that was. The proxy
+/// stays blackholed.
+pub fn stop_counting_once_partitioned(
+    proxy: &FaultProxy,
+    who: &str,
+    ledger: &super::ledger::Ledger,
+    is_held: impl Fn() -> bool,
+) -> Duration {
+    proxy.blackhole();
+    let parted = Instant::now();
+    while is_held() {
+        thread::sleep(Duration::from_millis(1));
+    }
+    ledger.exit(who);
+    let took = parted.elapsed();
+    eprintln!("{who} stopped counting on its hold {took:?} into the partition");
+    took
+}

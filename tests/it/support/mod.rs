@@ -1,6 +1,7 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code)]
 
+pub mod contention;
 pub mod expiry;
 pub mod java;
 pub mod leases;
