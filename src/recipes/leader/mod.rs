@@ -238,23 +238,7 @@ impl LeaderLatch {
             Err(e) => return Err(e),
         };
         let sorted = names::sorted(children, &[names::LATCH]);
-        let paths: Vec<String> = sorted.iter().map(|name| path::join(&self.shared.path, name)).collect();
-        let reads = client.read_many_with(&paths, Opts::new())?;
-        let mut participants = Vec::with_capacity(sorted.len());
-        for (node, read) in sorted.into_iter().zip(reads) {
-            let data = match read {
-                Ok((data, _)) => data,
-                // Left since the listing.
-                Err(Error::NoNode { .. }) => continue,
-                Err(e) => return Err(e),
-            };
-            participants.push(Participant {
-                id: String::from_utf8_lossy(&data).into_owned(),
-                node,
-                is_leader: participants.is_empty(),
-            });
-        }
-        Ok(participants)
+        read_participants(client, &self.shared.path, sorted)
     }
 
     /// The participant that leads (its node comes first), if any.
@@ -327,4 +311,32 @@ impl std::fmt::Debug for LeaderLatch {
             .field("has_leadership", &self.has_leadership())
             .finish()
     }
+}
+
+/// The participants whose nodes under `path` are `sorted` (in the order
+/// they lead), each with its id (its node's data); nodes gone since the
+/// listing are left out. Election recipes share it (the latch and the
+/// selector).
+pub(in crate::recipes) fn read_participants(
+    client: &ZkClient,
+    path: &str,
+    sorted: Vec<String>,
+) -> Result<Vec<Participant>> {
+    let paths: Vec<String> = sorted.iter().map(|name| path::join(path, name)).collect();
+    let reads = client.read_many_with(&paths, Opts::new())?;
+    let mut participants = Vec::with_capacity(sorted.len());
+    for (node, read) in sorted.into_iter().zip(reads) {
+        let data = match read {
+            Ok((data, _)) => data,
+            // Left since the listing.
+            Err(Error::NoNode { .. }) => continue,
+            Err(e) => return Err(e),
+        };
+        participants.push(Participant {
+            id: String::from_utf8_lossy(&data).into_owned(),
+            node,
+            is_leader: participants.is_empty(),
+        });
+    }
+    Ok(participants)
 }

@@ -2,9 +2,8 @@
 //! (Curator's `getParticipants` and `getLeader`).
 
 use super::LeaderSelector;
-use crate::client::Opts;
-use crate::error::{Error, Result};
-use crate::path;
+use crate::error::Result;
+use crate::recipes::leader::read_participants;
 use crate::recipes::Participant;
 
 impl LeaderSelector {
@@ -27,25 +26,8 @@ impl LeaderSelector {
     /// A connection error once the client's retry policy gives up; an empty
     /// list if the leader path does not exist.
     pub fn participants(&self) -> Result<Vec<Participant>> {
-        let client = &self.shared.client;
         let sorted = self.shared.mutex.participant_nodes()?;
-        let paths: Vec<String> = sorted.iter().map(|name| path::join(&self.shared.path, name)).collect();
-        let reads = client.read_many_with(&paths, Opts::new())?;
-        let mut participants = Vec::with_capacity(sorted.len());
-        for (node, read) in sorted.into_iter().zip(reads) {
-            let data = match read {
-                Ok((data, _)) => data,
-                // Left since the listing.
-                Err(Error::NoNode { .. }) => continue,
-                Err(e) => return Err(e),
-            };
-            participants.push(Participant {
-                id: String::from_utf8_lossy(&data).into_owned(),
-                node,
-                is_leader: participants.is_empty(),
-            });
-        }
-        Ok(participants)
+        read_participants(&self.shared.client, &self.shared.path, sorted)
     }
 
     /// The participant that leads (its node comes first), if any (Curator's
