@@ -52,7 +52,7 @@ const SERVE_WITHIN: Duration = Duration::from_millis(1200);
 /// Added to [`SERVE_WITHIN`]: it absorbs scheduling delays on a loaded 2-core machine (the
 /// server's JVM starting, the probe and request threads waiting for a core), which are no delay
 /// of the client's. The same margin as the integration suite's `support::LOAD_MARGIN`.
-const LOAD_MARGIN: Duration = Duration::from_millis(500);
+const LOAD_MARGIN: Duration = Duration::from_millis(750);
 
 /// How often the probe asks the restarting server `ruok`.
 const PROBE_INTERVAL: Duration = Duration::from_millis(10);

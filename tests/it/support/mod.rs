@@ -57,7 +57,10 @@ pub fn example_exe(name: &str) -> PathBuf {
 /// scheduling delays of a loaded 2-core machine (the suite must pass with a
 /// second copy of it running beside it), which are no delay of the code's.
 /// One constant for the whole suite, so that no bound hides slack of its own.
-pub const LOAD_MARGIN: Duration = Duration::from_millis(500);
+/// (500 ms was passed by 28 ms once, by a killed consumer's pick-up with two
+/// copies of the suite running side by side, each with the recipes' fault
+/// matrices.)
+pub const LOAD_MARGIN: Duration = Duration::from_millis(750);
 
 /// Runs `call`, asserts it returned within `bound` (plus the suite's one
 /// [`LOAD_MARGIN`]), and returns its result.
