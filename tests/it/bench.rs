@@ -132,7 +132,9 @@ fn bench_runs_small_and_reports_json() {
         let busy = case["cpu"]["machine_busy"].as_f64().unwrap();
         assert!(0.0 < busy && busy <= 1.0, "{case:#}");
         assert_eq!(case["cpu"]["server_cores"], Value::Null, "{case:#}");
-        assert!(case["cpu"]["bench_cores"].as_f64().unwrap() > 0.0, "{case:#}");
+        // A number (the process's CPU time counts in 10 ms ticks, so a case
+        // of 200 items, under 0.1 s with multis, may show none).
+        assert!(case["cpu"]["bench_cores"].as_f64().unwrap() >= 0.0, "{case:#}");
         assert_eq!(case["error"], Value::Null, "{case:#}");
         assert_eq!(case["items"], 200, "{case:#}");
         assert_eq!(case["duplicates"], 0, "{case:#}");
