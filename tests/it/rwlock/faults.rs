@@ -192,31 +192,21 @@ fn under_a_cut_a_partition_past_the_session_and_a_server_restart_mid_hold_no_two
     let cast = contention::Cast::new(&server, 2, 2);
     let board = contention::Board::new(&cast.names);
     let ledger = support::ledger::Ledger::new();
-    let seen = thread::scope(|s| {
-        for (n, client) in cast.clients.iter().enumerate() {
-            let (board, ledger, hold) = (&board, &ledger, cast.hold(n));
-            s.spawn(move || {
-                let lock = rwlock(client, "/rwlock");
-                board.take_turns(
-                    n,
-                    hold,
-                    ledger,
-                    |wait| lock.write_timeout(wait),
-                    |guard| guard.is_held(),
-                );
-            });
-        }
-        let checker = s.spawn(|| board.check(1));
-        contention::land_faults(
-            &mut server,
-            &cast,
-            |n| board.holds(n),
-            |n| board.others_wait(n),
-            |n| board.turns(n),
-        );
-        board.stop();
-        checker.join().unwrap()
-    });
+    let seen = board.under_faults(
+        &mut server,
+        &cast,
+        |board| board.check(1),
+        |n, client, hold| {
+            let lock = rwlock(client, "/rwlock");
+            board.take_turns(
+                n,
+                hold,
+                &ledger,
+                |wait| lock.write_timeout(wait),
+                |guard| guard.is_held(),
+            );
+        },
+    );
     eprintln!("turns {:?}, samples holding {seen:?}", board.all_turns());
     assert!(seen.iter().all(|&n| n > 0), "each was seen writing: {seen:?}");
     let (entries, most) = ledger.check(1);
@@ -293,28 +283,18 @@ fn under_a_cut_a_partition_past_the_session_and_a_server_restart_mid_hold_no_rea
     }
     let board = contention::Board::new(&cast.names);
     let ledger = support::ledger::Ledger::new();
-    let seen = thread::scope(|s| {
-        for (n, (client, role)) in cast.clients.iter().zip(roles).enumerate() {
-            let (board, ledger, hold) = (&board, &ledger, cast.hold(n));
-            s.spawn(move || {
-                let lock = rwlock(client, "/rwlock");
-                match role {
-                    Role::Write => board.take_turns(n, hold, ledger, |wait| lock.write_timeout(wait), |g| g.is_held()),
-                    Role::Read => board.take_turns(n, hold, ledger, |wait| lock.read_timeout(wait), |g| g.is_held()),
-                }
-            });
-        }
-        let checker = s.spawn(|| board.check_readers_writers());
-        contention::land_faults(
-            &mut server,
-            &cast,
-            |n| board.holds(n),
-            |n| board.others_wait(n),
-            |n| board.turns(n),
-        );
-        board.stop();
-        checker.join().unwrap()
-    });
+    let seen = board.under_faults(
+        &mut server,
+        &cast,
+        contention::Board::check_readers_writers,
+        |n, client, hold| {
+            let lock = rwlock(client, "/rwlock");
+            match roles[n] {
+                Role::Write => board.take_turns(n, hold, &ledger, |wait| lock.write_timeout(wait), |g| g.is_held()),
+                Role::Read => board.take_turns(n, hold, &ledger, |wait| lock.read_timeout(wait), |g| g.is_held()),
+            }
+        },
+    );
     eprintln!("turns {:?}, samples holding {seen:?}", board.all_turns());
     assert!(seen.iter().all(|&n| n > 0), "each was seen holding: {seen:?}");
     let (entries, most) = ledger.check_readers_writers();

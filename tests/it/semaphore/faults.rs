@@ -246,31 +246,21 @@ fn under_a_cut_a_partition_past_the_session_and_a_server_restart_mid_hold_never_
     let cast = contention::Cast::new(&server, 3, 2);
     let board = contention::Board::new(&cast.names);
     let ledger = Ledger::new();
-    let seen = thread::scope(|s| {
-        for (n, client) in cast.clients.iter().enumerate() {
-            let (board, ledger, hold) = (&board, &ledger, cast.hold(n));
-            s.spawn(move || {
-                let semaphore = semaphore(client, "/semaphore", LEASES);
-                board.take_turns(
-                    n,
-                    hold,
-                    ledger,
-                    |wait| semaphore.acquire_timeout(wait),
-                    |lease| lease.is_held(),
-                );
-            });
-        }
-        let checker = s.spawn(|| board.check(LEASES));
-        contention::land_faults(
-            &mut server,
-            &cast,
-            |n| board.holds(n),
-            |n| board.others_wait(n),
-            |n| board.turns(n),
-        );
-        board.stop();
-        checker.join().unwrap()
-    });
+    let seen = board.under_faults(
+        &mut server,
+        &cast,
+        |board| board.check(LEASES),
+        |n, client, hold| {
+            let semaphore = semaphore(client, "/semaphore", LEASES);
+            board.take_turns(
+                n,
+                hold,
+                &ledger,
+                |wait| semaphore.acquire_timeout(wait),
+                |lease| lease.is_held(),
+            );
+        },
+    );
     eprintln!("turns {:?}, samples holding {seen:?}", board.all_turns());
     assert!(seen.iter().all(|&n| n > 0), "each was seen holding: {seen:?}");
     let (entries, most) = ledger.check(LEASES);

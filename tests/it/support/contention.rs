@@ -87,6 +87,36 @@ impl Board {
         (0..self.names.len()).map(|n| self.turns(n)).collect()
     }
 
+    /// Runs `participant(n, client, hold)` on a thread of its own for each
+    /// of `cast`'s participants (its client, its hold) while `check`
+    /// samples this board and [`land_faults`] lands the faults; stops the
+    /// participants once the faults are over and returns what `check`
+    /// returned.
+    pub fn under_faults(
+        &self,
+        server: &mut TestingServer,
+        cast: &Cast,
+        check: impl FnOnce(&Board) -> Vec<u64> + Send,
+        participant: impl Fn(usize, &ZkClient, Duration) + Sync,
+    ) -> Vec<u64> {
+        thread::scope(|s| {
+            for (n, client) in cast.clients.iter().enumerate() {
+                let (participant, hold) = (&participant, cast.hold(n));
+                s.spawn(move || participant(n, client, hold));
+            }
+            let checker = s.spawn(|| check(self));
+            land_faults(
+                server,
+                cast,
+                |n| self.holds(n),
+                |n| self.others_wait(n),
+                |n| self.turns(n),
+            );
+            self.stop();
+            checker.join().unwrap()
+        })
+    }
+
     /// Samples every participant every millisecond until stopped, asserting
     /// that at most `max` hold at once; returns how many samples saw each
     /// holding.
