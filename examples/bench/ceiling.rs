@@ -18,6 +18,10 @@ use super::util;
 /// Requests per `create_many` / `delete_many` call.
 const CHUNK: usize = 1_000;
 
+/// Znodes per multi of the multi ceiling: pipelined multis of this many
+/// creates, then of this many deletes.
+pub const MULTI_OPS: usize = 64;
+
 /// Create+delete pairs of the serial probe.
 const SERIAL_PROBES: usize = 200;
 
@@ -47,6 +51,13 @@ pub struct Ceiling {
     /// Pipelined multis as a lock-safe acknowledge sends them: a lock's
     /// check, then the item's and the lock's deletes.
     pub multis_per_s: f64,
+    /// The multi ceiling: znodes per second created by pipelined multis of
+    /// [`MULTI_OPS`] creates each, deleted the same way, and the items per
+    /// second for a create and a delete each. What a queue that batches its
+    /// writes into multis, one znode per item, could reach at most.
+    pub multi_creates_per_s: f64,
+    pub multi_deletes_per_s: f64,
+    pub multi_items_per_s: f64,
     /// One create at a time, mean milliseconds.
     pub serial_create_ms: f64,
     /// One delete at a time, mean milliseconds.
@@ -129,6 +140,7 @@ pub fn measure(
         Ok(())
     })?;
     let multi_secs = lock_safe_multis(client, &path, items, &data, progress)?;
+    let (batch_create_secs, batch_delete_secs) = batched(client, &path, items, &data, progress)?;
 
     let (mut create_serial, mut delete_serial) = (0.0, 0.0);
     for _ in 0..SERIAL_PROBES {
@@ -140,7 +152,15 @@ pub fn measure(
         delete_serial += t.elapsed().as_secs_f64();
     }
     util::remove_tree(client, &path)?;
-    let secs = [create_secs, read_secs, exists_secs, delete_secs, multi_secs];
+    let secs = [
+        create_secs,
+        read_secs,
+        exists_secs,
+        delete_secs,
+        multi_secs,
+        batch_create_secs,
+        batch_delete_secs,
+    ];
     if secs.iter().any(|&s| s <= 0.0) {
         bail!("the ceiling measurement took no time");
     }
@@ -163,6 +183,9 @@ pub fn measure(
         reads_per_s,
         exists_per_s,
         multis_per_s,
+        multi_creates_per_s: per_s(batch_create_secs),
+        multi_deletes_per_s: per_s(batch_delete_secs),
+        multi_items_per_s: items as f64 / (batch_create_secs + batch_delete_secs),
         serial_create_ms: create_serial / SERIAL_PROBES as f64 * 1e3,
         serial_delete_ms: delete_serial / SERIAL_PROBES as f64 * 1e3,
         java: None,
@@ -230,4 +253,36 @@ fn lock_safe_multis(client: &ZkClient, path: &str, items: usize, data: &[u8], pr
     }
     bar.finish_and_clear();
     Ok(started.elapsed().as_secs_f64())
+}
+
+/// Times pipelined multis of [`MULTI_OPS`] creates for `items` znodes, then
+/// multis of as many deletes; returns the seconds of each.
+fn batched(client: &ZkClient, path: &str, items: usize, data: &[u8], progress: bool) -> anyhow::Result<(f64, f64)> {
+    let paths: Vec<String> = (0..items).map(|i| format!("{path}/b-{i:010}")).collect();
+    let create_secs = timed(progress, "ceiling multi creates", &paths, |chunk| {
+        let multis: Vec<Vec<Op>> = chunk
+            .chunks(MULTI_OPS)
+            .map(|paths| {
+                paths
+                    .iter()
+                    .map(|p| Op::create(p, data.to_vec(), CreateMode::Persistent))
+                    .collect()
+            })
+            .collect();
+        for result in client.multi_many(&multis)? {
+            result.context("a pipelined multi of creates failed")?;
+        }
+        Ok(())
+    })?;
+    let delete_secs = timed(progress, "ceiling multi deletes", &paths, |chunk| {
+        let multis: Vec<Vec<Op>> = chunk
+            .chunks(MULTI_OPS)
+            .map(|paths| paths.iter().map(|p| Op::delete(p, None)).collect())
+            .collect();
+        for result in client.multi_many(&multis)? {
+            result.context("a pipelined multi of deletes failed")?;
+        }
+        Ok(())
+    })?;
+    Ok((create_secs, delete_secs))
 }

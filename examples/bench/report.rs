@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::cases::{Ctx, Measured, Spec};
-use super::ceiling::Ceiling;
+use super::ceiling::{Ceiling, MULTI_OPS};
 use super::cpu::CpuUse;
 use super::drain::ChildReport;
 use super::env::Machine;
@@ -336,6 +336,15 @@ impl Out {
             int(c.reads_per_s),
             int(c.exists_per_s),
             int(c.multis_per_s)
+        );
+        println!(
+            "multi ceiling, pipelined multis of {} creates, then of {} deletes: {} creates/s, {} deletes/s -> {} items/s ({:.2} x the per-node ceiling)",
+            MULTI_OPS,
+            MULTI_OPS,
+            int(c.multi_creates_per_s),
+            int(c.multi_deletes_per_s),
+            int(c.multi_items_per_s),
+            c.multi_items_per_s / c.items_per_s
         );
         println!(
             "one request at a time: create {:.2} ms, delete {:.2} ms",

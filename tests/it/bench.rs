@@ -61,9 +61,25 @@ fn bench_runs_small_and_reports_json() {
     assert!(best > 0.0, "{report:#}");
     // The other request kinds' pipelined rates.
     for c in ceilings {
-        for key in ["reads_per_s", "exists_per_s", "multis_per_s"] {
+        for key in [
+            "reads_per_s",
+            "exists_per_s",
+            "multis_per_s",
+            "multi_creates_per_s",
+            "multi_deletes_per_s",
+        ] {
             assert!(c[key].as_f64().unwrap() > 0.0, "{key}: {c:#}");
         }
+        // The multi ceiling's items: a create and a delete each.
+        let (creates, deletes) = (
+            c["multi_creates_per_s"].as_f64().unwrap(),
+            c["multi_deletes_per_s"].as_f64().unwrap(),
+        );
+        let items = 1.0 / (1.0 / creates + 1.0 / deletes);
+        assert!(
+            (c["multi_items_per_s"].as_f64().unwrap() - items).abs() < 1e-6 * items,
+            "{c:#}"
+        );
     }
     // A plain Java client's rates beside each measurement (this machine has
     // the JDK the interop tests need), and ours divided by them.
