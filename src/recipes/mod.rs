@@ -22,6 +22,7 @@
 //! ```
 
 mod barrier;
+mod deadline;
 mod leader;
 mod lock;
 mod mutex;

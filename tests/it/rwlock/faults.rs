@@ -238,7 +238,10 @@ fn a_killed_curator_holder_lets_the_waiting_writer_in(name: &str, role: Role) {
     holder.wait_for_stderr_line("held 1", WAIT).unwrap();
     let client = client();
     let next = rwlock(&client, &path);
-    assert!(next.try_write().unwrap().is_none(), "the {role:?} holder keeps a writer out");
+    assert!(
+        next.try_write().unwrap().is_none(),
+        "the {role:?} holder keeps a writer out"
+    );
     thread::scope(|s| {
         let waiting = s.spawn(|| {
             let _write = next.write().unwrap();
