@@ -11,6 +11,13 @@
 //! [`LeaderSelector`] (Curator's `LeaderSelector`), an election on the
 //! [`Mutex`] that runs a closure for each term of leadership.
 //!
+//! Every recipe's timed and `try_` call ends as the queues' do when the
+//! server does not answer: [`Error::Unreachable`](crate::Error::Unreachable)
+//! when no server can be asked at its deadline,
+//! [`Error::Timeout`](crate::Error::Timeout) when a connected server did not
+//! answer in time, nothing held when it was waiting for its turn; never
+//! [`Error::ConnectionLoss`](crate::Error::ConnectionLoss).
+//!
 //! ```no_run
 //! # fn main() -> Result<(), zk_queue::Error> {
 //! use zk_queue::recipes::LeaderLatch;
@@ -22,6 +29,7 @@
 //! ```
 
 mod barrier;
+mod deadline;
 mod leader;
 mod lock;
 mod mutex;

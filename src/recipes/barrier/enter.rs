@@ -29,9 +29,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::double::{DoubleBarrier, Member, READY};
-use super::{ensure_container, unreachable_or};
+use super::ensure_container;
 use crate::client::{CreateMode, Opts, Session, WeakClient, TRY_WAIT};
 use crate::error::{Error, Result};
+use crate::recipes::deadline::{self, unreachable_or};
 use crate::sync::{Backoff, Latch};
 
 impl DoubleBarrier {
@@ -49,7 +50,7 @@ impl DoubleBarrier {
             }
             Err(e) => {
                 self.abandon(&mut node);
-                Err(e.of_call_since(started))
+                Err(deadline::call_error(&self.client, e, started, "double barrier"))
             }
         }
     }

@@ -16,10 +16,10 @@
 use std::time::Instant;
 
 use super::double::DoubleBarrier;
-use super::unreachable_or;
 use crate::client::Opts;
 use crate::error::{Error, Result};
 use crate::path;
+use crate::recipes::deadline::{self, unreachable_or};
 use crate::sync::Latch;
 
 impl DoubleBarrier {
@@ -37,7 +37,9 @@ impl DoubleBarrier {
                 }
             }
             let opts = Opts::new().until(deadline);
-            let members = self.members(opts).map_err(|e| e.of_call_since(started))?;
+            let members = self
+                .members(opts)
+                .map_err(|e| deadline::call_error(client, e, started, "double barrier"))?;
             let ours = members.iter().position(|name| *name == self.id);
             if node.is_some() && ours.is_none() {
                 *node = None;
@@ -49,7 +51,8 @@ impl DoubleBarrier {
                 break;
             };
             if members.len() == 1 && ours.is_some() {
-                self.delete_ours(opts).map_err(|e| e.of_call_since(started))?;
+                self.delete_ours(opts)
+                    .map_err(|e| deadline::call_error(client, e, started, "double barrier"))?;
                 *node = None;
                 break;
             }
@@ -58,9 +61,10 @@ impl DoubleBarrier {
             let watched = if ours == Some(0) { highest } else { lowest };
             let (stat, _watch) = client
                 .watch_exists(&path::join(&self.path, watched), &woken, opts)
-                .map_err(|e| e.of_call_since(started))?;
+                .map_err(|e| deadline::call_error(client, e, started, "double barrier"))?;
             if ours.is_some_and(|at| at > 0) {
-                self.delete_ours(opts).map_err(|e| e.of_call_since(started))?;
+                self.delete_ours(opts)
+                    .map_err(|e| deadline::call_error(client, e, started, "double barrier"))?;
                 *node = None;
             }
             if stat.is_some() && !woken.wait_until(deadline) {
@@ -69,7 +73,7 @@ impl DoubleBarrier {
         }
         match client.delete_with(&self.ready_path, None, Opts::new().until(deadline)) {
             Ok(_) | Err(Error::NoNode { .. }) => Ok(true),
-            Err(e) => Err(e.of_call_since(started)),
+            Err(e) => Err(deadline::call_error(client, e, started, "double barrier")),
         }
     }
 

@@ -96,13 +96,3 @@ fn ensure_container(client: &ZkClient, path: &str, acl: &[Acl], deadline: Option
     let opts = Opts::new().until(deadline).mode(CreateMode::Container).acl(acl);
     client.ensure_path_with(path, opts)
 }
-
-/// What a timed call returns once its deadline passed: `value`, or
-/// [`Error::Unreachable`] if no server could be asked then (as every timed
-/// call).
-fn unreachable_or<T>(client: &ZkClient, started: Instant, value: T) -> Result<T> {
-    if !client.is_closed() && !client.state().is_connected() {
-        return Err(client.unreachable(started.elapsed()));
-    }
-    Ok(value)
-}

@@ -3,9 +3,10 @@
 
 use std::time::{Duration, Instant};
 
-use super::{ensure_container, parent, unreachable_or, validated};
+use super::{ensure_container, parent, validated};
 use crate::client::{Acl, Opts, ZkClient};
 use crate::error::{Error, Result};
+use crate::recipes::deadline::{self, unreachable_or};
 use crate::recipes::lock::local_address;
 use crate::sync::Latch;
 
@@ -169,7 +170,7 @@ impl Barrier {
             let opts = Opts::new().until(deadline);
             let (stat, _watch) = match self.client.watch_exists(&self.path, &woken, opts) {
                 Ok(read) => read,
-                Err(e) => return Err(e.of_call_since(started)),
+                Err(e) => return Err(deadline::call_error(&self.client, e, started, "barrier")),
             };
             if stat.is_none() {
                 return Ok(true);

@@ -176,15 +176,24 @@ impl LeaderLatch {
     /// ```
     ///
     /// # Errors
-    /// [`Error::Closed`] if the latch is closed (before or while waiting).
+    /// [`Error::Closed`] if the latch is closed (before or while waiting);
+    /// [`Error::Unreachable`] if the timeout passed while no server could
+    /// be reached (connected to a stalled server, it returns `false`).
     pub fn await_leadership_timeout(&self, timeout: Duration) -> Result<bool> {
         self.await_until(Instant::now().checked_add(timeout))
     }
 
     fn await_until(&self, deadline: Option<Instant>) -> Result<bool> {
-        self.shared
+        let started = Instant::now();
+        let leads = self
+            .shared
             .wait_to_lead(deadline)
-            .map_err(|state::Closed| Error::Closed)
+            .map_err(|state::Closed| Error::Closed)?;
+        if leads {
+            return Ok(true);
+        }
+        // As every timed call: no server to ask is an error.
+        crate::recipes::deadline::unreachable_or(&self.shared.client, started, false)
     }
 
     /// This participant's id, the data of its node.

@@ -66,7 +66,7 @@ use super::Participant;
 use crate::client::{CreateMode, DataWatch, Opts, Session, WakerGuard};
 use crate::error::{Error, Result};
 use crate::path;
-use crate::recipes::names;
+use crate::recipes::{deadline, names};
 use crate::sync::Latch;
 
 /// A node this attempt created, in the session it was created in.
@@ -156,9 +156,11 @@ impl<'a> Attempt<'a> {
     /// unless it holds.
     pub(super) fn run(mut self) -> Result<Option<Acquired>> {
         let started = Instant::now();
-        // A request's error tells how long that request waited; the call's
-        // caller wants how long the call did.
-        let result = self.turns(started).map_err(|e| e.of_call_since(started));
+        // In the recipes' one vocabulary, and telling how long the call
+        // waited, not how long its last request did.
+        let result = self
+            .turns(started)
+            .map_err(|e| deadline::call_error(&self.lock.client, e, started, self.driver.recipe()));
         if !matches!(result, Ok(Some(_))) {
             self.give_up();
         }
@@ -191,13 +193,11 @@ impl<'a> Attempt<'a> {
                 Turn::Ours(acquired) => return Ok(Some(*acquired)),
                 Turn::Again => {}
                 Turn::Gone => self.node = None,
-                Turn::NotYet => {
+                Turn::NotYet if self.patient => {
                     // As every timed call: no server to ask is an error.
-                    if self.patient && !client.is_closed() && !client.state().is_connected() {
-                        return Err(client.unreachable(started.elapsed()));
-                    }
-                    return Ok(None);
+                    return deadline::unreachable_or(client, started, None);
                 }
+                Turn::NotYet => return Ok(None),
             }
         }
     }

@@ -172,9 +172,10 @@ impl Mutex {
     ///
     /// # Errors
     /// [`Error::Unreachable`](crate::Error::Unreachable) by the deadline if
-    /// no server can be reached then; otherwise as [`lock`](Self::lock),
-    /// each request given up by the deadline (plus a second for an answer in
-    /// flight from a connected server).
+    /// no server can be reached then, [`Error::Timeout`](crate::Error::Timeout)
+    /// if a connected server did not answer in time; otherwise as
+    /// [`lock`](Self::lock), each request given up by the deadline (plus a
+    /// second for an answer in flight from a connected server).
     pub fn lock_timeout(&self, timeout: Duration) -> Result<Option<MutexGuard<'_>>> {
         match Instant::now().checked_add(timeout) {
             Some(deadline) => self.lock_until(Some(deadline), true),

@@ -9,6 +9,7 @@ use super::lease::Held;
 use super::{count, fast, slow, Semaphore, SemaphoreLease};
 use crate::client::{CreateMode, Opts};
 use crate::error::{Error, Result};
+use crate::recipes::deadline;
 
 impl Semaphore {
     /// The one implementation: `n` leases one after another until
@@ -28,7 +29,7 @@ impl Semaphore {
         let started = Instant::now();
         if !self.checked.load(Ordering::Relaxed) {
             count::check(&self.client, &self.path, self.max_leases, &self.acl, deadline)
-                .map_err(|e| e.of_call_since(started))?;
+                .map_err(|e| deadline::call_error(&self.client, e, started, "semaphore"))?;
             self.checked.store(true, Ordering::Relaxed);
         }
         let mut leases = Vec::with_capacity(n);
@@ -41,7 +42,7 @@ impl Semaphore {
                 }
                 Err(e) => {
                     give_back(leases, deadline);
-                    return Err(e.of_call_since(started));
+                    return Err(deadline::call_error(&self.client, e, started, "semaphore"));
                 }
             }
         }

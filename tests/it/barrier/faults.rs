@@ -162,13 +162,14 @@ const LATE_WHEN_DOWN: Duration = Duration::from_millis(200);
 const LATE_WHEN_STALLED: Duration = Duration::from_secs(1);
 
 /// Whether `result` is what a timed call may return with the server
-/// stalled: not through, or the error that says why (a request in flight
-/// when the client gives the stalled connection up fails with
-/// `ConnectionLoss`).
+/// stalled: not through, or the error that says why (`Timeout` from a
+/// server that did not answer, `Unreachable` once the client gave the
+/// stalled connection up; never the `ConnectionLoss` of a request in
+/// flight then).
 fn stalled(result: &Result<bool, Error>) -> bool {
     matches!(
         result,
-        Ok(false) | Err(Error::Unreachable { .. } | Error::Timeout { .. } | Error::ConnectionLoss { .. })
+        Ok(false) | Err(Error::Unreachable { .. } | Error::Timeout { .. })
     )
 }
 

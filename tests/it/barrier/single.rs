@@ -109,7 +109,7 @@ fn wait_timeout_returns_by_its_deadline_with_the_server_stalled() {
     let stalled = |result: &Result<bool, Error>| {
         matches!(
             result,
-            Ok(false) | Err(Error::Unreachable { .. } | Error::Timeout { .. } | Error::ConnectionLoss { .. })
+            Ok(false) | Err(Error::Unreachable { .. } | Error::Timeout { .. })
         )
     };
     let timed_wait = || {

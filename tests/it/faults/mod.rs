@@ -21,6 +21,7 @@ mod outages;
 mod put_replies;
 mod random_faults;
 mod reattach;
+mod recipe_deadlines;
 mod requeue_replies;
 
 use std::path::PathBuf;

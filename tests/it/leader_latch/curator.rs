@@ -3,18 +3,21 @@
 //! waits behind the other's leader, and leadership moves across languages
 //! when the leader closes or its process dies.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use zk_queue::recipes::Leadership;
 
 use super::{join, WAIT};
-use crate::support::client;
 use crate::support::eventually;
 use crate::support::java::PeerCommand;
 use crate::support::server::{shared_connect_string, unique_path};
+use crate::support::{client, LOAD_MARGIN};
+
+/// The session timeout of the Curator participants.
+const CURATOR_SESSION: Duration = Duration::from_secs(4);
 
 /// A Curator participant with id `id` on `path` that holds its latch for
-/// `hold` (then closes it and exits), with a 4 s session.
+/// `hold` (then closes it and exits), with a [`CURATOR_SESSION`].
 fn curator_participant(path: &str, id: &str, hold: Duration) -> PeerCommand {
     PeerCommand::new(
         "curator-latch",
@@ -23,7 +26,7 @@ fn curator_participant(path: &str, id: &str, hold: Duration) -> PeerCommand {
         hold.as_millis() as usize,
     )
     .prefix(id)
-    .property("peer.sessionTimeoutMs", 4_000)
+    .property("peer.sessionTimeoutMs", CURATOR_SESSION.as_millis())
     .timeout(hold + WAIT)
 }
 
@@ -47,9 +50,17 @@ fn ours_waits_behind_a_curator_leader_and_leads_once_its_process_is_killed() {
     assert!(!ours.await_leadership_timeout(Duration::from_secs(1)).unwrap());
 
     // Killed, it cannot close its latch: its node goes when the server
-    // expires its session.
-    drop(java);
+    // expires its session, and ours leads within that session's timeout
+    // and a second.
+    let killed = Instant::now();
+    drop(java); // SIGKILL
     assert!(ours.await_leadership_timeout(WAIT).unwrap());
+    let took = killed.elapsed();
+    eprintln!("ours led {took:?} after the kill");
+    assert!(
+        took <= CURATOR_SESSION + Duration::from_secs(1) + LOAD_MARGIN,
+        "led {took:?} after the kill"
+    );
     assert_eq!(heard.after(1), vec![Leadership::Gained]);
     assert_eq!(ours.leader().unwrap().map(|p| p.id), Some("rust".to_owned()));
 }

@@ -1,7 +1,8 @@
 //! One read-write lock shared with Curator's `InterProcessReadWriteLock`
 //! (the `curator-rwlock` mode of the Java peer): the same node names and
 //! order, so Rust and Java readers share, and writers of either language
-//! are alone; a Rust downgrade keeps a waiting Curator writer out.
+//! are alone; a Rust downgrade keeps a waiting Curator writer out; a mixed
+//! group of readers holds together while writers of both languages wait.
 
 use std::thread;
 use std::time::Duration;
@@ -100,6 +101,54 @@ fn a_curator_reader_holds_beside_a_rust_reader_and_a_rust_reader_beside_a_curato
             "exit r-java-b.0"
         ]
     );
+}
+
+#[test]
+fn readers_of_both_languages_hold_together_and_writers_of_both_wait_until_both_have_left() {
+    let path = unique_path("rwlock-curator-mixed");
+    let ledger = Ledger::new();
+    let admin = client();
+    // A Curator reader holds (long enough for everyone to line up), and a
+    // Rust reader joins it.
+    let java_reader = curator_participant(&path, Role::Read, "r-java", 1, Duration::from_secs(12), &ledger);
+    java_reader.wait_for_stderr_line("held 1", WAIT).unwrap();
+    let reader = rwlock(&client(), &path);
+    let read = reader.try_read().unwrap().expect("readers share across languages");
+    ledger.enter("r-rust");
+    // Writers of both languages line up behind them.
+    let java_writer = curator_participant(&path, Role::Write, "w-java", 1, Duration::from_millis(10), &ledger);
+    let writer_client = client();
+    thread::scope(|s| {
+        let writing = s.spawn(|| {
+            let lock = rwlock(&writer_client, &path);
+            let write = lock.write().unwrap();
+            ledger.enter("w-rust");
+            assert!(write.is_held());
+            ledger.exit("w-rust");
+        });
+        eventually(WAIT, "both writers wait behind both readers", || {
+            nodes(&admin, &path).len() == 4
+        });
+        ledger.exit("r-rust");
+        drop(read);
+        java_reader.wait().unwrap();
+        java_writer.wait().unwrap();
+        writing.join().unwrap();
+    });
+    let (entries, most) = ledger.check_readers_writers();
+    assert_eq!((entries, most), (4, 2), "the two readers together, each writer alone");
+    let lines = ledger.lines();
+    let at = |line: &str| {
+        lines
+            .iter()
+            .position(|l| l == line)
+            .unwrap_or_else(|| panic!("{line}: {lines:?}"))
+    };
+    assert!(
+        at("enter r-java.0") < at("enter r-rust") && at("enter r-rust") < at("exit r-java.0"),
+        "the Rust reader held inside the Curator reader's hold: {lines:?}"
+    );
+    assert!(nodes(&admin, &path).is_empty(), "every node is gone");
 }
 
 #[test]

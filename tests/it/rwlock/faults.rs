@@ -2,7 +2,8 @@
 //! with the server down or stalled and leave no node; a lost create reply
 //! leaves no extra node (a reader's, a writer's, or a downgraded writer's
 //! read node); a writer or a reader whose session expires is told before
-//! a writer holds; a killed Curator writer's node goes with its session;
+//! a writer holds; a killed Curator writer's or reader's node goes with its
+//! session and the waiting writer holds;
 //! never two writers hold through a cut, a partition past the session and
 //! a server restart mid-hold.
 
@@ -215,21 +216,32 @@ fn under_a_cut_a_partition_past_the_session_and_a_server_restart_mid_hold_no_two
     eventually(WAIT, "no node is left", || nodes(&admin, "/rwlock").is_empty());
 }
 
-/// The session timeout of the killed Curator writer.
+/// The session timeout of the killed Curator holders.
 const KILLED_SESSION: Duration = Duration::from_secs(2);
 
-#[test]
-fn a_killed_curator_writer_s_node_goes_with_its_session_and_the_waiting_writer_holds() {
-    let path = unique_path("rwlock-killed");
+/// A Curator participant holding the `role` half of the lock at `path` in
+/// a process of its own is killed (`SIGKILL`) while a Rust writer waits in
+/// line behind it: the writer holds within the killed session's timeout
+/// plus a second (plus the load margin), and no node is left.
+fn a_killed_curator_holder_lets_the_waiting_writer_in(name: &str, role: Role) {
+    let path = unique_path(name);
     let ledger = support::ledger::Ledger::new();
+    let (role_name, id) = match role {
+        Role::Read => ("read", "r-java"),
+        Role::Write => ("write", "w-java"),
+    };
     let command = ledger
-        .peer_command("curator-rwlock", &path, 1, "w-java", Duration::from_secs(3600))
-        .property("peer.role", "write")
+        .peer_command("curator-rwlock", &path, 1, id, Duration::from_secs(3600))
+        .property("peer.role", role_name)
         .property("peer.sessionTimeoutMs", KILLED_SESSION.as_millis());
     let holder = command.timeout(WAIT * 2).spawn().unwrap();
     holder.wait_for_stderr_line("held 1", WAIT).unwrap();
     let client = client();
     let next = rwlock(&client, &path);
+    assert!(
+        next.try_write().unwrap().is_none(),
+        "the {role:?} holder keeps a writer out"
+    );
     thread::scope(|s| {
         let waiting = s.spawn(|| {
             let _write = next.write().unwrap();
@@ -241,13 +253,27 @@ fn a_killed_curator_writer_s_node_goes_with_its_session_and_the_waiting_writer_h
         let killed = Instant::now();
         drop(holder); // SIGKILL
         let took = waiting.join().unwrap().duration_since(killed);
-        eprintln!("the waiting writer held {took:?} after the kill");
+        eprintln!("the waiting writer held {took:?} after the {role:?} holder was killed");
+        assert!(
+            took >= KILLED_SESSION / 2,
+            "held {took:?} after the kill: before the killed session could have expired"
+        );
         assert!(
             took <= KILLED_SESSION + Duration::from_secs(1) + LOAD_MARGIN,
             "held {took:?} after the kill"
         );
     });
     eventually(WAIT, "no node is left", || nodes(&client, &path).is_empty());
+}
+
+#[test]
+fn a_killed_curator_writer_s_node_goes_with_its_session_and_the_waiting_writer_holds() {
+    a_killed_curator_holder_lets_the_waiting_writer_in("rwlock-killed", Role::Write);
+}
+
+#[test]
+fn a_killed_curator_reader_s_node_goes_with_its_session_and_the_waiting_writer_holds() {
+    a_killed_curator_holder_lets_the_waiting_writer_in("rwlock-killed-reader", Role::Read);
 }
 
 #[test]

@@ -27,13 +27,14 @@ const LATE_WHEN_DOWN: Duration = Duration::from_millis(200);
 const LATE_WHEN_STALLED: Duration = Duration::from_secs(1);
 
 /// Whether `result` is what a timed call may return with the server
-/// stalled: nothing held, or the error that says why. (A request in
-/// flight when the client gives the stalled connection up, as it does
-/// after two thirds of the session timeout, fails with `ConnectionLoss`.)
+/// stalled: nothing held, or the error that says why: `Timeout` from a
+/// server that did not answer, `Unreachable` once the client gave the
+/// stalled connection up (as it does after two thirds of the session
+/// timeout); never the `ConnectionLoss` of a request in flight then.
 fn stalled_result(result: &Result<bool, Error>) -> bool {
     matches!(
         result,
-        Ok(false) | Err(Error::Unreachable { .. } | Error::Timeout { .. } | Error::ConnectionLoss { .. })
+        Ok(false) | Err(Error::Unreachable { .. } | Error::Timeout { .. })
     )
 }
 

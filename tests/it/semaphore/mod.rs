@@ -3,12 +3,14 @@
 //! mutex's refused reentry (`exclusion`); one path shared with Curator's
 //! `InterProcessSemaphoreV2` and `InterProcessSemaphoreMutex` in Java
 //! (`curator`); deadlines, killed and expired holders and lost replies
-//! (`faults`).
+//! (`faults`); the semaphore mutex in the fault matrix, its lost create
+//! replies and its token across containers reaped (`mutex_faults`).
 
 mod curator;
 mod deadlines;
 mod exclusion;
 mod faults;
+mod mutex_faults;
 
 use std::time::Duration;
 
