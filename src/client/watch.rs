@@ -206,15 +206,6 @@ pub(crate) struct DataWatch {
     _registration: Registration,
 }
 
-impl DataWatch {
-    /// The watch `registration` registered.
-    pub(super) fn of(registration: Registration) -> DataWatch {
-        DataWatch {
-            _registration: registration,
-        }
-    }
-}
-
 impl ZkClient {
     /// The node's data and stat (ZooKeeper's `getData` with a watch, as
     /// Curator's locks watch the node before theirs), and a watch that opens

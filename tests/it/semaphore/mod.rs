@@ -3,12 +3,14 @@
 //! mutex's refused reentry (`exclusion`); one path shared with Curator's
 //! `InterProcessSemaphoreV2` and `InterProcessSemaphoreMutex` in Java
 //! (`curator`); deadlines, killed and expired holders and lost replies
-//! (`faults`).
+//! (`faults`); the round trips an uncontended lease waits for
+//! (`round_trips`).
 
 mod curator;
 mod deadlines;
 mod exclusion;
 mod faults;
+mod round_trips;
 
 use std::time::Duration;
 
