@@ -16,9 +16,10 @@
 //!   hand-off or two before its turn, and finds itself behind the second.
 //!
 //! The watch on its predecessor is kept across those looks, so in a busy
-//! line each hand-off is the deletion event alone; a deletion wakes the
-//! waiter right behind the node (its turn) and the two behind that one (an
-//! event; a listing off the hand-off's path), never the herd.
+//! line each hand-off is the deletion event alone. A deletion wakes three
+//! waiters at most, never the herd: the one right behind the node (its
+//! turn), the next (now behind the first, with no request) and the one
+//! after that (a listing, off the hand-off's path).
 //!
 //! A lead is kept only while nothing may have been missed: it records every
 //! connection change from before its watch was sent (a reattached
@@ -32,7 +33,8 @@ use std::sync::Arc;
 use crate::client::{DataWatch, Opts, Session, WakerGuard, ZkClient};
 use crate::sync::Latch;
 
-/// A watch on the node a waiter waits for.
+/// A watch on a node ahead of a waiter: the one it waits for, or one
+/// further ahead.
 pub(super) struct Lead {
     /// The node watched.
     path: String,
