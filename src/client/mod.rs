@@ -70,7 +70,7 @@ pub(crate) use watch::DataWatch;
 
 pub(crate) use arrivals::Arrivals;
 pub(crate) use ops::Deleted;
-pub(crate) use pipeline::{Pipeline, Step};
+pub(crate) use pipeline::Step;
 pub(crate) use request::{Opts, TRY_WAIT};
 pub(crate) use retry::Retry;
 pub(crate) use session::{Notice, Sink};

@@ -18,13 +18,11 @@ use std::time::Instant;
 use super::ops::{created, unexpected};
 use super::packet::create_size;
 use super::request::Opts;
-use super::session::{Failure, Pending, Registration, Sink, WatchKind, WatchReg};
-use super::watch::DataWatch;
+use super::session::{Failure, Pending, Sink};
 use super::wire::{Reply, Request};
 use super::{Acl, CreateMode, Session, Stat, SubtreeWatch, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
-use crate::sync::Latch;
 
 /// One request of a pipeline.
 pub(crate) enum Step<'a> {
@@ -37,8 +35,6 @@ pub(crate) enum Step<'a> {
     },
     /// List a node's children.
     Children { path: &'a str },
-    /// Read a node's stat and leave a data watch that opens `latch`.
-    WatchData { path: &'a str, latch: &'a Latch },
 }
 
 /// A request written, awaiting its answer.
@@ -46,8 +42,6 @@ pub(crate) struct Sent {
     pending: Pending,
     operation: &'static str,
     path: String,
-    /// The watch a `WatchData` step registers.
-    watch: Option<u64>,
 }
 
 /// Requests of one session written together, answered in order.
@@ -86,30 +80,13 @@ impl Pipeline<'_> {
         let mut sent = Vec::with_capacity(steps.len());
         let mut requests = Vec::with_capacity(steps.len());
         for step in steps {
-            let (operation, path, request, watch) = match step {
-                Step::Create { path, data, acl, mode } => {
-                    ("create", path, Request::Create { path, data, acl, mode }, None)
-                }
-                Step::Children { path } => ("get_children", path, Request::GetChildren { path, watch: false }, None),
-                Step::WatchData { path, latch } => {
-                    let id = client.shared.link().watches().next_id();
-                    let watch = WatchReg::OneShot {
-                        path: path.to_owned(),
-                        kind: WatchKind::Data,
-                        id,
-                        latch: latch.clone(),
-                    };
-                    (
-                        "get_data",
-                        path,
-                        Request::GetData { path, watch: true },
-                        Some((watch, id)),
-                    )
-                }
+            let (operation, path, request) = match step {
+                Step::Create { path, data, acl, mode } => ("create", path, Request::Create { path, data, acl, mode }),
+                Step::Children { path } => ("get_children", path, Request::GetChildren { path, watch: false }),
             };
             client.shared.counters.count(operation);
-            sent.push((operation, path.to_owned(), watch.as_ref().map(|(_, id)| *id)));
-            requests.push((request, watch.map(|(watch, _)| watch)));
+            sent.push((operation, path.to_owned()));
+            requests.push((request, None));
         }
         let kinds: Vec<_> = requests.iter().map(|(r, _)| r.reply_kind()).collect();
         let mut pending = client
@@ -119,11 +96,10 @@ impl Pipeline<'_> {
             .into_iter();
         sent.into_iter()
             .zip(kinds)
-            .map(|((operation, path, watch), kind)| Sent {
+            .map(|((operation, path), kind)| Sent {
                 pending: pending.next().unwrap_or_else(|| Pending::failed(kind, Failure::Closed)),
                 operation,
                 path,
-                watch,
             })
             .collect()
     }
@@ -144,18 +120,6 @@ impl Pipeline<'_> {
             Reply::Children { names, .. } => Ok(names),
             other => Err(unexpected(other, &sent.path)),
         }
-    }
-
-    /// The answer to a `WatchData`: the node's stat and its watch (none is
-    /// left if the node is missing).
-    pub(crate) fn watched(&self, sent: &Sent) -> Result<(Stat, DataWatch)> {
-        let stat = match self.reply(sent)? {
-            Reply::Data { stat, .. } => stat,
-            other => return Err(unexpected(other, &sent.path)),
-        };
-        let id = sent.watch.ok_or(Error::Closed)?;
-        let registration = Registration::data(self.client.shared.link_weak(), &sent.path, id);
-        Ok((stat, DataWatch::of(registration)))
     }
 }
 

@@ -206,61 +206,20 @@ pub(crate) struct DataWatch {
     _registration: Registration,
 }
 
-impl DataWatch {
-    /// The watch `registration` registered.
-    pub(super) fn of(registration: Registration) -> DataWatch {
-        DataWatch {
-            _registration: registration,
-        }
-    }
-}
-
 impl ZkClient {
     /// The node's data and stat (ZooKeeper's `getData` with a watch, as
     /// Curator's locks watch the node before theirs), and a watch that opens
     /// `latch` on the node's next change or deletion. A missing node is
     /// [`Error::NoNode`](crate::Error::NoNode) and leaves no watch.
     pub(crate) fn watch_data(&self, path: &str, latch: &Latch, opts: Opts<'_>) -> Result<(Vec<u8>, Stat, DataWatch)> {
-        self.watch_data_or_deletion(path, latch, None, opts)
-    }
-
-    /// Like [`watch_data`](Self::watch_data), and the watch sets `deleted`
-    /// (before it opens `latch`) if the node's deletion fires it, so the
-    /// waiter can tell a deletion from a change of the node's data or the
-    /// session's end.
-    pub(crate) fn watch_deletion(
-        &self,
-        path: &str,
-        latch: &Latch,
-        deleted: &Arc<AtomicBool>,
-        opts: Opts<'_>,
-    ) -> Result<(Vec<u8>, Stat, DataWatch)> {
-        self.watch_data_or_deletion(path, latch, Some(deleted), opts)
-    }
-
-    fn watch_data_or_deletion(
-        &self,
-        path: &str,
-        latch: &Latch,
-        deleted: Option<&Arc<AtomicBool>>,
-        opts: Opts<'_>,
-    ) -> Result<(Vec<u8>, Stat, DataWatch)> {
         path::validate(path)?;
         let id = self.shared.link().watches().next_id();
         let request = || {
-            let watch = match deleted {
-                None => WatchReg::OneShot {
-                    path: path.to_owned(),
-                    kind: WatchKind::Data,
-                    id,
-                    latch: latch.clone(),
-                },
-                Some(deleted) => WatchReg::Deletion {
-                    path: path.to_owned(),
-                    id,
-                    latch: latch.clone(),
-                    deleted: Arc::clone(deleted),
-                },
+            let watch = WatchReg::OneShot {
+                path: path.to_owned(),
+                kind: WatchKind::Data,
+                id,
+                latch: latch.clone(),
             };
             (Request::GetData { path, watch: true }, Some(watch))
         };
@@ -281,6 +240,32 @@ impl ZkClient {
     /// gone, the request failed or could not be sent). Sent once, as `opts`
     /// fence it, waiting for a connection until their deadline at most.
     pub(crate) fn watch_data_unawaited(&self, path: &str, latch: &Latch, opts: Opts<'_>) -> DataWatch {
+        self.watch_unawaited(path, latch, None, opts)
+    }
+
+    /// Sets a one-shot watch on the data of `path` without waiting for the
+    /// answer, as [`watch_data_unawaited`](Self::watch_data_unawaited)
+    /// does, that also sets `deleted` (before it opens `latch`) when the
+    /// node's deletion fires it or the answer finds no node: so the waiter
+    /// can tell a deletion from a change of the node's data, a request that
+    /// failed, or the session's end.
+    pub(crate) fn watch_deletion_unawaited(
+        &self,
+        path: &str,
+        latch: &Latch,
+        deleted: &Arc<AtomicBool>,
+        opts: Opts<'_>,
+    ) -> DataWatch {
+        self.watch_unawaited(path, latch, Some(deleted), opts)
+    }
+
+    fn watch_unawaited(
+        &self,
+        path: &str,
+        latch: &Latch,
+        deleted: Option<&Arc<AtomicBool>>,
+        opts: Opts<'_>,
+    ) -> DataWatch {
         let id = self.shared.link().watches().next_id();
         let watch = DataWatch {
             _registration: Registration::data(self.shared.link_weak(), path, id),
@@ -293,10 +278,18 @@ impl ZkClient {
         let request_timeout = self.shared.config.request_timeout;
         let deadline = opts.deadline(started, request_timeout, self.shared.link().is_connected());
         self.shared.counters.count("get_data");
-        let reg = WatchReg::MustExist {
-            path: path.to_owned(),
-            id,
-            latch: latch.clone(),
+        let reg = match deleted {
+            None => WatchReg::MustExist {
+                path: path.to_owned(),
+                id,
+                latch: latch.clone(),
+            },
+            Some(deleted) => WatchReg::Deletion {
+                path: path.to_owned(),
+                id,
+                latch: latch.clone(),
+                deleted: Arc::clone(deleted),
+            },
         };
         let request = Request::GetData { path, watch: true };
         let pending = self.send_one(request, Some(reg), opts.fence().map(|s| s.0), deadline);

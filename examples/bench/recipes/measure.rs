@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use zk_queue::{
     client::{ClientStats, CreateMode},
     ZkClient,
@@ -224,6 +224,8 @@ pub struct Line {
     first: Mutex<Option<Instant>>,
     last: Mutex<Option<Instant>>,
     failed: AtomicBool,
+    /// Signalled when the contenders may stop.
+    over: (Mutex<()>, Condvar),
     pub deadline: Deadline,
 }
 
@@ -246,6 +248,24 @@ impl Line {
         if (self.warmup..self.warmup + self.cycles).contains(&i) {
             self.recorded.lock().push((now - then).as_nanos() as u64);
             *self.last.lock() = Some(now);
+        }
+        if i + 1 == self.warmup + self.cycles {
+            self.signal_over();
+        }
+    }
+
+    /// Wakes those waiting in [`wait_until_finished`](Self::wait_until_finished).
+    fn signal_over(&self) {
+        let _held = self.over.0.lock();
+        self.over.1.notify_all();
+    }
+
+    /// Blocks until the contenders may stop or the deadline passes
+    /// (a thread that only waits for the run to be over, without polling).
+    pub fn wait_until_finished(&self) {
+        let mut held = self.over.0.lock();
+        while !self.finished() && self.deadline.remaining() > std::time::Duration::ZERO {
+            self.over.1.wait_until(&mut held, self.deadline.at);
         }
     }
 
@@ -273,6 +293,7 @@ pub fn handoffs(
         first: Mutex::new(None),
         last: Mutex::new(None),
         failed: AtomicBool::new(false),
+        over: (Mutex::new(()), Condvar::new()),
         deadline: ctx.budget.deadline(&format!("recipe {what}"), 6.0 * cycles as f64),
     });
     let clients = (0..contenders)
@@ -287,6 +308,7 @@ pub fn handoffs(
                     let result = contend(client, line);
                     if result.is_err() {
                         line.failed.store(true, Ordering::Release);
+                        line.signal_over();
                     }
                     result
                 })

@@ -30,7 +30,6 @@ mod print;
 pub use print::print;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context;
 use serde::Serialize;
@@ -299,10 +298,9 @@ fn contended(ctx: &Ctx, root: &str, cycles: usize, contenders: usize) -> Vec<Rec
             })
             .build()?;
             // The selector's own thread takes its turns; this one only
-            // waits for the run to be over (a bench, not a test: a poll).
-            while !line.finished() && line.deadline.remaining() > Duration::ZERO {
-                std::thread::sleep(Duration::from_millis(5));
-            }
+            // waits for the run to be over, woken when it is (no poll
+            // beside the hand-offs).
+            line.wait_until_finished();
             selector.close()?;
             if !line.finished() {
                 anyhow::bail!("the selectors handed over too few terms by the deadline");

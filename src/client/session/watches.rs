@@ -70,9 +70,11 @@ pub(crate) enum WatchReg {
         /// Opened when the watch fires, is not set, or the session ends.
         latch: Latch,
     },
-    /// A one-shot data watch that also tells whether the node's deletion
-    /// fired it (not a change of its data, nor the session's end): it sets
-    /// `deleted` before it opens `latch`.
+    /// A one-shot data watch on a node that must exist, set by a request
+    /// whose answer nobody awaits, that also tells whether the node's
+    /// deletion fired it (not a change of its data, nor the session's end):
+    /// it sets `deleted` before it opens `latch`. An answer that does not
+    /// set it opens `latch` too, setting `deleted` if it found no node.
     Deletion {
         /// The node.
         path: String,
@@ -214,6 +216,9 @@ impl Watches {
                         deleted: Some(deleted),
                     };
                     inner.one_shot.entry((path, WatchKind::Data)).or_default().push(owner);
+                } else {
+                    deleted.store(code == Code::NO_NODE, Ordering::SeqCst);
+                    latch.open();
                 }
             }
             WatchReg::MustExist { path, id, latch } => {
@@ -463,7 +468,7 @@ mod tests {
     #[test]
     fn a_deletion_watch_tells_a_deletion_from_a_change_and_the_end() {
         let watches = Watches::default();
-        let watch = |path: &str| {
+        let answered = |path: &str, code| {
             let (latch, deleted) = (Latch::new(), Arc::new(AtomicBool::new(false)));
             let reg = WatchReg::Deletion {
                 path: path.into(),
@@ -472,9 +477,10 @@ mod tests {
                 deleted: Arc::clone(&deleted),
             };
             watches.sent(&reg);
-            watches.answered(reg, Code::OK);
+            watches.answered(reg, code);
             (latch, deleted)
         };
+        let watch = |path: &str| answered(path, Code::OK);
         let (changed, changed_deleted) = watch("/l/a");
         let (gone, gone_deleted) = watch("/l/b");
         let (ended, ended_deleted) = watch("/l/c");
@@ -484,6 +490,12 @@ mod tests {
         assert!(changed.is_open() && gone.is_open() && ended.is_open());
         let flags = [&changed_deleted, &gone_deleted, &ended_deleted].map(|f| f.load(Ordering::SeqCst));
         assert_eq!(flags, [false, true, false]);
+        // An answer that sets no watch opens it: a deletion if the node is gone.
+        let (missing, missing_deleted) = answered("/l/d", Code::NO_NODE);
+        let (lost, lost_deleted) = answered("/l/e", Code::CONNECTION_LOSS);
+        assert!(missing.is_open() && missing_deleted.load(Ordering::SeqCst));
+        assert!(lost.is_open() && !lost_deleted.load(Ordering::SeqCst));
+        assert!(watches.lists().is_empty());
     }
 
     #[test]

@@ -7,10 +7,12 @@
 //! path in the same round trip (both requests are written before either
 //! answer is awaited; the server answers a session's requests in order, so
 //! the listing shows the new node): the participant holds when its driver
-//! says so; otherwise it watches only the node the driver names (a
-//! `getData` watch, as Curator's, so a release wakes one waiter, not the
-//! herd) and lists again when that node goes, or when the connection
-//! changes.
+//! says so; otherwise it watches the node the driver names (a `getData`
+//! watch, as Curator's, not awaited: `lead.rs`) and lists again when that
+//! node goes, or when the connection changes. A mutex waiter also watches
+//! one node further ahead, so that it is right behind the first node when
+//! its turn comes (`lead.rs`): a release wakes at most three waiters, not
+//! the herd.
 //!
 //! A holder's fencing token is its node's creation zxid, which the create's
 //! answer carries. It hears of its node's loss from the participant's
@@ -24,9 +26,10 @@
 //! without waiting for the answer (an answer that does not set it, the node
 //! being gone, opens the loss latch as the watch would).
 //!
-//! A mutex waiter whose predecessor was the first in the line holds when
-//! the watch says that node was deleted (not changed: the client tells
-//! which event fired a watch), with no listing: the driver's
+//! A mutex waiter whose predecessor was the first in the line (at its last
+//! listing, or since the deletion of the first, for the waiter behind the
+//! second) holds when the watch says that node was deleted (not changed:
+//! the client tells which event fired a watch), with no listing: the driver's
 //! `holds_once_deleted` gives the argument (no node can come before its
 //! own again; not so for the read-write lock). It is sound only while the
 //! waiter's own node is known to be there: its mark, armed before the
@@ -35,8 +38,8 @@
 //! before the predecessor's, in the server's order; a disconnection opens
 //! every mark, since events may be lost with a connection; the session's
 //! end too). Without a mark, such a waiter sets a data watch on its own
-//! node while it waits (not awaited, written before the watch on its
-//! predecessor, so answered first), which tells the same and becomes its
+//! node while it waits (not awaited, written before the watches on its
+//! predecessor and ahead, so answered first), which tells the same and becomes its
 //! hold's watch; a connection change during the wait means a listing
 //! (a reattached session's watches may fire in any order). Otherwise it
 //! lists as before. A
@@ -55,11 +58,10 @@
 //! (its deadline, or an error) is deleted, in the background if the server
 //! cannot be asked now (see `release`).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Instant;
 
 use super::driver::{Driver, Verdict};
+use super::lead::Lead;
 use super::own::Mark;
 use super::release::{Leftover, Nodes};
 use super::Participant;
@@ -121,6 +123,8 @@ pub(super) struct Attempt<'a> {
     /// Without a mark: a data watch on its node set while it waits, and the
     /// latch it opens (also when the answer does not set it).
     own_watch: Option<(DataWatch, Latch)>,
+    /// The watch on the node it waits for, kept for the next look.
+    lead: Option<Lead>,
     /// The session the last create went out in, and whether a create's
     /// outcome was unknown at some point (another node may exist).
     sent: Option<(Session, bool)>,
@@ -145,6 +149,7 @@ impl<'a> Attempt<'a> {
             node: None,
             mark: None,
             own_watch: None,
+            lead: None,
             sent: None,
             deadline,
             patient,
@@ -192,7 +197,10 @@ impl<'a> Attempt<'a> {
             match self.turn(&node, listed.take())? {
                 Turn::Ours(acquired) => return Ok(Some(*acquired)),
                 Turn::Again => {}
-                Turn::Gone => self.node = None,
+                Turn::Gone => {
+                    self.node = None;
+                    self.lead = None;
+                }
                 Turn::NotYet if self.patient => {
                     // As every timed call: no server to ask is an error.
                     return deadline::unreachable_or(client, started, None);
@@ -349,33 +357,59 @@ impl<'a> Attempt<'a> {
         if verdict != Verdict::Holds {
             lock.own.contended();
         }
-        let (before, holds_once_deleted) = match verdict {
+        let (before, first) = match verdict {
             Verdict::Holds => return self.confirm(node),
             Verdict::Watch(_) if !self.patient => return Ok(Turn::NotYet),
-            Verdict::Watch(before) => (
-                path::join(&lock.path, &sorted[before]),
-                self.driver.holds_once_deleted(before),
-            ),
+            Verdict::Watch(before) => (before, self.driver.holds_once_deleted(before)),
         };
-        if holds_once_deleted {
+        let ahead_at = self.driver.watch_ahead(before);
+        if first || ahead_at.is_some() {
             self.watch_own_node(node);
         }
-        let latch = Latch::new();
-        let changed = Latch::new();
-        let _states = client.wake_on_state_change(&changed);
-        changed.forward_to(&latch);
-        lock.cancel_wakes(&latch);
-        let deleted = Arc::new(AtomicBool::new(false));
-        let its_turn = |deleted: bool| holds_once_deleted && deleted && !changed.is_open();
-        match client.watch_deletion(&before, &latch, &deleted, self.opts(node.session)) {
-            Ok((_, _, _watch)) if latch.wait_until(self.deadline) && !lock.is_cancelled() => {
-                self.after_wait(node, its_turn(deleted.load(Ordering::SeqCst)))
+        let (session, opts) = (node.session, self.opts(node.session));
+        let watch = |at: usize| Lead::watch(client, &path::join(&lock.path, &sorted[at]), session, opts);
+        let ahead = ahead_at.map(watch);
+        let waited_for = path::join(&lock.path, &sorted[before]);
+        let lead = match self.lead.take().filter(|lead| lead.watches(&waited_for, session)) {
+            Some(lead) => lead,
+            None => watch(before),
+        };
+        // Behind the second node: the first one's deletion makes that one
+        // the first (no node can come before it again).
+        let moves_up = ahead.as_ref().filter(|_| before == 1 && ahead_at == Some(0));
+        let Some(first) = self.wait(&lead, ahead.as_ref(), first, moves_up) else {
+            return Ok(Turn::NotYet);
+        };
+        let turn = self.after_wait(node, first && lead.deleted_in_view());
+        // Woken by a node further ahead: the watch serves the next look.
+        if lead.is_fresh() {
+            self.lead = Some(lead);
+        }
+        turn
+    }
+
+    /// Waits until `lead` or `ahead` fires (or the connection changes), but
+    /// goes on waiting for `lead` once `moves_up`, the first node, is
+    /// deleted; `None` at the deadline or when cancelled, else whether the
+    /// node `lead` watches is known to be the first (`first` from the start).
+    fn wait(&self, lead: &Lead, ahead: Option<&Lead>, mut first: bool, moves_up: Option<&Lead>) -> Option<bool> {
+        loop {
+            let wake = Latch::new();
+            self.lock.cancel_wakes(&wake);
+            lead.wakes(&wake);
+            if let Some(ahead) = ahead.filter(|_| !first) {
+                ahead.wakes(&wake);
             }
-            Ok(_) => Ok(Turn::NotYet),
-            // Released since the listing.
-            Err(Error::NoNode { .. }) => self.after_wait(node, its_turn(true)),
-            Err(Error::SessionExpired) => Ok(Turn::Gone),
-            Err(e) => Err(e),
+            if !wake.wait_until(self.deadline) || self.lock.is_cancelled() {
+                return None;
+            }
+            if !first && moves_up.is_some_and(Lead::deleted_in_view) {
+                first = true;
+                if !lead.fired() {
+                    continue;
+                }
+            }
+            return Some(first);
         }
     }
 
@@ -388,6 +422,9 @@ impl<'a> Attempt<'a> {
         }
         self.own_watch.take_if(|(_, latch)| latch.is_open());
         if self.own_watch.is_none() {
+            // A watch sent before this one could tell of its node before
+            // this one tells of the waiter's own.
+            self.lead = None;
             let latch = Latch::new();
             let opts = self.opts(node.session);
             let watch = self.lock.client.watch_data_unawaited(&node.path, &latch, opts);

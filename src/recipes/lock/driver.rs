@@ -124,6 +124,20 @@ impl Driver {
         matches!(self, Driver::Mutex { .. }) && before == 0
     }
 
+    /// The node (by its place in the line) a waiter for the node at
+    /// `before` also watches, so that the node it waits for is the first
+    /// at its turn (see `lead.rs`), if any: for a mutex, the first when it
+    /// waits for the second (that node's deletion makes the second the
+    /// first), and two before the node it waits for when it waits further
+    /// back (that node's deletion means another look at the line).
+    pub(crate) fn watch_ahead(&self, before: usize) -> Option<usize> {
+        match self {
+            Driver::Mutex { .. } if before == 1 => Some(0),
+            Driver::Mutex { .. } => before.checked_sub(2),
+            _ => None,
+        }
+    }
+
     /// Whether the node at `ours` in the `sorted` line holds, or which node
     /// it waits for (Curator's `getsTheLock`).
     pub(crate) fn verdict(&self, sorted: &[String], ours: usize) -> Verdict {

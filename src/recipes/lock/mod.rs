@@ -7,6 +7,8 @@
 //!   the order of the line, and whether a node holds or whom it watches.
 //! - `acquire.rs`: one attempt: the protected node, a lost create reply
 //!   resolved, the line and the watch on the node the driver names.
+//! - `lead.rs`: [`lead::Lead`], that watch, kept from one look at the line
+//!   to the next while it still serves.
 //! - `own.rs`: [`own::OwnNodes`], the participant's one watch on the lock
 //!   path, which tells each attempt and hold of its own node's deletion.
 //! - `hold.rs`: a thread's hold (shared by its reentrant guards), its
@@ -18,6 +20,7 @@
 mod acquire;
 mod driver;
 mod hold;
+mod lead;
 mod own;
 mod release;
 

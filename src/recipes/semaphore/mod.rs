@@ -7,7 +7,7 @@
 //! - `acquire.rs`: the one implementation of the acquire family.
 //! - `builder.rs`: [`SemaphoreBuilder`], every setting validated in `build`.
 //! - `lease.rs`: [`SemaphoreLease`], one lease, returned when dropped.
-//! - `fast.rs`: a free lease without the lock: a look, then one create.
+//! - `fast.rs`: a free lease without the lock: one create with two listings.
 //! - `slow.rs`: Curator's own way, for when the fast one finds others.
 //! - `count.rs`: the lease count recorded at the path.
 //! - `mutex.rs`: [`SemaphoreMutex`] and its guard.
@@ -72,16 +72,16 @@ use crate::recipes::Mutex;
 /// - Waiters are served in the order they join the lock's line.
 ///
 /// This semaphore takes Curator's steps when others are taking or holding
-/// leases. When nobody is in the lock's line and a lease is free, it skips
-/// the lock: one look (the line and the leases,
-/// read together), then the lease's create and the leases' listing,
-/// written together; it holds if that listing counts at most `max_leases`,
-/// and takes its lease back and goes Curator's way otherwise. The first
-/// invariant needs no lock, as its argument shows; a fast participant
-/// never waits with a lease, and does not create one while anyone is in
-/// the line, so the other two hold as well. An uncontended lease costs
-/// about two round trips and one write (Curator's: five round trips and
-/// three writes), its return one write.
+/// leases. Otherwise it skips the lock: the lease's create and the
+/// listings of the leases and of the lock's line, written together; it
+/// holds if nobody is in the line and at most `max_leases` leases are
+/// listed, and takes its lease back and goes Curator's way otherwise. The
+/// first invariant needs no lock, as its argument shows; a fast
+/// participant never waits with a lease, and does not keep one while
+/// anyone is in the line, so the other two hold as well (a lease taken
+/// back only makes a waiter list the leases once more). An uncontended
+/// lease costs one round trip and one write (Curator's: five round trips
+/// and three writes), its return one write.
 ///
 /// # Lease count
 /// Curator's semaphore stores no lease count: each participant trusts its
@@ -360,7 +360,8 @@ impl Semaphore {
 
     /// The lease nodes under `<path>/leases` as the server lists them now
     /// (Curator's `getParticipantNodes`): the leases held, at most one
-    /// waiting, and any being taken back after a look that lost a race;
+    /// waiting, and any being taken back by a participant that found
+    /// others taking leases;
     /// empty if there are none.
     ///
     /// ```no_run

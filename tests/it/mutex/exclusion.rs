@@ -121,7 +121,7 @@ fn max_leases_lets_exactly_that_many_hold_at_once() {
 }
 
 #[test]
-fn a_waiter_watches_only_the_node_before_it_and_a_release_wakes_only_the_next() {
+fn a_release_wakes_no_herd_only_the_next_holds_and_only_the_waiter_three_behind_looks_again() {
     let server = TestingServer::start().unwrap();
     let connect = server.connect_string();
     let path = "/lock";
@@ -149,19 +149,72 @@ fn a_waiter_watches_only_the_node_before_it_and_a_release_wakes_only_the_next() 
             });
             eventually(WAIT, "the waiter joined", || nodes(&holder_client, path).len() == n + 2);
         }
-        // Each waiter's watch on the lock path and its data watch on its
-        // predecessor, beside the holder's.
-        wait_for_watches(&server, 5 * lock_path_watch + 4);
+        // Each waiter's watch on the lock path beside the holder's; the
+        // data watches of the next (on the holder's node), and of the
+        // others on their predecessors and on one node further ahead: the
+        // first (for the second and third waiters), the one two before
+        // their predecessor (for the fourth).
+        wait_for_watches(&server, 5 * lock_path_watch + 7);
         let requests: Vec<u64> = clients.iter().map(|c| c.stats().total()).collect();
+        let listings = clients[2].stats().get_children;
         drop(guard);
         eventually(WAIT, "the next waiter holds", || woken[0].lock().unwrap().is_some());
+        // The third waiter looks at the line again (its listing, then its
+        // watch on the new first node).
+        eventually(WAIT, "the third waiter looked again", || {
+            clients[2].stats().total() >= requests[2] + 2
+        });
         let after: Vec<u64> = clients.iter().map(|c| c.stats().total()).collect();
         done.store(true, Ordering::Release);
-        // The next waiter holds on the event of the first node's deletion.
-        assert_eq!(after, requests, "no waiter sent a request");
+        // The next waiter holds on the event of the first node's deletion,
+        // and the one behind it is now behind the first, with no request.
+        assert_eq!(
+            [after[0], after[1], after[3]],
+            [requests[0], requests[1], requests[3]],
+            "only the third waiter sent requests"
+        );
+        assert_eq!(clients[2].stats().get_children, listings + 1, "one listing");
         assert!(woken[1..].iter().all(|w| w.lock().unwrap().is_none()));
     });
     assert_eq!(nodes(&holder_client, path), Vec::<String>::new());
+}
+
+#[test]
+fn a_waiter_whose_predecessor_goes_while_the_first_holds_looks_again_and_does_not_hold() {
+    let path = unique_path("mutex-predecessor-goes");
+    let admin = client();
+    let holder = mutex(&admin, &path);
+    let guard = holder.lock().unwrap();
+    let (middle_client, last_client) = (client(), client());
+    let (middle, last) = (mutex(&middle_client, &path), mutex(&last_client, &path));
+    let holds = AtomicBool::new(false);
+    thread::scope(|s| {
+        let middle_turn = s.spawn(|| drop(middle.lock().unwrap()));
+        eventually(WAIT, "the second waiter joined", || nodes(&admin, &path).len() == 2);
+        let middle_node = nodes(&admin, &path)
+            .into_iter()
+            .find(|name| !guard.node().ends_with(name.as_str()))
+            .unwrap();
+        let last_turn = s.spawn(|| {
+            let guard = last.lock().unwrap();
+            holds.store(true, Ordering::SeqCst);
+            drop(guard);
+        });
+        eventually(WAIT, "the last waiter joined", || nodes(&admin, &path).len() == 3);
+        let listings = last_client.stats().get_children;
+        // The node the last waiter waits for goes (as a waiter's that gave
+        // up would) while the first still holds.
+        admin.delete(&format!("{path}/{middle_node}"), None).unwrap();
+        eventually(WAIT, "the last waiter looked at the line again", || {
+            last_client.stats().get_children > listings
+        });
+        assert!(!holds.load(Ordering::SeqCst), "it held while the first did");
+        drop(guard);
+        last_turn.join().unwrap();
+        middle_turn.join().unwrap();
+    });
+    assert!(holds.load(Ordering::SeqCst));
+    assert_eq!(nodes(&admin, &path), Vec::<String>::new());
 }
 
 #[test]

@@ -6,7 +6,7 @@
 use std::thread;
 use std::time::{Duration, Instant};
 
-use zk_queue::recipes::SemaphoreMutex;
+use zk_queue::recipes::{Mutex, SemaphoreMutex};
 use zk_queue::testing::FaultProxy;
 
 use super::{nothing_left, semaphore, take_turns, Ledger, WAIT};
@@ -102,7 +102,7 @@ fn a_curator_participant_waiting_for_a_lease_is_not_passed_over_by_rust_particip
     assert_eq!(
         super::leases_and_locks(&admin, &path).0.len(),
         2,
-        "the refused try created no lease"
+        "the refused try left no lease"
     );
     thread::scope(|s| {
         let waiting = s.spawn(|| take_turns(&rust, "rust", 1, HOLD, &ledger));
@@ -116,6 +116,53 @@ fn a_curator_participant_waiting_for_a_lease_is_not_passed_over_by_rust_particip
     assert_eq!(ledger.check(1), (2, 1));
     assert_eq!(ledger.entries(), ["java.0", "rust.0"], "the waiter first");
     assert!(nothing_left(&admin, &path));
+}
+
+#[test]
+fn a_rust_participant_finding_a_lease_free_while_a_curator_participant_is_in_the_line_is_served_after_it() {
+    let path = unique_path("semaphore-curator-line");
+    let ledger = Ledger::new();
+    let admin = client();
+    // The path and its count record.
+    drop(semaphore(&admin, &path, 1).acquire().unwrap());
+    // A participant taking a lease holds the semaphore's lock: the
+    // Curator participant waits in the line behind it, every lease free.
+    let lock = Mutex::builder(&admin, &format!("{path}/locks")).build().unwrap();
+    let taking = lock.lock().unwrap();
+    let java = curator_semaphore(&path, 1, "java", 1, &ledger);
+    eventually(WAIT, "the Curator participant is in the line", || {
+        super::leases_and_locks(&admin, &path).1.len() == 2
+    });
+    let other = client();
+    let rust = semaphore(&other, &path, 1);
+    assert!(
+        super::leases_and_locks(&admin, &path).0.is_empty(),
+        "every lease is free"
+    );
+    assert!(
+        rust.try_acquire().unwrap().is_none(),
+        "a free lease is not taken past the line"
+    );
+    assert!(
+        super::leases_and_locks(&admin, &path).0.is_empty(),
+        "the refused try left no lease"
+    );
+    thread::scope(|s| {
+        let waiting = s.spawn(|| take_turns(&rust, "rust", 1, HOLD, &ledger));
+        eventually(WAIT, "the Rust participant waits in the line", || {
+            super::leases_and_locks(&admin, &path).1.len() == 3
+        });
+        drop(taking);
+        waiting.join().unwrap();
+    });
+    java.wait().unwrap();
+    assert_eq!(ledger.check(1), (2, 1));
+    assert_eq!(
+        ledger.entries(),
+        ["java.0", "rust.0"],
+        "the participant in the line first"
+    );
+    eventually(WAIT, "every node is gone", || nothing_left(&admin, &path));
 }
 
 #[test]

@@ -199,15 +199,15 @@ fn an_uncontended_lease_takes_one_write_and_its_return_one() {
     let acquired = client.stats();
     drop(lease);
     let returned = client.stats();
-    // The look (two listings), the create with its listing, the watch.
+    // The create with the listings of the leases and the line, the watch.
     assert_eq!(
         (acquired.create - before.create, acquired.delete - before.delete),
         (1, 0),
         "{before:?} {acquired:?}"
     );
-    assert_eq!(acquired.get_children - before.get_children, 3);
+    assert_eq!(acquired.get_children - before.get_children, 2);
     assert_eq!(acquired.get_data - before.get_data, 1);
-    assert_eq!(acquired.total() - before.total(), 5);
+    assert_eq!(acquired.total() - before.total(), 4);
     assert_eq!(returned.delete - acquired.delete, 1);
     assert_eq!(returned.create, acquired.create);
 }

@@ -4,13 +4,15 @@
 //! `InterProcessSemaphoreV2` and `InterProcessSemaphoreMutex` in Java
 //! (`curator`); deadlines, killed and expired holders and lost replies
 //! (`faults`); the semaphore mutex in the fault matrix, its lost create
-//! replies and its token across containers reaped (`mutex_faults`).
+//! replies and its token across containers reaped (`mutex_faults`); the
+//! round trips an uncontended lease waits for (`round_trips`).
 
 mod curator;
 mod deadlines;
 mod exclusion;
 mod faults;
 mod mutex_faults;
+mod round_trips;
 
 use std::time::Duration;
 
