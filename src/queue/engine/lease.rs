@@ -1,7 +1,8 @@
 //! The lease of a lock-safe consumer on an item, from taking to settling.
 //!
 //! A consumer takes a lease by creating the ephemeral lock node
-//! `<lock_path>/<item name>` holding an owner token; while it holds the
+//! `<lock_path>/<item name>` holding an owner token (a window's locks in one
+//! multi, [`Leases::take`]); while it holds the
 //! lease, the item stays in the queue. The lease ends in one multi fenced on
 //! the lock ([`Lease::fence`]) that acknowledges the item (deletes it),
 //! requeues it or moves it to the dead-letter path, or in a release: the lock
@@ -21,7 +22,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 
 use super::POLL;
-use crate::client::{CreateMode, Op, Opts, Session, Stat};
+use crate::client::{CreateMode, Created, Op, Opts, Session, Stat};
 use crate::error::{Error, Result};
 use crate::path;
 use crate::queue::core::Core;
@@ -133,10 +134,14 @@ impl Leases {
         self.freed.notify_all();
     }
 
-    /// Takes leases on the items named (in order) with pipelined lock
-    /// creates. Items locked by another consumer are left out; a failure ends
+    /// Takes leases on the items named (in order): their locks are created
+    /// in multis (one transaction for a window), pipelined. A lock another
+    /// consumer holds fails its multi alone: it is left out and the others
+    /// are sent again without it, until most of a window proves held
+    /// elsewhere and the rest go out as single creates. A failure ends
     /// nothing early, so every lock created is either taken or, when its
-    /// creation's outcome is unknown, kept as an orphan.
+    /// creation's outcome is unknown (a lost reply: then every lock of its
+    /// multi is recovered by its token), kept as an orphan.
     pub(super) fn take<T: Send + 'static>(&self, core: &Core<T>, lock_dir: &str, names: Vec<String>) -> Result<Taken> {
         let session = core.client.session();
         let token = Lease::token(core);
@@ -149,36 +154,44 @@ impl Leases {
             .mode(CreateMode::Ephemeral)
             .acl(&core.options.acl)
             .fenced(session);
-        let created = core.client.create_many_with(&nodes, opts)?;
+        let Created { results, stats, .. } = core.client.create_in_multis_with(&nodes, opts)?;
         let mut taken = Taken {
             leases: Vec::with_capacity(names.len()),
             held_elsewhere: Vec::new(),
             failure: None,
         };
-        for ((name, (lock_path, _)), result) in names.into_iter().zip(nodes).zip(created) {
-            let lease = match result {
-                Ok((_, stat)) => Some(Lease::created(lock_path, &stat, session)),
+        // A multi's creates come without their stats: read back.
+        let unread: Vec<usize> = (0..nodes.len())
+            .filter(|&i| results[i].is_ok() && stats[i].is_none())
+            .collect();
+        let paths = unread.iter().map(|&i| nodes[i].0.clone()).collect();
+        let mut created = stats;
+        for (i, stat) in unread
+            .iter()
+            .zip(self.read_created(core, paths, &token, session, &mut taken.failure)?)
+        {
+            created[*i] = stat;
+        }
+        let mut ensured = false;
+        for (((name, (lock_path, _)), result), stat) in names.into_iter().zip(nodes).zip(results).zip(created) {
+            let lease = match (result, stat) {
+                (Ok(_), stat) => stat.map(|stat| Lease::created(lock_path, &stat, session)),
                 // Held by another consumer.
-                Err(Error::NodeExists { .. }) => {
+                (Err(Error::NodeExists { .. }), _) => {
                     taken.held_elsewhere.push(name.clone());
                     None
                 }
-                Err(Error::NoNode { .. }) => {
-                    if let Err(e) = core.ensure_nodes() {
-                        taken.failure.get_or_insert(e);
+                (Err(Error::NoNode { .. }), _) => {
+                    if !std::mem::replace(&mut ensured, true) {
+                        if let Err(e) = core.ensure_nodes() {
+                            taken.failure.get_or_insert(e);
+                        }
                     }
                     None
                 }
                 // The reply was lost: the lock is ours if it holds our token.
-                Err(e) if e.is_retryable() => match Lease::recover(core, lock_path.clone(), &token, session) {
-                    Ok(lease) => lease,
-                    Err(e) => {
-                        self.orphan_created(lock_path, &token, session);
-                        taken.failure.get_or_insert(e);
-                        None
-                    }
-                },
-                Err(e) => {
+                (Err(e), _) if e.is_retryable() => self.recover(core, lock_path, &token, session, &mut taken.failure),
+                (Err(e), _) => {
                     taken.failure.get_or_insert(e);
                     None
                 }
@@ -189,6 +202,61 @@ impl Leases {
             }
         }
         Ok(taken)
+    }
+
+    /// The stats of the locks at `paths`, created with `token` in `session`
+    /// (a multi's creates come without): read back in one multi-read and
+    /// checked to hold `token`, so a lease names its own lock's creation.
+    /// `None` for a lock not ours any more, or not read now: then it is kept
+    /// as an orphan.
+    fn read_created<T: Send + 'static>(
+        &self,
+        core: &Core<T>,
+        paths: Vec<String>,
+        token: &[u8],
+        session: Session,
+        failure: &mut Option<Error>,
+    ) -> Result<Vec<Option<Stat>>> {
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        // The same session reads after its creates: it sees them, or later.
+        let reads = core.client.read_many_with(&paths, Opts::new().fenced(session))?;
+        Ok(paths
+            .into_iter()
+            .zip(reads)
+            .map(|(path, read)| match read {
+                Ok((data, stat)) if data == token => Some(stat),
+                // Deleted (or replaced) since: not ours any more.
+                Ok(_) | Err(Error::NoNode { .. }) => None,
+                Err(e) => {
+                    self.orphan_created(path, token, session);
+                    failure.get_or_insert(e);
+                    None
+                }
+            })
+            .collect())
+    }
+
+    /// The lease of a lock created at `path` with `token` in `session` whose
+    /// creation's outcome is unknown, if it is ours; if that cannot be told
+    /// now, the lock is kept as an orphan and the failure recorded.
+    fn recover<T: Send + 'static>(
+        &self,
+        core: &Core<T>,
+        path: String,
+        token: &[u8],
+        session: Session,
+        failure: &mut Option<Error>,
+    ) -> Option<Lease> {
+        match Lease::recover(core, path.clone(), token, session) {
+            Ok(lease) => lease,
+            Err(e) => {
+                self.orphan_created(path, token, session);
+                failure.get_or_insert(e);
+                None
+            }
+        }
     }
 
     /// Releases a lease: deletes the lock if it is still ours, and forgets the
