@@ -7,14 +7,14 @@
 use std::time::Duration;
 
 use zk_queue::client::{ClientStats, CreateMode};
-use zk_queue::testing::FaultProxy;
+use zk_queue::testing::{FaultProxy, TestingServer};
 use zk_queue::{Error, QueueBuilder, StringSerializer, ZkClient};
 
 use super::{items, WAIT};
 use crate::support::queues::{consumer, producer};
 use crate::support::recorder::Recorder;
 use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{client, eventually, proxied_client, LOAD_MARGIN};
+use crate::support::{client, client_of, eventually, proxied_client, wait_for_watches, LOAD_MARGIN};
 
 /// Puts `values` into the queue at `path` and returns its node names, in
 /// queue order.
@@ -34,25 +34,48 @@ fn sorted_children(client: &ZkClient, path: &str) -> Vec<String> {
 
 #[test]
 fn a_window_of_lock_creates_skips_an_item_locked_elsewhere_and_takes_the_rest() {
+    // A server of its own, so its watch count is the consumer's.
+    let server = TestingServer::start().unwrap();
+    let direct = client_of(&server.connect_string());
     let (path, locks) = (unique_path("lock-window-held"), unique_path("lock-window-held-locks"));
-    let direct = client();
     let values = items("held-", 6);
     let names = put_all(&direct, &path, &values);
-    // Another consumer holds the third item's lock.
-    let other = client();
-    other.ensure_path(&locks).unwrap();
+    direct.ensure_path(&locks).unwrap();
+
+    // A slow link: the consumer's window of locks reaches the server two
+    // delays after its listing of the lock directory does.
+    let proxy = FaultProxy::start(&server.connect_string()).unwrap();
+    proxy.set_delay(LOAD_MARGIN);
+    let consumer_client = proxied_client(&proxy);
+    // Held: the consumer's one thread keeps the first delivery, and the
+    // scanner waits to hand over the next, so the leases seen then are
+    // those of its first window.
+    let recorder = Recorder::new().held();
+    let queue = consumer(&consumer_client, &path, &recorder)
+        .lock_path(&locks)
+        .build_queue()
+        .unwrap();
+    // The queue listed, then the lock directory (each leaves a watch):
+    // another consumer locks the third item before the window's locks
+    // arrive, too late for the listing to show it.
+    wait_for_watches(&server, 2);
+    let other = client_of(&server.connect_string());
     let held_lock = format!("{locks}/{}", names[2]);
     other
         .create(&held_lock, b"another consumer", CreateMode::Ephemeral)
         .unwrap();
     let held_czxid = direct.exists(&held_lock).unwrap().expect("the other lock").czxid;
+    eventually(WAIT, "one window locks all five others", || {
+        sorted_children(&direct, &locks) == names
+    });
+    let lock = direct
+        .exists(&held_lock)
+        .unwrap()
+        .expect("the other consumer's lock stays");
+    assert_eq!(lock.czxid, held_czxid, "the other consumer's lock, untouched");
+    proxy.set_delay(Duration::ZERO);
+    recorder.release();
 
-    let recorder = Recorder::new();
-    let consumer_client = client();
-    let queue = consumer(&consumer_client, &path, &recorder)
-        .lock_path(&locks)
-        .build_queue()
-        .unwrap();
     let mut consumed = recorder.wait_for(5, WAIT);
     consumed.sort();
     let mut rest = values.clone();
@@ -61,11 +84,6 @@ fn a_window_of_lock_creates_skips_an_item_locked_elsewhere_and_takes_the_rest() 
     eventually(WAIT, "the five acknowledged, the held item left", || {
         sorted_children(&direct, &path) == [names[2].clone()]
     });
-    let lock = direct
-        .exists(&held_lock)
-        .unwrap()
-        .expect("the other consumer's lock stays");
-    assert_eq!(lock.czxid, held_czxid, "the other consumer's lock, untouched");
     let stats: ClientStats = consumer_client.stats();
     // One multi for the window (and one more without the held item); a
     // create per lock would make 6.
