@@ -16,7 +16,7 @@
 //! in the claim window ([`Leases::room`]), as it may still be on the server:
 //! a consumer's locks never outnumber its window.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
@@ -276,6 +276,72 @@ impl Leases {
         }
         // Released: it may be taken again from the same listing.
         self.free([name], false);
+    }
+
+    /// Releases the leases of a window at once, as [`let_go`](Self::let_go)
+    /// does one: the locks still ours (one multi-read of their stats) are
+    /// deleted in multis fenced to their session, each at its version; a
+    /// lock whose fate stays unknown becomes an orphan; then the items are
+    /// forgotten.
+    pub(super) fn let_go_all<T: Send + 'static>(&self, core: &Core<T>, leases: Vec<(String, Lease)>) {
+        if leases.len() <= 1 {
+            leases.iter().for_each(|(name, lease)| self.let_go(core, name, lease));
+            return;
+        }
+        let paths: Vec<String> = leases.iter().map(|(_, lease)| lease.path.clone()).collect();
+        let found = core
+            .client
+            .stats_many(&paths)
+            .unwrap_or_else(|e| vec![Err(e); paths.len()]);
+        let mut ours: Vec<&Lease> = Vec::new();
+        let mut unsettled: Vec<&Lease> = Vec::new();
+        for ((_, lease), stat) in leases.iter().zip(found) {
+            match stat {
+                Ok(Some(stat)) if !lease.replaced(Some(&stat)) => ours.push(lease),
+                // Gone, or another holder's now.
+                Ok(_) => {}
+                Err(e) => {
+                    log::debug!("cannot check lock {}: {e}", lease.path);
+                    unsettled.push(lease);
+                }
+            }
+        }
+        // Taken together, in one session.
+        let mut by_session: HashMap<Session, Vec<&Lease>> = HashMap::new();
+        ours.into_iter()
+            .for_each(|lease| by_session.entry(lease.session).or_default().push(lease));
+        for (session, locks) in by_session {
+            let deletes: Vec<(String, Option<i32>)> = locks.iter().map(|l| (l.path.clone(), Some(l.version))).collect();
+            let fenced = Opts::new().fenced(session);
+            let deleted = core
+                .client
+                .delete_in_multis_with(&deletes, fenced)
+                .unwrap_or_else(|e| vec![Err(e); deletes.len()]);
+            for (lease, result) in locks.into_iter().zip(deleted) {
+                match result {
+                    Ok(()) | Err(Error::NoNode { .. } | Error::SessionExpired) => {}
+                    // Still ours, at another version, or its fate unknown.
+                    Err(e) => {
+                        log::debug!("cannot release lock {}: {e}", lease.path);
+                        unsettled.push(lease);
+                    }
+                }
+            }
+        }
+        for lease in unsettled {
+            // A newer session means the lock went with the old one.
+            if core.client.session() == lease.session {
+                log::warn!("lock {} could not be released; it is retried", lease.path);
+                self.orphans.lock().push(Orphan {
+                    path: lease.path.clone(),
+                    czxid: Some(lease.czxid),
+                    token: None,
+                    session: lease.session,
+                });
+            }
+        }
+        // Released: they may be taken again from the same listing.
+        self.free(leases.iter().map(|(name, _)| name.as_str()), false);
     }
 
     /// Keeps the lock at `path`, created with `token` in session `session`
