@@ -160,3 +160,38 @@ fn an_acknowledge_window_with_one_lease_lost_acknowledges_the_others_and_reports
     );
     queue.close();
 }
+
+#[test]
+fn the_leases_of_a_window_not_handed_over_are_released_together() {
+    let (path, locks) = (
+        unique_path("lock-window-release"),
+        unique_path("lock-window-release-locks"),
+    );
+    let direct = client();
+    let values = items("release-", 3);
+    let names = put_all(&direct, &path, &values);
+    // Nodes with children are not items: locked with the window, then let go.
+    for name in [&names[0], &names[2]] {
+        direct
+            .create(&format!("{path}/{name}/child"), b"", CreateMode::Persistent)
+            .unwrap();
+    }
+    let recorder = Recorder::new();
+    let consumer_client = client();
+    let queue = consumer(&consumer_client, &path, &recorder)
+        .lock_path(&locks)
+        .build_queue()
+        .unwrap();
+    assert_eq!(recorder.wait_for(1, WAIT), [values[1].clone()]);
+    eventually(WAIT, "no lock left", || sorted_children(&direct, &locks).is_empty());
+    assert_eq!(
+        sorted_children(&direct, &path),
+        [names[0].clone(), names[2].clone()],
+        "the nodes that are not items stay"
+    );
+    let stats: ClientStats = consumer_client.stats();
+    // Both locks deleted in one multi; released one by one they would
+    // take a delete each.
+    assert_eq!(stats.delete, 0, "the locks were released one request each: {stats:?}");
+    queue.close();
+}
