@@ -60,7 +60,7 @@ pub use batch::BatchResults;
 pub(crate) use batch::MULTI_READ;
 pub use builder::ZkClientBuilder;
 pub use connect::{ConnectCause, ServerFailure};
-pub(crate) use multis::Created;
+pub(crate) use multis::{Created, MULTI_OPS};
 pub use retry::{ExponentialBackoffRetry, RetryForever, RetryNTimes, RetryOneTime, RetryPolicy, RetryUntilElapsed};
 pub use state::ConnectionState;
 pub use stats::ClientStats;

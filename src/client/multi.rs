@@ -44,6 +44,13 @@ impl ZkClient {
 /// The results of an applied multi of `ops`, or the error of its first
 /// failing operation ([`Error::MultiFailed`]).
 pub(super) fn results(reply: Reply, ops: &[Op]) -> Result<Vec<OpResult>> {
+    Ok(applied(reply, ops)?.into_iter().map(op_result).collect())
+}
+
+/// The results of an applied multi of `ops` as the server sent them (the
+/// creates with their new nodes' stats), or the error of its first failing
+/// operation ([`Error::MultiFailed`]).
+pub(super) fn applied(reply: Reply, ops: &[Op]) -> Result<Vec<MultiResult>> {
     let Reply::Multi(results) = reply else {
         return Err(unexpected(reply, ops.first().map_or("/", Op::path)));
     };
@@ -65,7 +72,7 @@ pub(super) fn results(reply: Reply, ops: &[Op]) -> Result<Vec<OpResult>> {
             source: Box::new(Error::from_code(code, path)),
         });
     }
-    Ok(results.into_iter().map(op_result).collect())
+    Ok(results)
 }
 
 /// The result of one operation of an applied multi.

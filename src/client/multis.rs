@@ -10,17 +10,18 @@
 
 use std::ops::Range;
 
-use super::multi::results;
-use super::wire::Request;
-use super::{BatchResults, Op, OpResult, Opts, ZkClient};
+use super::multi::applied;
+use super::wire::{MultiResult, Request};
+use super::{BatchResults, Op, Opts, Stat, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
 
 /// The most writes in one multi: past it, a server commits no faster.
 pub(crate) const MULTI_OPS: usize = 64;
 
-/// Rounds of deletes in which another consumer took a node first before the
-/// rest go out as single deletes: under heavy competition, every multi of a
+/// Rounds of deletes in which another consumer took a node first (or of
+/// creates in which another consumer's node stood in the way) before the
+/// rest go out as single requests: under heavy competition, every multi of a
 /// round could fail for one node.
 const CONTESTED_ROUNDS: usize = 2;
 
@@ -28,6 +29,9 @@ const CONTESTED_ROUNDS: usize = 2;
 pub(crate) struct Created {
     /// The created node's path, or why it was not (or may not have been) created.
     pub(crate) results: BatchResults<String>,
+    /// Each created node's stat, where the server sent one (it does for
+    /// every create but a plain one, which this client never sends).
+    pub(crate) stats: Vec<Option<Stat>>,
     /// The multi each node was last sent in: the nodes of one multi were
     /// all created or none was, so where one's outcome is unknown (a lost
     /// reply), finding another settles it. `None` for a node sent alone.
@@ -37,7 +41,7 @@ pub(crate) struct Created {
 /// How one multi ended.
 enum Outcome {
     /// Applied: each operation's result.
-    Applied(Vec<OpResult>),
+    Applied(Vec<MultiResult>),
     /// Not applied, because operation `index` failed with `error`.
     Failed { index: usize, error: Error },
     /// Not applied, or its outcome is unknown (a lost reply): `error`.
@@ -51,7 +55,10 @@ impl ZkClient {
     /// to share a multi is created alone, after the multis before it were
     /// answered, so the order holds. Per node, the created path or its
     /// error; a node whose multi's reply was lost fails with that
-    /// (retryable) error, as all of that multi's do.
+    /// (retryable) error, as all of that multi's do. A node that exists
+    /// already fails alone ([`Error::NodeExists`]) and the others of its
+    /// multi are sent again without it; after [`CONTESTED_ROUNDS`] such
+    /// rounds, the rest go out as single creates.
     ///
     /// # Errors
     /// The outer `Err` only when nothing could be sent ([`Error::Closed`]).
@@ -65,15 +72,26 @@ impl ZkClient {
             })
             .collect();
         let mut multi = vec![None; nodes.len()];
+        let mut stats = vec![None; nodes.len()];
         let mut sent = 0;
         let mut pending: Vec<usize> = (0..nodes.len()).filter(|&i| results[i].is_none()).collect();
+        let mut contested = 0;
         while !pending.is_empty() {
+            if contested >= CONTESTED_ROUNDS {
+                let alone: Vec<(String, Vec<u8>)> = pending.iter().map(|&i| nodes[i].clone()).collect();
+                for (&i, result) in pending.iter().zip(self.create_many_with(&alone, opts)?) {
+                    multi[i] = None;
+                    (results[i], stats[i]) = split_created(result);
+                }
+                break;
+            }
             let ops: Vec<Op> = pending
                 .iter()
                 .map(|&i| Op::create_with_acl(nodes[i].0.clone(), nodes[i].1.clone(), mode, acl.to_vec()))
                 .collect();
             let chunks = self.multi_chunks(&ops, MULTI_OPS);
             let mut next = Vec::new();
+            let mut lost_one = false;
             // Runs of multis, and runs of nodes too large to share one, in
             // order: a run is answered before the next is sent, so the
             // nodes are created in the order given.
@@ -83,7 +101,7 @@ impl ZkClient {
                     let alone: Vec<(String, Vec<u8>)> = singles.iter().map(|&i| nodes[i].clone()).collect();
                     for (&i, result) in singles.iter().zip(self.create_many_with(&alone, opts)?) {
                         multi[i] = None;
-                        results[i] = Some(result.map(|(path, _)| path));
+                        (results[i], stats[i]) = split_created(result);
                     }
                     continue;
                 }
@@ -95,13 +113,17 @@ impl ZkClient {
                         Outcome::Applied(done) => {
                             for (&i, result) in members.iter().zip(done) {
                                 results[i] = Some(match result {
-                                    OpResult::Create { path } => Ok(path),
+                                    MultiResult::Created { path, stat } => {
+                                        stats[i] = stat;
+                                        Ok(path)
+                                    }
                                     _ => Err(Error::InvalidState("a multi create answered with another result")),
                                 });
                             }
                         }
                         Outcome::Whole(e) => members.iter().for_each(|&i| results[i] = Some(Err(e.clone()))),
                         Outcome::Failed { index, error } => {
+                            lost_one |= matches!(error, Error::NodeExists { .. });
                             let failing = &nodes[members[index]].0;
                             for (k, &i) in members.iter().enumerate() {
                                 // A node that exists is that node's own
@@ -120,13 +142,14 @@ impl ZkClient {
                 }
             }
             next.sort_unstable();
+            contested += usize::from(lost_one);
             pending = next;
         }
         let results = results
             .into_iter()
             .map(|r| r.unwrap_or(Err(Error::InvalidState("a create was left unsent"))))
             .collect();
-        Ok(Created { results, multi })
+        Ok(Created { results, stats, multi })
     }
 
     /// Deletes many nodes (each only at its version, if given) with multis
@@ -232,7 +255,7 @@ impl ZkClient {
             &multis,
             |ops| self.check_multi_size(ops, default_acl),
             |ops| Request::Multi { ops, default_acl },
-            |ops, reply| results(reply, ops),
+            |ops, reply| applied(reply, ops),
         )?;
         Ok(answers
             .into_iter()
@@ -242,6 +265,14 @@ impl ZkClient {
                 Err(e) => Outcome::Whole(e),
             })
             .collect())
+    }
+}
+
+/// A single create's result, as a node's result and stat.
+fn split_created(result: Result<(String, Stat)>) -> (Option<Result<String>>, Option<Stat>) {
+    match result {
+        Ok((path, stat)) => (Some(Ok(path)), Some(stat)),
+        Err(e) => (Some(Err(e)), None),
     }
 }
 

@@ -186,7 +186,7 @@ impl<T: Send + 'static> Core<T> {
             .map(|&i| (puts[i].node_prefix.clone(), puts[i].data.clone()))
             .collect();
         let opts = opts.mode(CreateMode::PersistentSequential).acl(&self.options.acl);
-        let Created { results, multi } = match self.client.create_in_multis_with(&nodes, opts) {
+        let Created { results, multi, .. } = match self.client.create_in_multis_with(&nodes, opts) {
             Ok(created) => created,
             // Nothing was sent.
             Err(e) if e.is_retryable() => {

@@ -6,7 +6,7 @@
 
 use crossbeam_channel::{SendTimeoutError, Sender};
 
-use super::lease::Taken;
+use super::lease::{Lease, Taken};
 use super::process::decode;
 use super::scan::ReadAhead;
 use super::{outcome, Control, Locked, Work, POLL};
@@ -176,9 +176,7 @@ pub(super) fn locked_window<T: Send + 'static>(
     let reads = match core.client.read_many_with(&paths, Opts::new()) {
         Ok(reads) => reads,
         Err(e) => {
-            for (name, lease) in locked {
-                control.leases.let_go(core, &name, &lease);
-            }
+            control.leases.let_go_all(core, locked);
             return Err(e);
         }
     };
@@ -188,11 +186,14 @@ pub(super) fn locked_window<T: Send + 'static>(
         lost: tried - locked.len(),
         held_elsewhere,
     };
+    // Leases on items not to be handed over, released together.
+    let mut released = Vec::new();
+    let mut claims = Vec::with_capacity(locked.len());
     for (((name, lease), item_path), read) in locked.into_iter().zip(paths).zip(reads) {
         let (data, stat) = match read {
             Ok(found) => found,
             Err(e) => {
-                control.leases.let_go(core, &name, &lease);
+                released.push((name, lease));
                 if matches!(e, Error::NoNode { .. }) {
                     // Acknowledged by another consumer since the listing.
                     claimed.lost += 1;
@@ -203,23 +204,16 @@ pub(super) fn locked_window<T: Send + 'static>(
             }
         };
         if stat.num_children > 0 {
-            control.leases.let_go(core, &name, &lease);
             not_an_item(core, control, &name, &item_path);
+            released.push((name, lease));
             continue;
         }
         if control.deferred.defer(&name, trailer::not_before_of(&data)) {
             // Backing off after a failure: unlocked, left for later.
-            control.leases.let_go(core, &name, &lease);
+            released.push((name, lease));
             continue;
         }
-        if control.stopping() {
-            // Closing: keep order by handing over nothing more.
-            control.leases.let_go(core, &name, &lease);
-            continue;
-        }
-        log::debug!("claimed {item_path} (locked)");
-        QueueCounters::bump(&core.counters.claimed);
-        let mut work = Work::Locked(Locked {
+        claims.push(Locked {
             name,
             item_path,
             item_version: stat.version,
@@ -227,6 +221,35 @@ pub(super) fn locked_window<T: Send + 'static>(
             data,
             lease,
         });
+    }
+    control.leases.let_go_all(core, released);
+    let left = hand_over(core, control, tx, claims, &mut claimed);
+    control.leases.let_go_all(core, left);
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(claimed),
+    }
+}
+
+/// Hands the items locked to the workers, in order; returns the leases of
+/// those not handed over (the queue is closing).
+fn hand_over<T: Send + 'static>(
+    core: &Core<T>,
+    control: &Control,
+    tx: &Sender<Work<T>>,
+    claims: Vec<Locked>,
+    claimed: &mut Claimed,
+) -> Vec<(String, Lease)> {
+    let mut left = Vec::new();
+    for claim in claims {
+        if control.stopping() {
+            // Closing: keep order by handing over nothing more.
+            left.push((claim.name, claim.lease));
+            continue;
+        }
+        log::debug!("claimed {} (locked)", claim.item_path);
+        QueueCounters::bump(&core.counters.claimed);
+        let mut work = Work::Locked(claim);
         loop {
             match tx.send_timeout(work, POLL) {
                 Ok(()) => {
@@ -236,7 +259,7 @@ pub(super) fn locked_window<T: Send + 'static>(
                 Err(SendTimeoutError::Timeout(back)) if !control.stopping() => work = back,
                 Err(SendTimeoutError::Timeout(back) | SendTimeoutError::Disconnected(back)) => {
                     if let Work::Locked(claim) = back {
-                        control.leases.let_go(core, &claim.name, &claim.lease);
+                        left.push((claim.name, claim.lease));
                     }
                     QueueCounters::bump(&core.counters.settled);
                     break;
@@ -244,10 +267,7 @@ pub(super) fn locked_window<T: Send + 'static>(
             }
         }
     }
-    match failure {
-        Some(e) => Err(e),
-        None => Ok(claimed),
-    }
+    left
 }
 
 /// Sets aside a node with children: queue items have none, and it could not

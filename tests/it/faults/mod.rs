@@ -17,6 +17,7 @@ mod delete_replies;
 mod killed_consumers;
 mod lease_cap;
 mod leases;
+mod lock_window_replies;
 mod outages;
 mod put_replies;
 mod random_faults;

@@ -19,6 +19,7 @@ mod consuming;
 mod curator;
 mod curator_interop;
 mod dead_letters;
+mod lock_windows;
 mod metadata;
 mod producing;
 mod pull;

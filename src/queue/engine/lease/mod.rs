@@ -1,13 +1,17 @@
 //! The lease of a lock-safe consumer on an item, from taking to settling.
 //!
 //! A consumer takes a lease by creating the ephemeral lock node
-//! `<lock_path>/<item name>` holding an owner token; while it holds the
+//! `<lock_path>/<item name>` holding an owner token (a window's locks in one
+//! multi, [`Leases::take`]); while it holds the
 //! lease, the item stays in the queue. The lease ends in one multi fenced on
 //! the lock ([`Lease::fence`]) that acknowledges the item (deletes it),
 //! requeues it or moves it to the dead-letter path, or in a release: the lock
 //! alone is deleted, and another consumer may take the item. One reading of
 //! a fenced multi's result ([`Fenced`], [`item_decides`]) serves the single
 //! and the batched acknowledge alike.
+//!
+//! A window's leases are taken, and those not handed over released,
+//! together (`window`).
 //!
 //! A lock whose fate a lost reply left unknown (its creation, or a release
 //! that failed) is never forgotten: it is kept as an orphan and deleted on a
@@ -21,11 +25,14 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 
 use super::POLL;
-use crate::client::{CreateMode, Op, Opts, Session, Stat};
+use crate::client::{Op, Opts, Session, Stat};
 use crate::error::{Error, Result};
-use crate::path;
 use crate::queue::core::Core;
 use crate::queue::stats::QueueCounters;
+
+mod window;
+
+pub(super) use window::Taken;
 
 /// How soon orphaned locks that could not be deleted are tried again.
 const ORPHAN_RETRY: Duration = Duration::from_millis(500);
@@ -133,64 +140,6 @@ impl Leases {
         self.freed.notify_all();
     }
 
-    /// Takes leases on the items named (in order) with pipelined lock
-    /// creates. Items locked by another consumer are left out; a failure ends
-    /// nothing early, so every lock created is either taken or, when its
-    /// creation's outcome is unknown, kept as an orphan.
-    pub(super) fn take<T: Send + 'static>(&self, core: &Core<T>, lock_dir: &str, names: Vec<String>) -> Result<Taken> {
-        let session = core.client.session();
-        let token = Lease::token(core);
-        let nodes: Vec<(String, Vec<u8>)> = names.iter().map(|n| (path::join(lock_dir, n), token.clone())).collect();
-        // Fenced: a lease names the session its lock was created in, so the
-        // creates must not go out in a newer one (a create waiting for a
-        // connection while the session expires would leave a live lock that
-        // the lease, counted lost with the old session, never deletes).
-        let opts = Opts::new()
-            .mode(CreateMode::Ephemeral)
-            .acl(&core.options.acl)
-            .fenced(session);
-        let created = core.client.create_many_with(&nodes, opts)?;
-        let mut taken = Taken {
-            leases: Vec::with_capacity(names.len()),
-            held_elsewhere: Vec::new(),
-            failure: None,
-        };
-        for ((name, (lock_path, _)), result) in names.into_iter().zip(nodes).zip(created) {
-            let lease = match result {
-                Ok((_, stat)) => Some(Lease::created(lock_path, &stat, session)),
-                // Held by another consumer.
-                Err(Error::NodeExists { .. }) => {
-                    taken.held_elsewhere.push(name.clone());
-                    None
-                }
-                Err(Error::NoNode { .. }) => {
-                    if let Err(e) = core.ensure_nodes() {
-                        taken.failure.get_or_insert(e);
-                    }
-                    None
-                }
-                // The reply was lost: the lock is ours if it holds our token.
-                Err(e) if e.is_retryable() => match Lease::recover(core, lock_path.clone(), &token, session) {
-                    Ok(lease) => lease,
-                    Err(e) => {
-                        self.orphan_created(lock_path, &token, session);
-                        taken.failure.get_or_insert(e);
-                        None
-                    }
-                },
-                Err(e) => {
-                    taken.failure.get_or_insert(e);
-                    None
-                }
-            };
-            if let Some(lease) = lease {
-                self.held.lock().insert(name.clone());
-                taken.leases.push((name, lease));
-            }
-        }
-        Ok(taken)
-    }
-
     /// Releases a lease: deletes the lock if it is still ours, and forgets the
     /// item. A lock that could not be deleted (its fate unknown) becomes an
     /// orphan, deleted on a later pass; it keeps the lease's place in the
@@ -257,16 +206,6 @@ impl Leases {
         orphans.extend(left);
         (!orphans.is_empty()).then(|| Instant::now() + ORPHAN_RETRY)
     }
-}
-
-/// The leases [`Leases::take`] took.
-pub(super) struct Taken {
-    /// The items locked, in order, each with its lease.
-    pub(super) leases: Vec<(String, Lease)>,
-    /// The items another consumer held the lock of.
-    pub(super) held_elsewhere: Vec<String>,
-    /// The first failure met, if any.
-    pub(super) failure: Option<Error>,
 }
 
 /// A lock of ours at `path` that must still be deleted: known by its creation
