@@ -29,6 +29,7 @@
 
 mod ack;
 mod claim;
+mod contention;
 mod deferred;
 mod dispatch;
 mod kept;

@@ -20,6 +20,7 @@ mod curator;
 mod curator_interop;
 mod dead_letters;
 mod metadata;
+mod plain_arrivals;
 mod producing;
 mod pull;
 mod pull_window;

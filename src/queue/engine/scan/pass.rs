@@ -57,6 +57,8 @@ struct PassState<'a, T> {
     whole: bool,
     /// Items handed over since the latest look for urgent items.
     handed: usize,
+    /// Items handed over in this pass.
+    taken: usize,
     /// The most items of the next window.
     limit: usize,
     /// Whether the next window starts elsewhere (see `spread`).
@@ -154,6 +156,7 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
             wake_at,
             whole: true,
             handed: 0,
+            taken: 0,
             limit: window,
             jump,
             window,
@@ -332,6 +335,7 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
             view.also_locked(&claimed.held_elsewhere);
         }
         self.handed += claimed.handed;
+        self.taken += claimed.handed;
         let flow = match self.kept.spread.after(tried, claimed.lost, self.window) {
             Next::Continue => Flow::Next,
             Next::Jump => {
@@ -355,6 +359,7 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
         let tried = self.batch.len();
         let names = std::mem::take(&mut self.batch);
         let claimed = claim_window(self.core, self.control, self.tx, names, &mut self.read_ahead)?;
+        self.taken += claimed.handed;
         self.kept.spread.after(tried, claimed.lost, self.window);
         Ok(())
     }
@@ -364,10 +369,14 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
     fn finish(self, watches: &mut Vec<ChildWatch>) -> Pass {
         // Wake for the first item backing off, once it is due.
         let next_due = self.control.deferred.next_due();
-        let wake_at = earliest(self.wake_at, next_due);
+        let mut wake_at = earliest(self.wake_at, next_due);
         // Nothing left behind: the next pass may take the arrivals instead
         // of listing the queue again.
         self.kept.whole = self.whole && next_due.is_none() && !self.control.stopping();
+        if self.kept.after_pass(self.core, self.taken) {
+            // No watch is left to wake the scanner: it lists at once.
+            wake_at = Some(Instant::now());
+        }
         watches.extend(self.locks.map(|view| view.watch));
         Pass {
             _watches: std::mem::take(watches),
