@@ -29,6 +29,14 @@ pub(super) struct Pass {
     pub(super) wake_at: Option<Instant>,
 }
 
+/// What a pass works with.
+struct Scope<'a, T> {
+    core: &'a Core<T>,
+    control: &'a Control,
+    tx: &'a Sender<Work<T>>,
+    latch: &'a Latch,
+}
+
 /// Whether a pass goes on with its next item.
 enum Flow {
     Next,
@@ -103,7 +111,13 @@ pub(super) fn scan<T: Send + 'static>(
         read_ahead,
         turn,
     } = start;
-    let mut state = PassState::new(core, control, tx, latch, kept, read_ahead, locks, wake_at);
+    let scope = Scope {
+        core,
+        control,
+        tx,
+        latch,
+    };
+    let mut state = PassState::new(scope, kept, read_ahead, locks, wake_at);
     state.keep(names, listed);
     drop(turn);
     state.run()?;
@@ -122,17 +136,19 @@ fn recreated<T: Send + 'static>(core: &Core<T>) -> Result<Pass> {
 }
 
 impl<'a, T: Send + 'static> PassState<'a, T> {
-    #[allow(clippy::too_many_arguments)]
     fn new(
-        core: &'a Core<T>,
-        control: &'a Control,
-        tx: &'a Sender<Work<T>>,
-        latch: &'a Latch,
+        scope: Scope<'a, T>,
         kept: &'a mut Kept,
         read_ahead: ReadAhead,
         locks: Option<LockView>,
         wake_at: Option<Instant>,
     ) -> PassState<'a, T> {
+        let Scope {
+            core,
+            control,
+            tx,
+            latch,
+        } = scope;
         // At least one item per listing, so a steady stream of puts cannot
         // starve the consumer (Curator's livelock with 0).
         let refresh_after = (core.kind == Kind::Priority).then(|| core.options.min_items_before_refresh.max(1));
