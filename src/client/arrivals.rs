@@ -9,7 +9,7 @@
 //! consumer then lists again (and registers again), as it would without
 //! arrivals.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -20,6 +20,11 @@ use super::{Opts, ZkClient};
 use crate::error::{Error, Result};
 use crate::path;
 use crate::sync::Latch;
+
+/// The most names kept between two takes: more, and the view breaks (the
+/// consumer lists again), so a consumer busy with a long pass does not keep
+/// the name of every item created meanwhile.
+const MAX_NAMES: usize = 4_096;
 
 /// Children created under one node since [`Arrivals::restart`].
 pub(crate) struct Arrivals {
@@ -38,9 +43,25 @@ struct Shared {
     ended: AtomicBool,
     /// Opened when a name arrives or the view breaks.
     wake: Mutex<Option<Latch>>,
+    /// Children deleted since the watch began, by anyone.
+    deleted: AtomicU64,
 }
 
 impl Shared {
+    /// Records the name of a child created; too many names not taken break
+    /// the view instead.
+    fn arrived(&self, name: &str) {
+        let mut names = self.names.lock();
+        if names.len() >= MAX_NAMES {
+            names.clear();
+            self.broken.store(true, Ordering::SeqCst);
+        } else if !self.broken.load(Ordering::SeqCst) {
+            names.push(name.to_owned());
+        }
+        drop(names);
+        self.wake();
+    }
+
     fn wake(&self) {
         if let Some(latch) = &*self.wake.lock() {
             latch.open();
@@ -76,6 +97,13 @@ impl Arrivals {
         }
     }
 
+    /// How many children were deleted since the watch began (by this
+    /// client or any other). ZooKeeper sends a client the event of its own
+    /// delete before the delete's reply.
+    pub(crate) fn deleted(&self) -> u64 {
+        self.shared.deleted.load(Ordering::SeqCst)
+    }
+
     /// Whether the watch ended with its session: register a new one.
     pub(crate) fn has_ended(&self) -> bool {
         self.shared.ended.load(Ordering::SeqCst)
@@ -104,9 +132,11 @@ impl ZkClient {
             Notice::Event(event) => match event.kind {
                 EventType::NodeCreated => {
                     if let Some(name) = child_of(&parent, &event.path) {
-                        recorder.names.lock().push(name.to_owned());
-                        recorder.wake();
+                        recorder.arrived(name);
                     }
+                }
+                EventType::NodeDeleted if child_of(&parent, &event.path).is_some() => {
+                    recorder.deleted.fetch_add(1, Ordering::SeqCst);
                 }
                 // The node itself deleted (by an operator, or reaped as a
                 // container): listing finds out and creates it again.

@@ -8,7 +8,7 @@ mod latch;
 mod thread;
 
 pub(crate) use backoff::Backoff;
-pub(crate) use gate::Gate;
+pub(crate) use gate::{Gate, Pass as GatePass};
 pub(crate) use latch::Latch;
 pub(crate) use thread::Joiner;
 

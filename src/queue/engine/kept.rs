@@ -1,11 +1,18 @@
 //! What the scanner keeps from one pass to the next: how its claims spread,
-//! and a priority queue's arrivals (the items created since its listing),
-//! with which a pass that follows one that left nothing behind needs no
-//! listing at all, and a plain queue's newest item, from which the names of
-//! the items created next are known before they are listed.
+//! and its arrivals (the items created since its listing), with which a
+//! pass that follows one that left nothing behind needs no listing at all,
+//! and a plain queue's newest item, from which the names of the items
+//! created next are known before they are listed.
+//!
+//! A priority consumer always keeps arrivals (it looks for urgent items
+//! between its windows). A plain consumer without a lock path keeps them
+//! while it hears of few deletes but its own (see `contention`): alone, an
+//! item's trip is then its create, the event, the read and the delete, with
+//! no listing; competing, it lists with a one-shot child watch as before.
 
 use std::time::Instant;
 
+use super::contention::{Contention, Verdict};
 use super::spread::Spread;
 use crate::client::Arrivals;
 use crate::client::MULTI_READ;
@@ -33,14 +40,23 @@ pub(super) struct Kept {
     /// plain items the latest listing named.
     newest_plain: Option<i64>,
     plain_listed: usize,
+    /// A plain consumer: whose deletes its arrivals hear of.
+    contention: Contention,
 }
 
-/// Whether a consumer of `core` keeps arrivals: a priority queue, which
-/// looks for urgent items between its windows. (The watch reports every
-/// create and delete under the queue to every consumer that keeps one,
-/// which costs competing plain consumers more than the listings it saves.)
-fn keeps_arrivals<T: Send + 'static>(core: &Core<T>) -> bool {
+/// Whether a consumer of `core` keeps arrivals whatever its competition: a
+/// priority queue, which looks for urgent items between its windows.
+fn always_keeps_arrivals<T: Send + 'static>(core: &Core<T>) -> bool {
     core.kind == Kind::Priority
+}
+
+/// Whether a consumer of `core` may keep arrivals while it claims mostly
+/// alone: a plain (or id) queue without a lock path, not a shard of a
+/// sharded queue (whose shards take turns to list).
+fn may_keep_arrivals<T: Send + 'static>(core: &Core<T>) -> bool {
+    matches!(core.kind, Kind::Plain | Kind::Id)
+        && core.options.lock_path.is_none()
+        && core.options.listing_gate.is_none()
 }
 
 impl Kept {
@@ -54,6 +70,7 @@ impl Kept {
             listed_at: Instant::now(),
             newest_plain: None,
             plain_listed: 0,
+            contention: Contention::new(),
         }
     }
 
@@ -62,11 +79,7 @@ impl Kept {
         self.listed_at = Instant::now();
         self.newest = None;
         self.note_newest(names);
-        let plain: Vec<i64> = names
-            .iter()
-            .filter(|name| name.starts_with(QUEUE_PREFIX) && Kind::of_name(name) == Kind::Plain)
-            .filter_map(|name| item_sequence(name))
-            .collect();
+        let plain: Vec<i64> = plain_sequences(names).collect();
         self.newest_plain = self.newest_plain.max(plain.iter().copied().max());
         self.plain_listed = plain.len();
     }
@@ -110,6 +123,7 @@ impl Kept {
             })
             .collect();
         self.note_newest(&fresh);
+        self.newest_plain = self.newest_plain.max(plain_sequences(&fresh).max());
         Some(fresh)
     }
 
@@ -122,12 +136,16 @@ impl Kept {
     /// Restarts a queue's arrivals before a listing (registering them again
     /// after their session ended, unless the server refuses them).
     pub(super) fn restart_arrivals<T: Send + 'static>(&mut self, core: &Core<T>) {
-        if !keeps_arrivals(core) || self.arrivals_refused {
+        let keeps = always_keeps_arrivals(core) || (may_keep_arrivals(core) && self.contention.may_watch());
+        if !keeps || self.arrivals_refused {
             return;
         }
         if self.arrivals.as_ref().is_none_or(Arrivals::has_ended) {
             self.arrivals = match core.client.watch_arrivals(&core.path) {
-                Ok(arrivals) => Some(arrivals),
+                Ok(arrivals) => {
+                    self.contention.watching(arrivals.deleted());
+                    Some(arrivals)
+                }
                 Err(e) => {
                     if !e.is_retryable() {
                         log::info!("queue {}: no arrivals watch ({e}); listing again instead", core.path);
@@ -141,6 +159,37 @@ impl Kept {
             arrivals.restart();
         }
     }
+
+    /// Records a pass that deleted `own` items (a plain consumer's claims);
+    /// gives the arrivals up if others delete under the queue too (see
+    /// `contention`), and says so: the next pass must list at once, with
+    /// a child watch.
+    pub(super) fn after_pass<T: Send + 'static>(&mut self, core: &Core<T>, own: usize) -> bool {
+        if always_keeps_arrivals(core) {
+            return false;
+        }
+        let Some(arrivals) = &self.arrivals else {
+            return false;
+        };
+        if self.contention.after_pass(arrivals.deleted(), own) == Verdict::Keep {
+            return false;
+        }
+        log::debug!(
+            "queue {}: other consumers delete items too; listing with a child watch instead of watching arrivals",
+            core.path
+        );
+        self.arrivals = None;
+        self.whole = false;
+        true
+    }
+}
+
+/// The sequences of the plain items among `names`.
+fn plain_sequences(names: &[String]) -> impl Iterator<Item = i64> + '_ {
+    names
+        .iter()
+        .filter(|name| name.starts_with(QUEUE_PREFIX) && Kind::of_name(name) == Kind::Plain)
+        .filter_map(|name| item_sequence(name))
 }
 
 /// The creation-order key of an item name's sequence.

@@ -9,7 +9,12 @@
 //! lock-safe mode) with one watch each, hands the items of that listing to
 //! the workers in order, and lists again only when a watch fired, the
 //! connection changed, or a delayed item or a failed item backing off came
-//! due: one listing per pass over the queue, not one per item. A long
+//! due: one listing per pass over the queue, not one per item. A plain
+//! consumer claiming alone (and a priority consumer) also keeps a
+//! persistent watch that names the items created since its listing; after a
+//! pass that left nothing behind, it takes those without listing again
+//! (see `kept`, and `contention` for when a plain consumer gives the watch
+//! up). A long
 //! lock-safe pass takes the items another consumer abandoned (it crashed, or
 //! its session expired) as their locks vanish, within a second. Consumers
 //! competing for one queue spread their claims over it instead of all
@@ -29,6 +34,7 @@
 
 mod ack;
 mod claim;
+mod contention;
 mod deferred;
 mod dispatch;
 mod kept;

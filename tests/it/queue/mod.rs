@@ -21,6 +21,7 @@ mod curator_interop;
 mod dead_letters;
 mod lock_windows;
 mod metadata;
+mod plain_arrivals;
 mod producing;
 mod pull;
 mod pull_window;

@@ -1,0 +1,29 @@
+//! Claiming one window of a pass, in the queue's mode.
+
+use std::collections::HashMap;
+
+use crossbeam_channel::Sender;
+
+use crate::client::Stat;
+use crate::error::Result;
+use crate::queue::core::Core;
+use crate::queue::engine::claim::{self, Claimed};
+use crate::queue::engine::{Control, Work};
+
+/// Items read with the listing, by name: their data and stat.
+pub(in crate::queue::engine) type ReadAhead = HashMap<String, (Vec<u8>, Stat)>;
+
+/// Claims a window of items in the queue's mode; a plain window uses (and
+/// takes out) the items of `read_ahead` it claims instead of reading them.
+pub(super) fn claim_window<T: Send + 'static>(
+    core: &Core<T>,
+    control: &Control,
+    tx: &Sender<Work<T>>,
+    names: Vec<String>,
+    read_ahead: &mut ReadAhead,
+) -> Result<Claimed> {
+    match &core.options.lock_path {
+        Some(lock_dir) => claim::locked_window(core, control, tx, lock_dir, names),
+        None => claim::window(core, control, tx, names, read_ahead),
+    }
+}
