@@ -223,9 +223,10 @@ impl DeadLetters {
     /// let dead = zk_queue::admin::DeadLetters::new(&client, "/jobs-dead")?;
     /// let before = dead.names()?.len();
     /// let moved = dead.requeue_to("/jobs")?;
-    /// println!("{} back in /jobs, {} left in /jobs-dead", moved.requeued, moved.skipped);
-    /// // Every dead letter was moved, or skipped and left (unless another
-    /// // client took some meanwhile, or set new ones aside).
+    /// println!("{} back in /jobs, {} skipped", moved.requeued, moved.skipped);
+    /// // Each dead letter listed is counted once at most: moved, or skipped
+    /// // (undecodable, or changed or taken by another client while being
+    /// // moved); one taken before it was read is not counted.
     /// assert!(moved.requeued + moved.skipped <= before);
     /// # Ok(())
     /// # }

@@ -139,7 +139,9 @@ fn settle(client: &ZkClient, pending: &mut Vec<&Letter>, done: &mut Requeued) ->
     let mut still = Vec::with_capacity(pending.len());
     for letter in pending.iter() {
         // Retried by the client's policy: the connection may be coming back.
-        let unchanged = client.exists(&letter.path)?.is_some_and(|s| s.version == letter.version);
+        let unchanged = client
+            .exists(&letter.path)?
+            .is_some_and(|s| s.version == letter.version);
         still.push(unchanged);
     }
     if !still.contains(&true) {

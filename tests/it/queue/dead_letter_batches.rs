@@ -123,7 +123,11 @@ fn requeue_through_a_fault(name: &str, n: usize, fault: impl FnOnce(&FaultProxy)
     fault(&proxy);
     let moved = DeadLetters::new(&requeuer, &dead).unwrap().requeue_to(&path).unwrap();
     assert_eq!((moved.requeued, moved.skipped), (n, 0), "each counted once, as moved");
-    assert_eq!(records(&direct, &path), values, "every letter once, in order: none moved twice");
+    assert_eq!(
+        records(&direct, &path),
+        values,
+        "every letter once, in order: none moved twice"
+    );
     assert!(records(&direct, &dead).is_empty(), "no dead letter left");
     proxy
 }
