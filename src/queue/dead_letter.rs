@@ -1,12 +1,13 @@
 //! [`DeadLetters`]: the items a queue set aside, and the ways back.
 
-use crate::client::{CreateMode, Op, ZkClient};
-use crate::codec::{decode_frame, trailer, Death, FrameError};
+use crate::client::ZkClient;
+use crate::codec::{Death, FrameError};
 use crate::error::{Error, Result};
 use crate::inspect::{decode_item, ItemName, Layout};
-use crate::naming::item_prefix;
 use crate::path;
 use crate::queue::RawQueue;
+
+mod requeue;
 
 /// Reads of one pipelined batch.
 const READ_BATCH: usize = 1_000;
@@ -194,64 +195,48 @@ impl DeadLetters {
     /// its priority, due time or id; a plain `queue-` dead letter, as older
     /// versions wrote every one, stays plain), as a fresh item: its frame
     /// alone, so its attempts start again from zero, its story is dropped,
-    /// and its put time is the requeue. Each moves in one multi that
-    /// creates the item (with the queue node's ACL, as the queue's own puts)
-    /// and deletes the dead letter at the version read: a dead letter is
-    /// never lost nor moved twice. An undecodable dead letter stays (and is
-    /// logged); so does one another client changed or took meanwhile. The
-    /// queue node is created if missing.
+    /// and its put time is the requeue. The dead letters are read with
+    /// multi-reads, in the order of [`names`](Self::names), and moved in
+    /// that order, so the items keep their relative order: up to 32 in one
+    /// multi that creates each item (with the queue node's ACL, as the
+    /// queue's own puts) and deletes each dead letter at the version read,
+    /// one multi after the other. A dead letter is never lost nor moved
+    /// twice: a multi is applied whole or not at all, and one whose reply was
+    /// lost is settled by reading its dead letters before anything else is
+    /// sent (if none is left at the version read, it was applied). An
+    /// undecodable dead letter stays (and is logged); so does one another
+    /// client changed or took meanwhile, and the others of its multi are
+    /// sent again without it. The queue node is created if missing.
+    ///
+    /// One limit: if the reply of a multi is lost and, before it is settled,
+    /// another client takes every dead letter of that multi, they are counted
+    /// requeued.
     ///
     /// # Errors
-    /// [`Error::InvalidPath`] for `queue_path`; ZooKeeper errors, after the
-    /// dead letters moved until then.
+    /// [`Error::InvalidPath`] for `queue_path`; ZooKeeper errors (a multi
+    /// whose reply was lost three times in a row, or whose dead letters could
+    /// not be read after), after the dead letters moved until then.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
     /// let dead = zk_queue::admin::DeadLetters::new(&client, "/jobs-dead")?;
+    /// let before = dead.names()?.len();
     /// let moved = dead.requeue_to("/jobs")?;
-    /// assert_eq!(moved.requeued + moved.skipped, moved.requeued + moved.skipped);
+    /// println!("{} back in /jobs, {} skipped", moved.requeued, moved.skipped);
+    /// // Each dead letter listed is counted once at most: moved, or skipped
+    /// // (undecodable, or changed or taken by another client while being
+    /// // moved); one taken before it was read is not counted.
+    /// assert!(moved.requeued + moved.skipped <= before);
     /// # Ok(())
     /// # }
     /// ```
     pub fn requeue_to(&self, queue_path: &str) -> Result<Requeued> {
         path::validate_queue_path(queue_path)?;
-        let items = self.names()?;
+        let names = self.names()?;
         self.raw.client().ensure_path(queue_path)?;
         let (acl, _) = self.raw.client().get_acl(queue_path)?;
-        let mut done = Requeued::default();
-        for item in &items {
-            let letter = path::join(self.raw.path(), &item.name);
-            let (data, stat) = match self.raw.client().get_data(&letter) {
-                Ok(read) => read,
-                Err(Error::NoNode { .. }) => continue,
-                Err(e) => return Err(e),
-            };
-            let frame = match decode_frame(&data) {
-                // Without the trailer: the attempt count starts again.
-                Ok(records) => data[..trailer::frame_len(&records)].to_vec(),
-                Err(e) => {
-                    log::warn!("dead letter {letter} is not a valid item and stays: {e}");
-                    done.skipped += 1;
-                    continue;
-                }
-            };
-            let target = path::join(queue_path, item_prefix(&item.name));
-            let ops = [
-                Op::create_with_acl(target, frame, CreateMode::PersistentSequential, acl.clone()),
-                Op::delete(letter, Some(stat.version)),
-            ];
-            match self.raw.client().multi(&ops) {
-                Ok(_) => done.requeued += 1,
-                Err(Error::MultiFailed { index: 1, source })
-                    if matches!(*source, Error::NoNode { .. } | Error::BadVersion { .. }) =>
-                {
-                    done.skipped += 1;
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(done)
+        requeue::requeue(self.raw.client(), self.raw.path(), &names, queue_path, &acl)
     }
 
     /// Deletes every dead letter (other children stay) and returns how many

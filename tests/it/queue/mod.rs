@@ -18,6 +18,7 @@ mod competing;
 mod consuming;
 mod curator;
 mod curator_interop;
+mod dead_letter_batches;
 mod dead_letters;
 mod lock_windows;
 mod metadata;
