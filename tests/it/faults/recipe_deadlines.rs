@@ -74,6 +74,21 @@ fn try_call<'a>(name: &'static str, call: Call<'a>) -> Row<'a> {
     }
 }
 
+/// Whether the server at `connect` has answered every request of
+/// `session` it received (its `cons` report: `queued=0`).
+fn nothing_pending(connect: &str, session: i64) -> bool {
+    let mut stream = TcpStream::connect(connect).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    stream.write_all(b"cons").unwrap();
+    let mut report = String::new();
+    stream.read_to_string(&mut report).unwrap();
+    let sid = format!("sid=0x{session:x}");
+    report
+        .lines()
+        .find(|line| line.contains(&sid))
+        .is_some_and(|line| line.contains("(queued=0,"))
+}
+
 /// Whether the server at `connect` holds a data watch on `path` (its
 /// `wchp` report).
 fn watched(connect: &str, path: &str) -> bool {
@@ -122,9 +137,21 @@ impl Handles {
 
 /// The table: `ours`' calls, with the server at `connect` (and `admin`,
 /// its client) to tell that a call waits.
-fn table<'a>(ours: &'a Handles, admin: &'a ZkClient, connect: &'a str) -> Vec<Row<'a>> {
+fn table<'a>(ours: &'a Handles, admin: &'a ZkClient, connect: &'a str, session: i64) -> Vec<Row<'a>> {
     let count = move |path: &'static str, n: usize| -> Waiting<'a> { Box::new(move || nodes(admin, path).len() == n) };
     let watch = move |path: &'static str| -> Waiting<'a> { Box::new(move || watched(connect, path)) };
+    // A semaphore's waiter holds the semaphore's lock (`locks/`), has its
+    // lease beside the others, and the server has answered its listing of
+    // them. Its first, fast try also makes a lease for a moment (taken back
+    // when it finds none free), so the lease count alone would not tell
+    // that it waits.
+    let semaphore_waits = move |path: &'static str, leases: usize| -> Waiting<'a> {
+        Box::new(move || {
+            nodes(admin, &format!("{path}/locks")).len() == 1
+                && nodes(admin, &format!("{path}/leases")).len() == leases
+                && nothing_pending(connect, session)
+        })
+    };
     vec![
         timed(
             "Mutex::lock_timeout",
@@ -143,17 +170,17 @@ fn table<'a>(ours: &'a Handles, admin: &'a ZkClient, connect: &'a str) -> Vec<Ro
         ),
         timed(
             "Semaphore::acquire_timeout",
-            count("/semaphore/leases", 2),
+            semaphore_waits("/semaphore", 2),
             Box::new(|| Ok(ours.semaphore.acquire_timeout(DEADLINE)?.is_some())),
         ),
         timed(
             "Semaphore::acquire_many_timeout",
-            count("/semaphore-many/leases", 3),
+            semaphore_waits("/semaphore-many", 3),
             Box::new(|| Ok(ours.many.acquire_many_timeout(2, DEADLINE)?.is_some())),
         ),
         timed(
             "SemaphoreMutex::lock_timeout",
-            count("/semaphore-mutex/leases", 2),
+            semaphore_waits("/semaphore-mutex", 2),
             Box::new(|| Ok(ours.semaphore_mutex.lock_timeout(DEADLINE)?.is_some())),
         ),
         timed(
@@ -259,7 +286,7 @@ fn every_recipe_s_timed_and_try_calls_return_by_their_deadline_with_unreachable_
     let ours = Handles::new(&our_client, "a");
     let states = our_client.state_listener();
     hold_and_wait(&ours, &theirs, || {
-        let rows = table(&ours, &admin, &connect);
+        let rows = table(&ours, &admin, &connect, our_client.session_id().unwrap());
         let waiting: Vec<&Row> = rows.iter().filter(|row| row.waiting.is_some()).collect();
         thread::scope(|s| {
             let calls: Vec<_> = waiting
@@ -296,7 +323,7 @@ fn every_recipe_s_timed_and_try_calls_return_by_their_deadline_with_the_server_s
     let ours = Handles::new(&our_client, "a");
     let states = our_client.state_listener();
     hold_and_wait(&ours, &theirs, || {
-        let rows = table(&ours, &admin, &connect);
+        let rows = table(&ours, &admin, &connect, our_client.session_id().unwrap());
         let waiting: Vec<&Row> = rows.iter().filter(|row| row.waiting.is_some()).collect();
         thread::scope(|s| {
             let calls: Vec<_> = waiting
