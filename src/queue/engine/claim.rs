@@ -156,8 +156,7 @@ fn read_window<T: Send + 'static>(
 
 /// Takes leases on the items named (in order), with the locked items read
 /// in the request that reads their locks back, and hands them to the
-/// workers in order. Leases on items
-/// not handed over are released.
+/// workers in order. Leases on items not handed over are released.
 pub(super) fn locked_window<T: Send + 'static>(
     core: &Core<T>,
     control: &Control,
