@@ -260,8 +260,21 @@ impl ZkClient {
     /// [without them](super::ZkClientBuilder::without_multi_read), pipelined
     /// reads. Per-node results, in order.
     pub(crate) fn read_many_with(&self, paths: &[String], opts: Opts<'_>) -> Result<BatchResults<(Vec<u8>, Stat)>> {
+        self.read_many_sized_with(paths, MULTI_READ, opts)
+    }
+
+    /// Reads many nodes as [`read_many_with`](Self::read_many_with) does,
+    /// with up to `per_request` nodes in a multi-read: more than
+    /// [`MULTI_READ`] where some of the nodes are known to be tiny (a lock
+    /// read beside each item), so a request still carries no more data.
+    pub(crate) fn read_many_sized_with(
+        &self,
+        paths: &[String],
+        per_request: usize,
+        opts: Opts<'_>,
+    ) -> Result<BatchResults<(Vec<u8>, Stat)>> {
         if !self.shared.no_multi_read.load(Ordering::Relaxed) {
-            let results = self.get_data_multi_with(paths, opts)?;
+            let results = self.get_data_multi_with(paths, per_request.max(1), opts)?;
             if !results.iter().any(|r| matches!(r, Err(e) if e.is_unimplemented())) {
                 return Ok(results);
             }
@@ -292,14 +305,19 @@ impl ZkClient {
     }
 
     /// Reads many nodes' data and stats with multi-read requests (ZooKeeper
-    /// 3.6 and later), up to [`MULTI_READ`] nodes each, pipelined:
+    /// 3.6 and later), up to `per_request` nodes each, pipelined:
     /// per-node results, in order, as
     /// [`get_data_many`](Self::get_data_many) gives them for a fraction of
     /// the server's work per node. A request that fails fails each of its
     /// nodes with its error; a server without multi-reads fails them with
     /// [`Error::ZooKeeper`] (unimplemented).
-    fn get_data_multi_with(&self, paths: &[String], opts: Opts<'_>) -> Result<BatchResults<(Vec<u8>, Stat)>> {
-        let chunks: Vec<&[String]> = paths.chunks(MULTI_READ).collect();
+    fn get_data_multi_with(
+        &self,
+        paths: &[String],
+        per_request: usize,
+        opts: Opts<'_>,
+    ) -> Result<BatchResults<(Vec<u8>, Stat)>> {
+        let chunks: Vec<&[String]> = paths.chunks(per_request).collect();
         let answers = self.batch(
             "get_data",
             opts,

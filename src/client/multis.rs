@@ -29,8 +29,9 @@ const CONTESTED_ROUNDS: usize = 2;
 pub(crate) struct Created {
     /// The created node's path, or why it was not (or may not have been) created.
     pub(crate) results: BatchResults<String>,
-    /// Each created node's stat, where the server sent one (it does for
-    /// every create but a plain one, which this client never sends).
+    /// Each created node's stat, where the server sent one: for a container
+    /// or TTL create only. A server reads every other create of a multi as
+    /// a plain create (a `create2` too) and answers it without a stat.
     pub(crate) stats: Vec<Option<Stat>>,
     /// The multi each node was last sent in: the nodes of one multi were
     /// all created or none was, so where one's outcome is unknown (a lost

@@ -6,7 +6,7 @@
 
 use crossbeam_channel::{SendTimeoutError, Sender};
 
-use super::lease::{Lease, Taken};
+use super::lease::{ItemRead, Lease, Taken};
 use super::process::decode;
 use super::scan::ReadAhead;
 use super::{outcome, Control, Locked, Work, POLL};
@@ -154,9 +154,9 @@ fn read_window<T: Send + 'static>(
         .collect())
 }
 
-/// Takes leases on the items named (in order), reads the locked ones with
-/// pipelined reads, and hands them to the workers in order. Leases on items
-/// not handed over are released.
+/// Takes leases on the items named (in order), with the locked items read
+/// in the request that reads their locks back, and hands them to the
+/// workers in order. Leases on items not handed over are released.
 pub(super) fn locked_window<T: Send + 'static>(
     core: &Core<T>,
     control: &Control,
@@ -170,16 +170,34 @@ pub(super) fn locked_window<T: Send + 'static>(
     let Taken {
         leases: locked,
         held_elsewhere,
+        mut items,
         failure,
     } = control.leases.take(core, lock_dir, names)?;
     let paths: Vec<String> = locked.iter().map(|(n, _)| path::join(&core.path, n)).collect();
-    let reads = match core.client.read_many_with(&paths, Opts::new()) {
-        Ok(reads) => reads,
-        Err(e) => {
-            control.leases.let_go_all(core, locked);
-            return Err(e);
-        }
+    // Most items were read with their locks; the others (a lock recovered
+    // after a lost reply) are read now, once their locks are known ours.
+    let known: Vec<Option<ItemRead>> = locked.iter().map(|(name, _)| items.remove(name)).collect();
+    let unread: Vec<String> = paths
+        .iter()
+        .zip(&known)
+        .filter(|(_, read)| read.is_none())
+        .map(|(p, _)| p.clone())
+        .collect();
+    let fresh = match unread.is_empty() {
+        true => Vec::new(),
+        false => match core.client.read_many_with(&unread, Opts::new()) {
+            Ok(reads) => reads,
+            Err(e) => {
+                control.leases.let_go_all(core, locked);
+                return Err(e);
+            }
+        },
     };
+    let mut fresh = fresh.into_iter();
+    let reads: Vec<ItemRead> = known
+        .into_iter()
+        .map(|read| read.unwrap_or_else(|| fresh.next().unwrap_or(Err(Error::Closed))))
+        .collect();
     // Those not locked were held by another consumer (or failed).
     let mut claimed = Claimed {
         handed: 0,

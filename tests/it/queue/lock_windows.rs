@@ -195,3 +195,38 @@ fn the_leases_of_a_window_not_handed_over_are_released_together() {
     assert_eq!(stats.delete, 0, "the locks were released one request each: {stats:?}");
     queue.close();
 }
+
+#[test]
+fn a_window_of_locked_items_is_read_back_with_its_locks_in_one_request() {
+    let (path, locks) = (unique_path("lock-window-reads"), unique_path("lock-window-reads-locks"));
+    let direct = client();
+    let values = items("reads-", 6);
+    put_all(&direct, &path, &values);
+    let consumer_client = client();
+    let before = consumer_client.stats();
+    // Held: the consumer's one thread keeps the first delivery and the
+    // scanner waits to hand over the next, so the reads counted once an
+    // item is claimed are those of its first window (all six items).
+    let recorder = Recorder::new().held();
+    let queue = consumer(&consumer_client, &path, &recorder)
+        .lock_path(&locks)
+        .build_queue()
+        .unwrap();
+    eventually(WAIT, "the first window claimed", || queue.stats().claimed >= 1);
+    let reads = consumer_client.stats().get_data - before.get_data;
+    recorder.release();
+    let mut consumed = recorder.wait_for(6, WAIT);
+    consumed.sort();
+    assert_eq!(consumed, values, "every item once");
+    // Two reads at the start (the queue node, readable by this consumer;
+    // the lock path recorded on it), then the window's locks (a multi's
+    // creates come without their stats) read back with its items in one
+    // multi-read: 3. The locks read back, then the items, would make 4.
+    assert_eq!(
+        reads,
+        3,
+        "reads before the first hand-over: {:?}",
+        consumer_client.stats()
+    );
+    queue.close();
+}

@@ -32,7 +32,7 @@ use crate::queue::stats::QueueCounters;
 
 mod window;
 
-pub(super) use window::Taken;
+pub(super) use window::{ItemRead, Taken};
 
 /// How soon orphaned locks that could not be deleted are tried again.
 const ORPHAN_RETRY: Duration = Duration::from_millis(500);

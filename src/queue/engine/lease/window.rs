@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use super::{Lease, Leases, Orphan};
-use crate::client::{CreateMode, Created, Opts, Session, Stat};
+use crate::client::{CreateMode, Created, Opts, Session, Stat, MULTI_READ};
 use crate::error::{Error, Result};
 use crate::path;
 use crate::queue::core::Core;
@@ -41,19 +41,23 @@ impl Leases {
         let mut taken = Taken {
             leases: Vec::with_capacity(names.len()),
             held_elsewhere: Vec::new(),
+            items: HashMap::new(),
             failure: None,
         };
-        // A multi's creates come without their stats: read back.
+        // A server answers a multi's creates without their stats (it takes a
+        // create2 in a multi for a plain create): the locks are read back,
+        // each beside its item, in one request for a window.
         let unread: Vec<usize> = (0..nodes.len())
             .filter(|&i| results[i].is_ok() && stats[i].is_none())
             .collect();
-        let paths = unread.iter().map(|&i| nodes[i].0.clone()).collect();
+        let locks = unread.iter().map(|&i| (names[i].as_str(), nodes[i].0.as_str()));
         let mut created = stats;
-        for (i, stat) in unread
-            .iter()
-            .zip(self.read_created(core, paths, &token, session, &mut taken.failure)?)
-        {
-            created[*i] = stat;
+        let read = self.read_created(core, locks, &token, session, &mut taken.failure)?;
+        for (&i, (stat, item)) in unread.iter().zip(read) {
+            created[i] = stat;
+            if let Some(item) = item {
+                taken.items.insert(names[i].clone(), item);
+            }
         }
         let mut ensured = false;
         for (((name, (lock_path, _)), result), stat) in names.into_iter().zip(nodes).zip(results).zip(created) {
@@ -87,38 +91,55 @@ impl Leases {
         Ok(taken)
     }
 
-    /// The stats of the locks at `paths`, created with `token` in `session`
-    /// (a multi's creates come without): read back in one multi-read and
+    /// The stats of the locks created with `token` in `session` (a multi's
+    /// creates come without), each read back beside its item (`locks` names
+    /// each item and its lock's path) in one multi-read for a window, and
     /// checked to hold `token`, so a lease names its own lock's creation.
-    /// `None` for a lock not ours any more, or not read now: then it is kept
-    /// as an orphan.
-    fn read_created<T: Send + 'static>(
+    /// Per lock, its stat (`None` for a lock not ours any more, or not read
+    /// now: then it is kept as an orphan) and, for a lock ours, its item's
+    /// read.
+    fn read_created<'a, T: Send + 'static>(
         &self,
         core: &Core<T>,
-        paths: Vec<String>,
+        locks: impl Iterator<Item = (&'a str, &'a str)>,
         token: &[u8],
         session: Session,
         failure: &mut Option<Error>,
-    ) -> Result<Vec<Option<Stat>>> {
+    ) -> Result<Vec<(Option<Stat>, Option<ItemRead>)>> {
+        let paths: Vec<String> = locks
+            .flat_map(|(name, lock)| [lock.to_owned(), path::join(&core.path, name)])
+            .collect();
         if paths.is_empty() {
             return Ok(Vec::new());
         }
         // The same session reads after its creates: it sees them, or later.
-        let reads = core.client.read_many_with(&paths, Opts::new().fenced(session))?;
-        Ok(paths
-            .into_iter()
-            .zip(reads)
-            .map(|(path, read)| match read {
-                Ok((data, stat)) if data == token => Some(stat),
+        // A lock is a token, so a request of locks and items carries as
+        // many items as one of items alone.
+        let fenced = Opts::new().fenced(session);
+        let mut reads = core
+            .client
+            .read_many_sized_with(&paths, 2 * MULTI_READ, fenced)?
+            .into_iter();
+        let mut out = Vec::with_capacity(paths.len() / 2);
+        for lock_path in paths.into_iter().step_by(2) {
+            let (lock, item) = (reads.next(), reads.next());
+            let (lock, item) = match (lock, item) {
+                (Some(lock), Some(item)) => (lock, item),
+                // One result per path read.
+                _ => (Err(Error::Closed), Err(Error::Closed)),
+            };
+            out.push(match lock {
+                Ok((data, stat)) if data == token => (Some(stat), Some(item)),
                 // Deleted (or replaced) since: not ours any more.
-                Ok(_) | Err(Error::NoNode { .. }) => None,
+                Ok(_) | Err(Error::NoNode { .. }) => (None, None),
                 Err(e) => {
-                    self.orphan_created(path, token, session);
+                    self.orphan_created(lock_path, token, session);
                     failure.get_or_insert(e);
-                    None
+                    (None, None)
                 }
-            })
-            .collect())
+            });
+        }
+        Ok(out)
     }
 
     /// The lease of a lock created at `path` with `token` in `session` whose
@@ -215,6 +236,12 @@ pub(in crate::queue::engine) struct Taken {
     pub(in crate::queue::engine) leases: Vec<(String, Lease)>,
     /// The items another consumer held the lock of.
     pub(in crate::queue::engine) held_elsewhere: Vec<String>,
+    /// The items locked whose data and stat were read with their locks, by
+    /// name, as read just after their locks were found ours.
+    pub(in crate::queue::engine) items: HashMap<String, ItemRead>,
     /// The first failure met, if any.
     pub(in crate::queue::engine) failure: Option<Error>,
 }
+
+/// An item's data and stat, or why it could not be read.
+pub(in crate::queue::engine) type ItemRead = Result<(Vec<u8>, Stat)>;
