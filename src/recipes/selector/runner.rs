@@ -47,10 +47,11 @@ pub(super) fn run(shared: &Shared, mut lead: Lead) {
             break;
         }
         let end = term(shared, &guard, &mut lead);
-        // Released before the next participant can lead (or before this
-        // one queues again).
-        drop(guard);
+        // The term ends before the node goes: once it is deleted, the next
+        // participant may lead at once, and this one must not still say
+        // it leads. Released before this one queues again.
         shared.end_term();
+        drop(guard);
         if shared.auto_requeue || shared.stop.is_open() {
             continue;
         }

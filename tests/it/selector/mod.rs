@@ -88,20 +88,42 @@ fn selector(client: &ZkClient, path: &str, id: &str, hold: Duration, ledger: &Ar
 /// `selectors` lead at once; returns how many times each was seen leading.
 fn never_two(selectors: &[&LeaderSelector], stop: &AtomicBool) -> Vec<u64> {
     let mut seen = vec![0; selectors.len()];
+    // Whether each leads, and in which term: the term read before and
+    // after, so that a term that began between the two reads is not
+    // mistaken for the one read.
+    let sample = || -> Vec<(bool, u64)> {
+        selectors
+            .iter()
+            .map(|s| {
+                let term = s.terms();
+                (s.has_leadership() && s.terms() == term, term)
+            })
+            .collect()
+    };
     loop {
         // One last sample once stopped: what the test saw when it stopped
         // the checker is sampled too, however late this thread ran.
         let stopping = stop.load(Ordering::Acquire);
-        let leading: Vec<bool> = selectors.iter().map(|s| s.has_leadership()).collect();
-        let ids: Vec<&str> = selectors
+        // Two rounds: a participant that leads at both in the same term
+        // led all the time between its two reads; every first read comes
+        // before every second, so two such participants led at one moment.
+        // (A single round would see a hand-off between two reads as two
+        // leaders when this thread is preempted between them.)
+        let (first, second) = (sample(), sample());
+        let leading: Vec<bool> = first
+            .iter()
+            .zip(&second)
+            .map(|(a, b)| a.0 && b.0 && a.1 == b.1)
+            .collect();
+        let ids: Vec<String> = selectors
             .iter()
             .zip(&leading)
             .filter(|(_, l)| **l)
-            .map(|(s, _)| s.id())
+            .map(|(s, _)| format!("{} (term {}, {:?})", s.id(), s.terms(), s.state()))
             .collect();
         assert!(ids.len() <= 1, "two participants lead at once: {ids:?}");
-        for (count, leads) in seen.iter_mut().zip(leading) {
-            *count += u64::from(leads);
+        for (count, leads) in seen.iter_mut().zip(&first) {
+            *count += u64::from(leads.0);
         }
         if stopping {
             return seen;

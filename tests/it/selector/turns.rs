@@ -10,7 +10,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use zk_queue::recipes::{LeaderSelector, SelectorState, TermEnd};
-use zk_queue::testing::TestingServer;
+use zk_queue::testing::{FaultProxy, TestingServer};
 use zk_queue::Error;
 
 use super::{never_two, selector, WAIT};
@@ -299,4 +299,42 @@ fn tokens_grow_across_the_election_s_container_reaped_and_created_again() {
         });
     }
     assert!(seen.windows(2).all(|w| w[0] < w[1]), "tokens only grow: {seen:?}");
+}
+
+#[test]
+fn a_leader_whose_closure_returned_no_longer_says_it_leads_once_the_next_leads() {
+    // The leader's link is slow: its delete reaches the server, and the
+    // next participant leads, a whole delay before the delete's answer
+    // gets back to the leader. It must have stopped saying it leads before
+    // it sent the delete, not when the answer comes.
+    let proxy = FaultProxy::start(&crate::support::server::shared_connect_string()).unwrap();
+    let path = unique_path("selector-ends-before-release");
+    let (slow, fast) = (crate::support::proxied_client(&proxy), client());
+    let (release, released) = crossbeam_channel::bounded::<()>(0);
+    let a = LeaderSelector::builder(&slow, &path, move |context| {
+        // Leads until the test says so (or leadership is lost).
+        let lost = context.lost();
+        crossbeam_channel::select! {
+            recv(released) -> _ => {}
+            recv(lost) -> _ => {}
+        }
+    })
+    .id("a")
+    .build()
+    .unwrap();
+    eventually(WAIT, "a leads", || a.has_leadership());
+    let b = LeaderSelector::builder(&fast, &path, |context| {
+        let _ = context.lost().recv();
+    })
+    .id("b")
+    .build()
+    .unwrap();
+    eventually(WAIT, "b waits in line", || nodes(&client(), &path).len() == 2);
+    proxy.set_delay(Duration::from_millis(500));
+    drop(release);
+    eventually(WAIT, "b leads", || b.has_leadership());
+    assert!(!a.has_leadership(), "a still says it leads while b leads");
+    proxy.set_delay(Duration::ZERO);
+    b.close().unwrap();
+    a.close().unwrap();
 }
