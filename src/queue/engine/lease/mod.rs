@@ -146,14 +146,8 @@ impl Leases {
     /// window until then (it becomes an orphan before the lease is freed).
     pub(super) fn let_go<T: Send + 'static>(&self, core: &Core<T>, name: &str, lease: &Lease) {
         // A newer session means the lock went with the old one.
-        if !lease.release(core) && core.client.session() == lease.session {
-            log::warn!("lock {} could not be released; it is retried", lease.path);
-            self.orphans.lock().push(Orphan {
-                path: lease.path.clone(),
-                czxid: Some(lease.czxid),
-                token: None,
-                session: lease.session,
-            });
+        if !lease.release(core) {
+            self.unreleased(core, lease);
         }
         // Released: it may be taken again from the same listing.
         self.free([name], false);
@@ -161,6 +155,22 @@ impl Leases {
 
     /// Keeps the lock at `path`, created with `token` in session `session`
     /// with an unknown outcome, for deletion on a later pass.
+    /// Keeps a lease's lock that could not be released as an orphan,
+    /// deleted on a later pass, unless a newer session means the lock went
+    /// with the old one.
+    pub(super) fn unreleased<T: Send + 'static>(&self, core: &Core<T>, lease: &Lease) {
+        if core.client.session() != lease.session {
+            return;
+        }
+        log::warn!("lock {} could not be released; it is retried", lease.path);
+        self.orphans.lock().push(Orphan {
+            path: lease.path.clone(),
+            czxid: Some(lease.czxid),
+            token: None,
+            session: lease.session,
+        });
+    }
+
     fn orphan_created(&self, path: String, token: &[u8], session: Session) {
         log::warn!("the creation of lock {path} has an unknown outcome; it is checked again");
         self.orphans.lock().push(Orphan {

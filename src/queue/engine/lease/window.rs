@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use super::{Lease, Leases, Orphan};
+use super::{Lease, Leases};
 use crate::client::{CreateMode, Created, Opts, Session, Stat, MULTI_READ};
 use crate::error::{Error, Result};
 use crate::path;
@@ -214,16 +214,7 @@ impl Leases {
             }
         }
         for lease in unsettled {
-            // A newer session means the lock went with the old one.
-            if core.client.session() == lease.session {
-                log::warn!("lock {} could not be released; it is retried", lease.path);
-                self.orphans.lock().push(Orphan {
-                    path: lease.path.clone(),
-                    czxid: Some(lease.czxid),
-                    token: None,
-                    session: lease.session,
-                });
-            }
+            self.unreleased(core, lease);
         }
         // Released: they may be taken again from the same listing.
         self.free(leases.iter().map(|(name, _)| name.as_str()), false);
