@@ -316,29 +316,17 @@ fn a_killed_holder_s_node_goes_with_its_session_and_the_next_waiter_holds() {
 
 #[test]
 fn under_a_cut_a_partition_past_the_session_and_a_server_restart_mid_hold_no_two_ever_hold() {
-    let mut server = TestingServer::start().unwrap();
-    let cast = contention::Cast::new(&server, 2, 2);
-    let board = contention::Board::new(&cast.names);
-    let ledger = support::ledger::Ledger::new();
-    let seen = board.under_faults(
-        &mut server,
-        &cast,
-        |board| board.check(1),
-        |n, client, hold| {
+    contention::one_holder_under_faults(
+        |board, ledger, n, client, hold| {
             let mutex = mutex(client, "/lock");
             board.take_turns(
                 n,
                 hold,
-                &ledger,
+                ledger,
                 |wait| mutex.lock_timeout(wait),
                 |guard| guard.is_held(),
             );
         },
+        |admin| nodes(admin, "/lock").is_empty(),
     );
-    eprintln!("turns {:?}, samples holding {seen:?}", board.all_turns());
-    assert!(seen.iter().all(|&n| n > 0), "each was seen holding: {seen:?}");
-    let (entries, most) = ledger.check(1);
-    assert_eq!(most, 1, "{entries} turns");
-    let admin = client_of(&server.connect_string());
-    eventually(WAIT, "no node is left", || nodes(&admin, "/lock").is_empty());
 }

@@ -189,31 +189,19 @@ fn a_writer_whose_session_expires_is_told_before_another_writer_holds() {
 
 #[test]
 fn under_a_cut_a_partition_past_the_session_and_a_server_restart_mid_hold_no_two_writers_ever_hold() {
-    let mut server = TestingServer::start().unwrap();
-    let cast = contention::Cast::new(&server, 2, 2);
-    let board = contention::Board::new(&cast.names);
-    let ledger = support::ledger::Ledger::new();
-    let seen = board.under_faults(
-        &mut server,
-        &cast,
-        |board| board.check(1),
-        |n, client, hold| {
+    contention::one_holder_under_faults(
+        |board, ledger, n, client, hold| {
             let lock = rwlock(client, "/rwlock");
             board.take_turns(
                 n,
                 hold,
-                &ledger,
+                ledger,
                 |wait| lock.write_timeout(wait),
                 |guard| guard.is_held(),
             );
         },
+        |admin| nodes(admin, "/rwlock").is_empty(),
     );
-    eprintln!("turns {:?}, samples holding {seen:?}", board.all_turns());
-    assert!(seen.iter().all(|&n| n > 0), "each was seen writing: {seen:?}");
-    let (entries, most) = ledger.check(1);
-    assert_eq!(most, 1, "{entries} turns");
-    let admin = client_of(&server.connect_string());
-    eventually(WAIT, "no node is left", || nodes(&admin, "/rwlock").is_empty());
 }
 
 /// The session timeout of the killed Curator holders.

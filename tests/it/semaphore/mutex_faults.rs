@@ -8,7 +8,7 @@ use std::time::Duration;
 use zk_queue::testing::{FaultProxy, Request, TestingServer};
 use zk_queue::{recipes::SemaphoreMutex, ZkClient};
 
-use super::{leases_and_locks, nothing_left, Ledger, WAIT};
+use super::{leases_and_locks, nothing_left, WAIT};
 use crate::support::server::{shared_connect_string, unique_path};
 use crate::support::{self, client, client_of, contention, eventually};
 
@@ -19,31 +19,19 @@ fn semaphore_mutex(client: &ZkClient, path: &str) -> SemaphoreMutex {
 
 #[test]
 fn under_a_cut_a_partition_past_the_session_and_a_server_restart_mid_hold_no_two_semaphore_mutex_holders_ever_hold() {
-    let mut server = TestingServer::start().unwrap();
-    let cast = contention::Cast::new(&server, 2, 2);
-    let board = contention::Board::new(&cast.names);
-    let ledger = Ledger::new();
-    let seen = board.under_faults(
-        &mut server,
-        &cast,
-        |board| board.check(1),
-        |n, client, hold| {
+    contention::one_holder_under_faults(
+        |board, ledger, n, client, hold| {
             let mutex = semaphore_mutex(client, "/semaphore-mutex");
             board.take_turns(
                 n,
                 hold,
-                &ledger,
+                ledger,
                 |wait| mutex.lock_timeout(wait),
                 |guard| guard.is_held(),
             );
         },
+        |admin| nothing_left(admin, "/semaphore-mutex"),
     );
-    eprintln!("turns {:?}, samples holding {seen:?}", board.all_turns());
-    assert!(seen.iter().all(|&n| n > 0), "each was seen holding: {seen:?}");
-    let (entries, most) = ledger.check(1);
-    assert_eq!(most, 1, "{entries} turns");
-    let admin = client_of(&server.connect_string());
-    eventually(WAIT, "no node is left", || nothing_left(&admin, "/semaphore-mutex"));
 }
 
 /// Locks through a client whose next `times` create replies are lost, and

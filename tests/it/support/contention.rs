@@ -303,3 +303,36 @@ pub fn land_faults(
     server.restart().unwrap();
     each_takes_a_turn_after("the restart");
 }
+
+/// How long the exclusive recipes' matrix waits for their nodes to go
+/// once the participants stopped.
+const LEFT_WAIT: Duration = Duration::from_secs(30);
+
+/// The fault matrix of a recipe with one holder at a time (a mutex, a
+/// write lock, a semaphore mutex): two direct and two proxied participants
+/// on a server of the test's own take turns through
+/// `participant(board, ledger, n, client, hold)` while the faults land.
+/// Asserts that never two hold (sampled every millisecond, and in the
+/// ledger), that each was seen holding, and that `nothing_left(admin)`
+/// comes true once they stopped.
+pub fn one_holder_under_faults(
+    participant: impl Fn(&Board, &Ledger, usize, &ZkClient, Duration) + Sync,
+    nothing_left: impl Fn(&ZkClient) -> bool,
+) {
+    let mut server = TestingServer::start().unwrap();
+    let cast = Cast::new(&server, 2, 2);
+    let board = Board::new(&cast.names);
+    let ledger = Ledger::new();
+    let seen = board.under_faults(
+        &mut server,
+        &cast,
+        |board| board.check(1),
+        |n, client, hold| participant(&board, &ledger, n, client, hold),
+    );
+    eprintln!("turns {:?}, samples holding {seen:?}", board.all_turns());
+    assert!(seen.iter().all(|&n| n > 0), "each was seen holding: {seen:?}");
+    let (entries, most) = ledger.check(1);
+    assert_eq!(most, 1, "{entries} turns");
+    let admin = super::client_of(&server.connect_string());
+    eventually(LEFT_WAIT, "no node is left", || nothing_left(&admin));
+}
