@@ -374,6 +374,20 @@ impl ZkClient {
         self.shared.link.is_live(session.0)
     }
 
+    /// Whether the client is connected and the server cannot have expired
+    /// the session yet: it answered a request written less than nine tenths
+    /// of the session timeout ago. Unlike [`state`](Self::state), this
+    /// holds however late the session thread runs (a paused process, a
+    /// loaded machine), so what claims to hold something asks this.
+    pub(crate) fn is_vouched(&self) -> bool {
+        self.state().is_connected() && self.shared.link.is_vouched()
+    }
+
+    /// Whether `session` is live and vouched for ([`is_vouched`](Self::is_vouched)).
+    pub(crate) fn holds_session(&self, session: Session) -> bool {
+        self.is_live(session) && self.is_vouched()
+    }
+
     /// How long one request may take, retries included.
     pub(crate) fn request_timeout(&self) -> Duration {
         self.shared.config.request_timeout

@@ -18,6 +18,14 @@
 //! answer in time, nothing held when it was waiting for its turn; never
 //! [`Error::ConnectionLoss`](crate::Error::ConnectionLoss).
 //!
+//! What says something is held (a guard's `is_held`, a lease's, a latch's or
+//! selector's `has_leadership`, a leader's `is_leader`) says so only while
+//! the server cannot have expired the session: the client is connected and
+//! the server answered a request written less than nine tenths of the
+//! session timeout ago. A process paused past its session timeout (a stop
+//! signal, a stalled virtual machine) therefore does not claim to hold
+//! anything when it resumes, however late the client's own thread notices.
+//!
 //! ```no_run
 //! # fn main() -> Result<(), zk_queue::Error> {
 //! use zk_queue::recipes::LeaderLatch;

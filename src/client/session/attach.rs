@@ -19,6 +19,9 @@ pub(super) struct Attached {
     /// Holds whatever the server sent after its answer.
     pub(super) reader: FrameReader,
     pub(super) response: ConnectResponse,
+    /// When the handshake was about to be written: the server saw the
+    /// session no earlier.
+    pub(super) asked: Instant,
 }
 
 /// How presenting a session to one server went.
@@ -44,6 +47,7 @@ pub(super) fn attach(server: &str, request: &ConnectRequest<'_>, timeout: Durati
     let _ = stream.set_nodelay(true);
     let mut frame = Vec::new();
     request.encode(&mut frame);
+    let asked = Instant::now();
     let sent = stream
         .set_write_timeout(Some(left(deadline)))
         .and_then(|()| stream.write_all(&frame));
@@ -53,7 +57,7 @@ pub(super) fn attach(server: &str, request: &ConnectRequest<'_>, timeout: Durati
     let mut reader = FrameReader::new(MAX_FRAME);
     loop {
         match reader.next_frame() {
-            Ok(Some(frame)) => return answer(stream, reader, &frame),
+            Ok(Some(frame)) => return answer(stream, reader, &frame, asked),
             Ok(None) => {}
             Err(_) => return Attempt::Failed(ConnectCause::NoSession),
         }
@@ -70,7 +74,7 @@ pub(super) fn attach(server: &str, request: &ConnectRequest<'_>, timeout: Durati
 }
 
 /// The server's answer to the handshake.
-fn answer(stream: TcpStream, reader: FrameReader, frame: &[u8]) -> Attempt {
+fn answer(stream: TcpStream, reader: FrameReader, frame: &[u8], asked: Instant) -> Attempt {
     match ConnectResponse::decode(frame) {
         Ok(response) if response.is_expired() => Attempt::Expired,
         Ok(response) if response.read_only => Attempt::Failed(ConnectCause::Other("the server is read-only".into())),
@@ -78,6 +82,7 @@ fn answer(stream: TcpStream, reader: FrameReader, frame: &[u8]) -> Attempt {
             stream,
             reader,
             response,
+            asked,
         }),
         Err(_) => Attempt::Failed(ConnectCause::NoSession),
     }

@@ -2,7 +2,7 @@
 //! caller (each writes its own requests, under a lock it waits for only
 //! until its deadline), and the requests in flight, answered by the reader.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::Write;
 use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -25,7 +25,14 @@ pub(super) struct Conn {
     writer: Mutex<TcpStream>,
     /// The same socket, for shutting it down while a writer holds the lock.
     socket: TcpStream,
-    in_flight: Mutex<HashMap<i32, InFlight>>,
+    /// Each request in flight, with when it was noted (before it was written).
+    in_flight: Mutex<HashMap<i32, (InFlight, Instant)>>,
+    /// When each ping in flight was about to be written; the server answers
+    /// them in order.
+    pings: Mutex<VecDeque<Instant>>,
+    /// The latest moment the server is known to have heard from the session
+    /// at or after: when the newest answered request was about to be written.
+    vouched: Mutex<Instant>,
     dead: AtomicBool,
     opened: Instant,
     /// When something was last written, in milliseconds since `opened`.
@@ -33,11 +40,14 @@ pub(super) struct Conn {
 }
 
 impl Conn {
-    pub(super) fn new(stream: TcpStream) -> std::io::Result<Conn> {
+    /// A connection whose handshake was about to be written at `asked`.
+    pub(super) fn new(stream: TcpStream, asked: Instant) -> std::io::Result<Conn> {
         Ok(Conn {
             socket: stream.try_clone()?,
             writer: Mutex::new(stream),
             in_flight: Mutex::new(HashMap::new()),
+            pings: Mutex::new(VecDeque::new()),
+            vouched: Mutex::new(asked),
             dead: AtomicBool::new(false),
             opened: Instant::now(),
             last_send: AtomicU64::new(0),
@@ -63,7 +73,7 @@ impl Conn {
         if self.is_dead() {
             return Err(in_flight);
         }
-        map.insert(xid, in_flight);
+        map.insert(xid, (in_flight, Instant::now()));
         Ok(())
     }
 
@@ -97,9 +107,41 @@ impl Conn {
         self.opened.elapsed().saturating_sub(last)
     }
 
+    /// Writes a ping, noting when it was about to be written.
+    pub(super) fn ping_written(&self, writer: &mut TcpStream, frame: &[u8], deadline: Instant) {
+        let mut pings = self.pings.lock();
+        pings.push_back(Instant::now());
+        if !self.write(writer, frame, deadline) {
+            pings.pop_back();
+        }
+    }
+
+    /// The oldest ping in flight was answered.
+    pub(super) fn ping_answered(&self) {
+        let written = self.pings.lock().pop_front();
+        if let Some(written) = written {
+            self.vouch(written);
+        }
+    }
+
+    /// The server answered a request about to be written at `written`: it
+    /// heard from the session no earlier.
+    fn vouch(&self, written: Instant) {
+        let mut vouched = self.vouched.lock();
+        *vouched = (*vouched).max(written);
+    }
+
+    /// How long ago the server surely last heard from the session: it
+    /// cannot have expired it before the session timeout has passed since.
+    pub(super) fn since_vouched(&self) -> Duration {
+        self.vouched.lock().elapsed()
+    }
+
     /// The request answered by `xid`, no longer in flight.
     pub(super) fn answered(&self, xid: i32) -> Option<InFlight> {
-        self.in_flight.lock().remove(&xid)
+        let (in_flight, written) = self.in_flight.lock().remove(&xid)?;
+        self.vouch(written);
+        Some(in_flight)
     }
 
     /// Hands a reply to its request's caller, setting its watch first.
@@ -126,7 +168,7 @@ impl Conn {
     /// Fails every request still in flight with `failure`.
     pub(super) fn fail_all(&self, watches: &Watches, failure: &Failure) {
         self.dead.store(true, Ordering::Release);
-        let drained: Vec<InFlight> = self.in_flight.lock().drain().map(|(_, f)| f).collect();
+        let drained: Vec<InFlight> = self.in_flight.lock().drain().map(|(_, (f, _))| f).collect();
         for InFlight { slot, watch } in drained {
             if let Some(watch) = watch {
                 watches.unanswered(watch);

@@ -370,6 +370,19 @@ impl Link {
         self.state.lock().conn.as_ref().is_some_and(|c| !c.is_dead())
     }
 
+    /// Whether the server cannot have expired the session yet, whatever
+    /// the session thread has noticed: a connection is up and a request
+    /// written less than nine tenths of the session timeout ago was
+    /// answered on it. (A server expires a session no sooner than its
+    /// timeout after it last heard from it.)
+    pub(crate) fn is_vouched(&self) -> bool {
+        let state = self.state.lock();
+        state
+            .conn
+            .as_ref()
+            .is_some_and(|c| !c.is_dead() && c.since_vouched() < state.negotiated * 9 / 10)
+    }
+
     /// Each server's failure in the latest round that found none serving.
     pub(crate) fn failures(&self) -> Vec<ServerFailure> {
         let failures = self.state.lock().failures.clone();

@@ -221,13 +221,14 @@ impl Link {
             stream,
             reader,
             response,
+            asked,
         } = attached;
         let read_half = stream.try_clone().map_err(|e| Error::spawn("session", e))?;
         let reattached = {
             let state = self.state.lock();
             !first && !state.lost && state.session_id == response.session_id
         };
-        let conn = Arc::new(Conn::new(stream).map_err(|e| Error::spawn("session", e))?);
+        let conn = Arc::new(Conn::new(stream, asked).map_err(|e| Error::spawn("session", e))?);
         let mut prime = Vec::new();
         for (scheme, auth) in self.auth.lock().iter() {
             Request::SetAuth { scheme, auth }.encode(XID_AUTH, &self.config.chroot, &mut prime);
@@ -358,7 +359,7 @@ fn handle(link: &Link, conn: &Conn, frame: Vec<u8>) -> Option<End> {
             Ok(event) => link.watches.dispatch(&event),
             Err(e) => return Some(End::Lost(e.to_string())),
         },
-        XID_PING => {}
+        XID_PING => conn.ping_answered(),
         XID_AUTH if header.err == Code::AUTH_FAILED => return Some(End::AuthFailed),
         XID_AUTH => {}
         XID_SET_WATCHES => {
@@ -385,7 +386,7 @@ fn ping(link: &Link, conn: &Conn, within: Duration) {
     Request::Ping.encode(XID_PING, &link.config.chroot, &mut frame);
     let deadline = Instant::now() + within;
     if let Some(mut writer) = conn.writer_until(Instant::now() + Duration::from_millis(10)) {
-        conn.write(&mut writer, &frame, deadline);
+        conn.ping_written(&mut writer, &frame, deadline);
     }
 }
 

@@ -55,17 +55,16 @@ impl Shared {
     }
 
     /// Whether this participant leads now: its thread said so, in a session
-    /// that is still live, and the client is connected. A disconnection
-    /// ends leadership at once, before the thread has seen it.
+    /// that is still live and that the server cannot have expired yet. A
+    /// disconnection ends leadership at once, before the thread has seen
+    /// it, and so does a silence near the session timeout.
     pub(super) fn leads(&self) -> bool {
         let state = self.state.lock();
         self.leads_locked(&state)
     }
 
     fn leads_locked(&self, state: &State) -> bool {
-        !state.closed
-            && state.leads_in.is_some_and(|session| self.client.is_live(session))
-            && self.client.state().is_connected()
+        !state.closed && state.leads_in.is_some_and(|session| self.client.holds_session(session))
     }
 
     /// Waits until this participant leads (`true`), the latch closes, or

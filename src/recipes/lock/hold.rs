@@ -39,10 +39,10 @@ impl Hold {
         u64::try_from(self.acquired.czxid).unwrap_or(0)
     }
 
-    /// Whether the hold is still certain: nothing opened its loss latch, its
-    /// session is live and the client connected.
+    /// Whether the hold is still certain: nothing opened its loss latch, and
+    /// its session is live and vouched for (the server cannot have expired it).
     pub(crate) fn is_held(&self, client: &ZkClient) -> bool {
-        !self.acquired.lost.is_open() && self.is_in_live_session(client) && client.state().is_connected()
+        !self.acquired.lost.is_open() && client.holds_session(self.acquired.node.session)
     }
 
     /// Whether the session the node was created in still lives.

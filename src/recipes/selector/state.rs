@@ -163,12 +163,12 @@ impl Shared {
     }
 
     /// Whether it leads now: in a term whose loss latch is shut, on a
-    /// connected client.
+    /// connected client whose session the server cannot have expired yet.
     pub(super) fn leads(&self) -> bool {
         let status = self.status.lock();
         status.state == Some(SelectorState::Leading)
             && status.term.as_ref().is_some_and(|term| !term.is_open())
-            && self.client.state().is_connected()
+            && self.client.is_vouched()
     }
 
     /// A term begins with this loss latch.

@@ -28,7 +28,7 @@ pub(super) struct Held {
 
 impl Held {
     fn is_held(&self, client: &ZkClient) -> bool {
-        !self.lost.is_open() && client.is_live(self.session) && client.state().is_connected()
+        !self.lost.is_open() && client.holds_session(self.session)
     }
 }
 

@@ -10,6 +10,8 @@
 //! - `requeue_replies`: a lock-safe consumer's requeue whose multi, or its
 //!   reply, is lost: the item is stored once and delivered again.
 //! - `random_faults`: a seeded run of random faults under a workload.
+//! - `paused_holder`: a holder's process stopped past its session claims
+//!   nothing when it resumes.
 
 mod abandoned;
 mod deadlines;
@@ -19,6 +21,7 @@ mod lease_cap;
 mod leases;
 mod lock_window_replies;
 mod outages;
+mod paused_holder;
 mod put_replies;
 mod random_faults;
 mod reattach;
