@@ -15,8 +15,10 @@ use super::cpu::CpuUse;
 use super::java::JavaCeiling;
 use super::util;
 
-/// Requests per `create_many` / `delete_many` call.
-const CHUNK: usize = 1_000;
+/// Requests per `create_many` / `delete_many` call: the client keeps up to
+/// a thousand in flight within a call (as the Java peer does throughout),
+/// and every call's end lets the pipeline run dry once, so calls are few.
+const CHUNK: usize = 10_000;
 
 /// Znodes per multi of the multi ceiling: pipelined multis of this many
 /// creates, then of this many deletes.

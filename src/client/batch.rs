@@ -6,11 +6,13 @@
 //! gets its own result; a batch is not a transaction (see
 //! [`ZkClient::multi`] for that).
 
+use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use super::multi::{check_op, results};
 use super::ops::{created, unexpected};
+use super::session::Pending;
 use super::wire::{Reply, Request};
 use super::{CreateMode, Op, Opts, Stat, ZkClient};
 use crate::error::{Error, Result};
@@ -34,9 +36,15 @@ use crate::path;
 /// ```
 pub type BatchResults<T> = Vec<Result<T>>;
 
-/// Requests in flight at once within a batch; larger batches run in windows
-/// of this size, each with its own deadline.
+/// Requests in flight at once within a batch, at most. A larger batch keeps
+/// between three quarters of this and all of it in flight: it is sent in
+/// [`SLICES`] slices per window, each with its own deadline, the next one as
+/// soon as the oldest is answered, so the server never runs dry between
+/// windows.
 const WINDOW: usize = 1_000;
+
+/// Slices a window is sent in.
+const SLICES: usize = 4;
 
 /// Nodes per multi-read request.
 pub(crate) const MULTI_READ: usize = 64;
@@ -333,9 +341,10 @@ impl ZkClient {
         Ok(results)
     }
 
-    /// Runs one request per entry, a window at a time: a window's requests
-    /// are written together, then their answers are awaited, all within one
-    /// request timeout. A batch is never retried; fenced by `opts` to a
+    /// Runs one request per entry, at most a window in flight: a slice's
+    /// requests are written together, and each slice's answers are awaited
+    /// within one request timeout from its sending; the next slice goes out
+    /// once the oldest in flight is answered. A batch is never retried; fenced by `opts` to a
     /// session, it is sent only in that session, and in any other every
     /// entry fails with [`Error::SessionExpired`].
     pub(super) fn batch<'a, I, T>(
@@ -352,14 +361,15 @@ impl ZkClient {
         }
         let fence = opts.fence().map(|session| session.0);
         let request_timeout = self.shared.config.request_timeout;
-        let mut results = Vec::with_capacity(entries.len());
-        for window in entries.chunks(WINDOW) {
+        // Each slice is sent with its own deadline; the next one goes out as
+        // soon as the oldest one in flight is answered.
+        let send = |slice: &'a [I]| {
             let started = Instant::now();
             let deadline = opts
                 .deadline(started, request_timeout, self.shared.link().is_connected())
                 .min(started + request_timeout);
-            let checked: Vec<Result<()>> = window.iter().map(&check).collect();
-            let requests = window
+            let checked: Vec<Result<()>> = slice.iter().map(&check).collect();
+            let requests = slice
                 .iter()
                 .zip(&checked)
                 .filter(|(_, checked)| checked.is_ok())
@@ -368,19 +378,43 @@ impl ZkClient {
                     (request(entry), None)
                 })
                 .collect();
-            let mut pending = self.shared.link().send(requests, fence, deadline).into_iter();
-            for (entry, checked) in window.iter().zip(checked) {
+            let pending = self.shared.link().send(requests, fence, deadline);
+            InFlight {
+                slice,
+                checked,
+                pending,
+                started,
+                deadline,
+            }
+        };
+        let mut slices = entries.chunks(WINDOW / SLICES);
+        let mut in_flight: VecDeque<InFlight<'a, I>> = slices.by_ref().take(SLICES).map(&send).collect();
+        let mut results = Vec::with_capacity(entries.len());
+        while let Some(oldest) = in_flight.pop_front() {
+            let mut pending = oldest.pending.into_iter();
+            for (entry, checked) in oldest.slice.iter().zip(oldest.checked) {
                 let result = checked.and_then(|()| {
                     let pending = pending.next().ok_or(Error::Closed)?;
                     let path = request(entry).path();
-                    let reply = self.reply(operation, path, &pending, deadline, started)?;
+                    let reply = self.reply(operation, path, &pending, oldest.deadline, oldest.started)?;
                     read(entry, reply)
                 });
                 results.push(result);
             }
+            in_flight.extend(slices.next().map(&send));
         }
         Ok(results)
     }
+}
+
+/// A slice of a batch in flight.
+struct InFlight<'a, I> {
+    slice: &'a [I],
+    /// Each entry's check; only those that passed were sent.
+    checked: Vec<Result<()>>,
+    pending: Vec<Pending>,
+    started: Instant,
+    deadline: Instant,
 }
 
 /// Adds the per-node results of a multi-read of `paths` (its `answer`) to
