@@ -1,6 +1,7 @@
 //! The figures of a run: JSON types and the human-readable tables.
 
 use serde::Serialize;
+use zk_queue::client::ClientStats;
 
 use super::cases::{Ctx, Measured, Spec};
 use super::ceiling::{Ceiling, MULTI_OPS};
@@ -86,6 +87,12 @@ pub struct CaseReport {
     pub duplicates: usize,
     pub consumer_requests_per_item: Option<Requests>,
     pub producer_requests_per_item: Option<Requests>,
+    /// The share of the case the consumers' clients (on average) had a
+    /// request in flight (`ClientStats::waiting`, set-up included): near 1,
+    /// a consumer spent the case waiting on the server's answers.
+    pub consumer_waiting_share: Option<f64>,
+    /// The same for the producers' clients.
+    pub producer_waiting_share: Option<f64>,
     /// Where the machine's CPU went during the case.
     pub cpu: Option<CpuUse>,
     pub error: Option<String>,
@@ -119,6 +126,8 @@ impl CaseReport {
             duplicates: 0,
             consumer_requests_per_item: None,
             producer_requests_per_item: None,
+            consumer_waiting_share: None,
+            producer_waiting_share: None,
             cpu: None,
             error: None,
         };
@@ -143,6 +152,12 @@ impl CaseReport {
                     report.consumer_requests_per_item = Some(Requests::per_item(&m.consumer_stats, ctx.items));
                 }
                 report.producer_requests_per_item = Some(Requests::per_item(&m.producer_stats, ctx.items));
+                let share = |stats: &[ClientStats]| {
+                    let waited: f64 = stats.iter().map(|s| s.waiting.as_secs_f64()).sum();
+                    (!stats.is_empty()).then(|| waited / stats.len() as f64 / m.secs)
+                };
+                report.consumer_waiting_share = share(&m.consumer_stats);
+                report.producer_waiting_share = share(&m.producer_stats);
             }
             Err(e) => report.error = Some(format!("{e:#}")),
         }
@@ -433,6 +448,14 @@ impl Out {
         }
         if r.duplicates > 0 {
             println!("{:<14} ({} items consumed twice)", "", r.duplicates);
+        }
+        if let (Some(c), Some(p)) = (r.consumer_waiting_share, r.producer_waiting_share) {
+            println!(
+                "{:<14} (waiting on the server: consumers {:.0} %, producers {:.0} % of the case)",
+                "",
+                c * 100.0,
+                p * 100.0
+            );
         }
     }
 

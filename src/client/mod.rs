@@ -323,7 +323,8 @@ impl ZkClient {
         self.shared.close();
     }
 
-    /// How many requests of each kind this client (and its clones) sent.
+    /// How many requests of each kind this client (and its clones) sent, and
+    /// how long it had one in flight.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -335,7 +336,9 @@ impl ZkClient {
     /// # }
     /// ```
     pub fn stats(&self) -> ClientStats {
-        self.shared.counters.snapshot()
+        let mut stats = self.shared.counters.snapshot();
+        stats.waiting = self.shared.link().waited();
+        stats
     }
 
     /// Whether [`close`](ZkClient::close) was called.

@@ -1,9 +1,12 @@
-//! Counts of the requests a client has sent.
+//! Counts of the requests a client has sent, and how long it waited for
+//! their answers.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 /// How many requests of each kind a [`ZkClient`](crate::ZkClient) has sent,
-/// retries included, since it connected (all clones share the counts).
+/// retries included, since it connected (all clones share the counts), and
+/// how long it had a request in flight.
 ///
 /// ```no_run
 /// # fn main() -> Result<(), zk_queue::Error> {
@@ -32,6 +35,13 @@ pub struct ClientStats {
     pub multi: u64,
     /// Anything else (authentication, ACL reads and writes).
     pub other: u64,
+    /// How long, in all, at least one request was in flight: written and
+    /// not yet answered (or failed). Pipelined requests overlap, so this is
+    /// the time the client spent waiting on a server, not a sum of round
+    /// trips; beside a run's length it tells how much of the run was
+    /// bounded by the server's answers. A period still going on is counted
+    /// once it ends.
+    pub waiting: Duration,
 }
 
 impl ClientStats {
@@ -89,6 +99,7 @@ impl Counters {
             get_children: v(5),
             multi: v(6),
             other: v(7),
+            waiting: Duration::ZERO,
         }
     }
 }

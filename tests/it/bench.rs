@@ -155,6 +155,10 @@ fn bench_runs_small_and_reports_json() {
         assert_eq!(case["items"], 200, "{case:#}");
         assert_eq!(case["duplicates"], 0, "{case:#}");
         assert!(case["items_per_s"].as_f64().unwrap() > 0.0, "{case:#}");
+        // The share of the case each side waited on the server is reported.
+        for side in ["consumer_waiting_share", "producer_waiting_share"] {
+            assert!(case[side].as_f64().unwrap() > 0.0, "{side}: {case:#}");
+        }
     }
     // The urgent item overtook the rest of the backlog (200 items): only
     // windows of the refresh count claimed before it was heard of came first.

@@ -4,14 +4,15 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::RecvTimeoutError;
-use zk_queue::testing::TestingServer;
+use zk_queue::testing::{FaultProxy, TestingServer};
 use zk_queue::{
     client::{Acl, CreateMode, Op, OpResult, RetryNTimes},
     ConnectionState, Error, SimpleQueue, ZkClient,
 };
 
 use crate::support::{
-    client, client_of, server::shared_connect_string, server::unique_path, wait_for_watches, CloseOnPanic,
+    client, client_of, proxied_client, server::shared_connect_string, server::unique_path, wait_for_watches,
+    CloseOnPanic,
 };
 
 #[test]
@@ -211,6 +212,28 @@ fn stats_count_requests_by_kind() {
     assert_eq!(after.get_children - before.get_children, 1);
     assert_eq!(after.get_data - before.get_data, 1);
     assert!(after.exists > before.exists && after.create > before.create);
+}
+
+#[test]
+fn stats_count_the_time_a_request_waited_for_its_answer_and_not_the_idle_time() {
+    const DELAY: Duration = Duration::from_millis(300);
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let client = proxied_client(&proxy);
+    client.exists("/").unwrap();
+    let before_idle = client.stats().waiting;
+    // Idle, with pings going out (they are not requests a caller waits on).
+    thread::sleep(DELAY * 2);
+    let after_idle = client.stats().waiting;
+    assert_eq!(after_idle, before_idle, "idle time is not waiting");
+    proxy.set_delay(DELAY);
+    let started = Instant::now();
+    client.exists("/").unwrap();
+    let call = started.elapsed();
+    let waited = client.stats().waiting - after_idle;
+    assert!(
+        waited >= DELAY && waited <= call,
+        "waited {waited:?} in a call of {call:?}"
+    );
 }
 
 #[test]

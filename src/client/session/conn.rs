@@ -33,6 +33,11 @@ pub(super) struct Conn {
     /// The latest moment the server is known to have heard from the session
     /// at or after: when the newest answered request was about to be written.
     vouched: Mutex<Instant>,
+    /// Since when a request has been in flight without a break, if one is.
+    busy_since: Mutex<Option<Instant>>,
+    /// The session's time with a request in flight, in nanoseconds, shared
+    /// by its connections.
+    waited: Arc<AtomicU64>,
     dead: AtomicBool,
     opened: Instant,
     /// When something was last written, in milliseconds since `opened`.
@@ -41,13 +46,16 @@ pub(super) struct Conn {
 
 impl Conn {
     /// A connection whose handshake was about to be written at `asked`.
-    pub(super) fn new(stream: TcpStream, asked: Instant) -> std::io::Result<Conn> {
+    /// Adds its time with a request in flight to `waited`.
+    pub(super) fn new(stream: TcpStream, asked: Instant, waited: Arc<AtomicU64>) -> std::io::Result<Conn> {
         Ok(Conn {
             socket: stream.try_clone()?,
             writer: Mutex::new(stream),
             in_flight: Mutex::new(HashMap::new()),
             pings: Mutex::new(VecDeque::new()),
             vouched: Mutex::new(asked),
+            busy_since: Mutex::new(None),
+            waited,
             dead: AtomicBool::new(false),
             opened: Instant::now(),
             last_send: AtomicU64::new(0),
@@ -73,7 +81,11 @@ impl Conn {
         if self.is_dead() {
             return Err(in_flight);
         }
-        map.insert(xid, (in_flight, Instant::now()));
+        let now = Instant::now();
+        if map.is_empty() {
+            *self.busy_since.lock() = Some(now);
+        }
+        map.insert(xid, (in_flight, now));
         Ok(())
     }
 
@@ -139,9 +151,25 @@ impl Conn {
 
     /// The request answered by `xid`, no longer in flight.
     pub(super) fn answered(&self, xid: i32) -> Option<InFlight> {
-        let (in_flight, written) = self.in_flight.lock().remove(&xid)?;
+        let (in_flight, written) = {
+            let mut map = self.in_flight.lock();
+            let answered = map.remove(&xid)?;
+            if map.is_empty() {
+                self.idle();
+            }
+            answered
+        };
         self.vouch(written);
         Some(in_flight)
+    }
+
+    /// No request is in flight any more: the time since the first of them
+    /// was noted counts as waited.
+    fn idle(&self) {
+        if let Some(since) = self.busy_since.lock().take() {
+            let nanos = u64::try_from(since.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            self.waited.fetch_add(nanos, Ordering::Relaxed);
+        }
     }
 
     /// Hands a reply to its request's caller, setting its watch first.
@@ -168,7 +196,11 @@ impl Conn {
     /// Fails every request still in flight with `failure`.
     pub(super) fn fail_all(&self, watches: &Watches, failure: &Failure) {
         self.dead.store(true, Ordering::Release);
-        let drained: Vec<InFlight> = self.in_flight.lock().drain().map(|(_, (f, _))| f).collect();
+        let drained: Vec<InFlight> = {
+            let mut map = self.in_flight.lock();
+            self.idle();
+            map.drain().map(|(_, (f, _))| f).collect()
+        };
         for InFlight { slot, watch } in drained {
             if let Some(watch) = watch {
                 watches.unanswered(watch);

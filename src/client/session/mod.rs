@@ -22,7 +22,7 @@ mod slot;
 mod thread;
 mod watches;
 
-use std::sync::atomic::{AtomicI32, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -121,6 +121,8 @@ pub(crate) struct Link {
     changed: Condvar,
     xid: AtomicI32,
     last_zxid: AtomicI64,
+    /// Time with a request in flight, in nanoseconds, over every connection.
+    waited: Arc<AtomicU64>,
     watches: Arc<Watches>,
     on_event: Box<dyn Fn(LinkEvent) + Send + Sync>,
     thread: Mutex<Option<JoinHandle<()>>>,
@@ -171,6 +173,7 @@ impl Link {
             changed: Condvar::new(),
             xid: AtomicI32::new(1),
             last_zxid: AtomicI64::new(0),
+            waited: Arc::new(AtomicU64::new(0)),
             watches: Arc::new(Watches::default()),
             on_event,
             thread: Mutex::new(None),
@@ -381,6 +384,12 @@ impl Link {
             .conn
             .as_ref()
             .is_some_and(|c| !c.is_dead() && c.since_vouched() < state.negotiated * 9 / 10)
+    }
+
+    /// How long, in all, a request of the session was in flight (periods
+    /// still going on are not counted yet).
+    pub(crate) fn waited(&self) -> Duration {
+        Duration::from_nanos(self.waited.load(Ordering::Relaxed))
     }
 
     /// Each server's failure in the latest round that found none serving.

@@ -228,7 +228,8 @@ impl Link {
             let state = self.state.lock();
             !first && !state.lost && state.session_id == response.session_id
         };
-        let conn = Arc::new(Conn::new(stream, asked).map_err(|e| Error::spawn("session", e))?);
+        let conn =
+            Arc::new(Conn::new(stream, asked, Arc::clone(&self.waited)).map_err(|e| Error::spawn("session", e))?);
         let mut prime = Vec::new();
         for (scheme, auth) in self.auth.lock().iter() {
             Request::SetAuth { scheme, auth }.encode(XID_AUTH, &self.config.chroot, &mut prime);
