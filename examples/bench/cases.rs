@@ -97,6 +97,8 @@ pub struct Ctx<'a> {
     pub budget: Budget,
     pub show_progress: bool,
     pub priority_refresh: usize,
+    /// The consumers' `claim_window`, when not the queue's default.
+    pub claim_window: Option<usize>,
     /// The server's item ceiling, items/s.
     pub ceiling: f64,
     /// The server's pipelined creates/s.
@@ -286,6 +288,9 @@ fn run_queue_case<K: CaseKind>(
         );
         if let Some(lock_path) = lock_path {
             builder = builder.lock_path(lock_path);
+        }
+        if let Some(window) = ctx.claim_window {
+            builder = builder.claim_window(window);
         }
         let queue = K::build(builder, ctx.priority_refresh).context("building a consumer")?;
         consumers.push((client, queue));

@@ -105,6 +105,9 @@ struct Args {
     /// `min_items_before_refresh` of the priority case
     #[arg(long, default_value_t = 10)]
     priority_refresh: usize,
+    /// `claim_window` of the queue cases' consumers [default: the queue's, 64]
+    #[arg(long)]
+    claim_window: Option<usize>,
     /// Open-loop latency runs: items/s, or a percentage of the ceiling
     /// (`10%`); each runs Curator's plain queue (unless --no-java), then a
     /// plain and a lock-safe consumer of ours
@@ -229,6 +232,7 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
         drain_sizes: drain_sizes.clone(),
         deadline_factor: cli.deadline_factor,
         priority_refresh: cli.priority_refresh,
+        claim_window: cli.claim_window,
     };
     let out = Out::new(cli.json);
     out.header(&settings, &machine);
@@ -275,6 +279,7 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
         budget,
         show_progress,
         priority_refresh: cli.priority_refresh,
+        claim_window: cli.claim_window,
         ceiling: before.items_per_s,
         create_ceiling: before.creates_per_s,
     };

@@ -55,6 +55,8 @@ pub struct Settings {
     pub drain_sizes: Vec<usize>,
     pub deadline_factor: f64,
     pub priority_refresh: usize,
+    /// The queue cases' consumers' `claim_window`, when not the default.
+    pub claim_window: Option<usize>,
 }
 
 #[derive(Debug, Serialize)]
