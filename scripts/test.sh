@@ -48,6 +48,8 @@ done
 # The benchmark, in miniature, so it keeps working (the figures mean nothing at this size). Its
 # work is bounded by the sizes; its parts' deadlines are made generous, since a loaded machine
 # says nothing about the code's speed. The table is printed, so a failed part shows why. The
-# coordination recipes run 100 cycles each (ours and Curator's, beside the floor).
+# coordination recipes run 100 cycles each (ours and Curator's, beside the floor). The open-loop
+# runs are two seconds at two rates: Curator's queue at half the ceiling falls far behind (about
+# 500 items/s), and on a loaded machine would outlast its peer's timeout.
 cargo run --quiet --example bench -- --items 300 --drain-sizes 300 --deadline-factor 100 \
-    --recipes --recipe-cycles 100
+    --latency-rates 500,10% --latency-secs 2 --recipes --recipe-cycles 100
