@@ -4,13 +4,17 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
 use super::Leadership;
 use crate::client::{Acl, Session, ZkClient};
 use crate::sync::Latch;
+
+/// How soon a participant that leads, but whose session is not vouched for
+/// (the server answered no fresh request lately), looks again.
+const RECHECK: Duration = Duration::from_millis(50);
 
 /// A listener of leadership changes.
 pub(super) type Listener = Box<dyn Fn(Leadership) + Send + Sync>;
@@ -79,8 +83,13 @@ impl Shared {
             if self.leads_locked(&state) {
                 return Ok(true);
             }
-            match deadline {
-                Some(at) if Instant::now() >= at => return Ok(false),
+            if deadline.is_some_and(|at| Instant::now() >= at) {
+                return Ok(false);
+            }
+            // Leading, but the server's answers to fresh requests are late:
+            // no event tells when they come again, so look again shortly.
+            let recheck = state.leads_in.is_some().then(|| Instant::now() + RECHECK);
+            match deadline.into_iter().chain(recheck).min() {
                 Some(at) => {
                     self.changed.wait_until(&mut state, at);
                 }
