@@ -26,6 +26,7 @@ mod put_replies;
 mod random_faults;
 mod reattach;
 mod recipe_deadlines;
+mod requeue_batch_replies;
 mod requeue_replies;
 
 use std::path::PathBuf;
