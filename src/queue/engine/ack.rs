@@ -184,6 +184,10 @@ fn settle<T: Send + 'static>(core: &Core<T>, control: &Control, batch: Vec<Endin
                 report(core, &lease_lost(core, &ending.item_path));
                 settling.done.push(ending.name);
             }
+            // Our earlier multi may have deleted the lock: the item tells
+            // whether it did, without a multi that would fail on the lock's
+            // check and take the others of its multi with it.
+            Ok(None) if ending.sent_before => one(core, control, ending, Fenced::ItemDecides, &mut settling),
             Ok(_) => by_session.entry(ending.lease.session()).or_default().push(ending),
             Err(e) if e.is_retryable() => settling.unknown.push(ending),
             Err(e) => given_up(core, control, ending, &e, &mut settling),

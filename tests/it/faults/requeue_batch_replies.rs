@@ -15,6 +15,7 @@
 //! the consumer sends no lock multi meanwhile.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
@@ -45,13 +46,13 @@ fn consumer(
     gate: Receiver<()>,
 ) -> (DistributedQueue<String>, Receiver<(String, ItemMeta)>) {
     let (seen, deliveries): (Sender<(String, ItemMeta)>, _) = crossbeam_channel::unbounded();
-    let mut gated = false;
+    let gated = AtomicBool::new(false);
     let queue = QueueBuilder::new(client, path, StringSerializer)
         .lock_path(locks)
         .redelivery_backoff(Duration::from_secs(4), Duration::from_secs(4))
         .consumer_with_meta(move |item: String, meta: &ItemMeta| -> Result<(), ConsumeError> {
             seen.send((item, meta.clone())).map_err(|e| e.to_string())?;
-            if !std::mem::replace(&mut gated, true) {
+            if !gated.swap(true, Ordering::SeqCst) {
                 gate.recv_timeout(WAIT).map_err(|e| e.to_string())?;
             }
             match meta.attempt() {
