@@ -13,7 +13,7 @@
 //! new node is in the queue once); a first attempt that finds the lock gone
 //! knows the lease was lost, whatever became of the item.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -27,6 +27,10 @@ use crate::error::{Error, Result};
 use crate::queue::core::Core;
 use crate::queue::stats::QueueCounters;
 use crate::sync::Joiner;
+
+mod group;
+
+use group::grouped;
 
 /// Lease ends sent in one pipelined batch at most.
 const BATCH: usize = 128;
@@ -199,28 +203,6 @@ fn settle<T: Send + 'static>(core: &Core<T>, control: &Control, batch: Vec<Endin
     settling
 }
 
-/// Items' fenced operations side by side in one multi.
-struct Group {
-    endings: Vec<Ending>,
-    /// How many operations each item has in the multi, in order.
-    lens: Vec<usize>,
-}
-
-impl Group {
-    /// Which item the operation at `index` of the multi belongs to, and its
-    /// index among that item's operations.
-    fn locate(&self, index: usize) -> (usize, usize) {
-        let mut start = 0;
-        for (k, len) in self.lens.iter().enumerate() {
-            if index < start + len {
-                return (k, index - start);
-            }
-            start += len;
-        }
-        (self.lens.len().saturating_sub(1), index.saturating_sub(start))
-    }
-}
-
 /// Sends the ends of `endings` (leases of `session`): each item's fenced
 /// operations (its lock's check, the end's operations, its lock's delete)
 /// side by side in multis of as many items as fit [`MULTI_OPS`] operations
@@ -282,47 +264,6 @@ fn send<T: Send + 'static>(
         rounds += usize::from(!again.is_empty());
         pending = again;
     }
-}
-
-/// `endings` in order, in groups of at most `per_multi` items whose fenced
-/// operations fit one multi ([`MULTI_OPS`] operations and a packet), with
-/// each group's multi. An item too large to share a multi goes alone (and
-/// fails alone if it is too large even so).
-fn grouped<T>(core: &Core<T>, endings: Vec<Ending>, per_multi: usize) -> (Vec<Group>, Vec<Vec<Op>>) {
-    let mut rest = VecDeque::from(endings);
-    let (mut groups, mut multis) = (Vec::new(), Vec::new());
-    while !rest.is_empty() {
-        let (mut ops, mut lens) = (Vec::new(), Vec::new());
-        for ending in rest.iter().take(per_multi.max(1)) {
-            let own = ending.ops(core);
-            if !lens.is_empty() && ops.len() + own.len() > MULTI_OPS {
-                break;
-            }
-            lens.push(own.len());
-            ops.extend(own);
-        }
-        let fits = core
-            .client
-            .multi_chunks(&ops, MULTI_OPS)
-            .first()
-            .map_or(ops.len(), |chunk| chunk.end);
-        let (mut used, mut items) = (0, 0);
-        for len in &lens {
-            if items > 0 && used + len > fits {
-                break;
-            }
-            used += len;
-            items += 1;
-        }
-        ops.truncate(used);
-        lens.truncate(items);
-        groups.push(Group {
-            endings: rest.drain(..items).collect(),
-            lens,
-        });
-        multis.push(ops);
-    }
-    (groups, multis)
 }
 
 /// Settles the end whose multi failed at its own operation `index` with

@@ -256,7 +256,7 @@ fn a_lock_changed_under_one_item_of_a_requeue_batch_fences_that_item_alone() {
     // left it.
     let (lock, _) = direct.get_data(&fenced_lock).unwrap();
     assert_eq!(lock, b"another holder's");
-    assert_eq!(children(&direct, &locks), [fenced.clone()]);
+    assert_eq!(children(&direct, &locks), std::slice::from_ref(fenced));
     let stats = queue.stats();
     assert_eq!((stats.requeued, stats.lease_lost), ((JOBS - 1) as u64, 1), "{stats:?}");
     queue.close();
