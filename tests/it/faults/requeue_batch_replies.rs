@@ -11,8 +11,9 @@
 //! Here a window of items fails at once, after the first delivery was held
 //! until the fault was set, so the first multis after it are requeues: the
 //! first one's loss piles the other items' requeues up behind it, and they
-//! go out together in the next. The requeued items back off for seconds, so
-//! the consumer sends no lock multi meanwhile.
+//! go out together in the next (a slow link makes sure they all pile up).
+//! The requeued items back off for seconds, so the consumer sends no lock
+//! multi meanwhile.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,6 +30,10 @@ use crate::support::{eventually, frame, proxied_client};
 
 /// Items failing together: one window.
 const ITEMS: usize = 10;
+
+/// The delay each way between the consumer and the server while the items
+/// fail.
+const LINK: Duration = Duration::from_millis(200);
 
 /// The children of `path`, sorted (none if it does not exist).
 fn children(client: &ZkClient, path: &str) -> Vec<String> {
@@ -95,7 +100,21 @@ fn lost_requeue_batch_stores_each_item_once(name: &str, fault: impl FnOnce(&Faul
         children(&direct, &locks).len() == ITEMS
     });
     fault(&proxy);
+    // A slow link: the items fail while the first requeue is on its way, so
+    // the others' requeues pile up behind it whatever the machine's load.
+    proxy.set_delay(LINK);
+    let before = client.stats().multi;
     open.send(()).unwrap();
+    // Every requeue settled (each counted once, below) before any requeued
+    // item comes due: the multis meanwhile are the requeues' and resends'.
+    eventually(WAIT, "every item requeued", || queue.stats().requeued >= ITEMS as u64);
+    proxy.set_delay(Duration::ZERO);
+    let multis = client.stats().multi - before;
+    eprintln!("{name}: {ITEMS} requeues settled with {multis} multis");
+    assert!(
+        multis <= (ITEMS / 2) as u64,
+        "{multis} multis for {ITEMS} requeues: one each would be {ITEMS}, plus resends"
+    );
 
     let mut seen = vec![(first, first_meta)];
     seen.extend((1..2 * ITEMS).map(|_| next()));
