@@ -7,8 +7,8 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{bail, ensure, Context};
 use clap::ValueEnum;
 use zk_queue::{
-    client::ClientStats, inspect::Kind, kinds, BytesSerializer, ConsumeError, DeliverAt, Error, PutListener, Queue,
-    QueueBuilder, ZkClient,
+    client::ClientStats, inspect::Kind, kinds, BytesSerializer, ConsumeError, DeliverAt, Error, ItemMeta, PutListener,
+    Queue, QueueBuilder, ZkClient,
 };
 
 use super::report::CaseReport;
@@ -59,11 +59,22 @@ pub enum CaseName {
     /// 8 threads sharing one producer handle with coalesced puts, single
     /// puts each; 1 consumer
     Coalesced,
+    /// 1 producer, 1 lock-safe consumer that fails every item's first
+    /// delivery (requeued at once, no back-off), then consumes it; not in
+    /// the default set
+    #[value(name = "lock-safe-requeue")]
+    LockSafeRequeue,
 }
 
 impl CaseName {
+    /// The default set: every case but the optional ones.
     pub fn all() -> Vec<CaseName> {
-        CaseName::value_variants().to_vec()
+        let optional = [CaseName::LockSafeRequeue];
+        CaseName::value_variants()
+            .iter()
+            .copied()
+            .filter(|case| !optional.contains(case))
+            .collect()
     }
 
     pub fn name(self) -> &'static str {
@@ -82,6 +93,7 @@ impl CaseName {
             CaseName::Simple => "simple",
             CaseName::SimpleBatched => "simple-batched",
             CaseName::Coalesced => "coalesced",
+            CaseName::LockSafeRequeue => "lock-safe-requeue",
         }
     }
 }
@@ -115,6 +127,8 @@ pub struct Spec {
     pub items_per_node: usize,
     /// The producers are threads sharing one handle that coalesces puts.
     pub coalesced: bool,
+    /// The consumers fail every item's first delivery.
+    pub fail_first: bool,
     /// Serial requests an item is expected to cost (for the deadline).
     serial_requests_per_item: f64,
 }
@@ -138,6 +152,7 @@ pub fn run(ctx: &Ctx, case: CaseName, e2e_rate: Option<f64>) -> CaseReport {
         lock,
         items_per_node,
         coalesced: case == CaseName::Coalesced,
+        fail_first: case == CaseName::LockSafeRequeue,
         serial_requests_per_item: serial,
     };
     // Expected serial requests per item: a create per put; a consumer's read
@@ -156,6 +171,9 @@ pub fn run(ctx: &Ctx, case: CaseName, e2e_rate: Option<f64>) -> CaseReport {
         CaseName::Multi => spec(Kind::Plain, 1, 1, false, MULTI_ITEMS_PER_NODE, 0.05),
         CaseName::Simple | CaseName::SimpleBatched => spec(Kind::Plain, 1, 1, false, 1, 3.0),
         CaseName::Coalesced => spec(Kind::Plain, COALESCED_THREADS, 1, false, 1, 1.0),
+        // Twice a lock-safe item's trip: a failed delivery and its requeue,
+        // then the delivery that consumes it.
+        CaseName::LockSafeRequeue => spec(Kind::Plain, 1, 1, true, 1, 10.0),
     };
     let name = case.name();
     let bar = util::bar(ctx.show_progress, ctx.items as u64, name);
@@ -280,8 +298,12 @@ fn run_queue_case<K: CaseKind>(
     for _ in 0..spec.consumers {
         let client = ZkClient::connect(ctx.connect).context("connecting a consumer")?;
         let record = Arc::clone(&collector);
-        let mut builder = QueueBuilder::new(&client, path, BytesSerializer).consumer(
-            move |item: Vec<u8>| -> Result<(), ConsumeError> {
+        let fail_first = spec.fail_first;
+        let mut builder = QueueBuilder::new(&client, path, BytesSerializer).consumer_with_meta(
+            move |item: Vec<u8>, meta: &ItemMeta| -> Result<(), ConsumeError> {
+                if fail_first && meta.attempt() == 1 {
+                    return Err("failing the first delivery".into());
+                }
                 record.record(&item);
                 Ok(())
             },
@@ -291,6 +313,9 @@ fn run_queue_case<K: CaseKind>(
         }
         if let Some(window) = ctx.claim_window {
             builder = builder.claim_window(window);
+        }
+        if spec.fail_first {
+            builder = builder.redelivery_backoff(Duration::ZERO, Duration::ZERO);
         }
         let queue = K::build(builder, ctx.priority_refresh).context("building a consumer")?;
         consumers.push((client, queue));

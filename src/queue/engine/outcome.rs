@@ -1,8 +1,16 @@
-//! How a claimed item ends when it is not acknowledged: requeued (its
-//! failed attempts counted) or moved to the dead-letter path, each in one
-//! multi, fenced on the item's lease if it has one.
+//! How a claimed item ends: acknowledged (deleted), put back (requeued, its
+//! failed attempts counted, or the records a taker released given back), or
+//! moved to the dead-letter path.
+//!
+//! An [`End`] names the operations on the item that end its claim, and what
+//! follows once they are applied (counters, logs, the consumer told). A
+//! lock-safe consumer's ends, fenced on the item's lease
+//! ([`Lease::fence`]), go to the acknowledger (`ack`), which sends many
+//! items' in one multi; a plain consumer's only end besides its claiming
+//! delete, an undecodable item's move ([`dead_letter`]), is one multi of its
+//! own.
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use super::lease::Lease;
 use super::Control;
@@ -48,17 +56,108 @@ pub(super) struct Failure<'a> {
     pub(super) cause: &'a ConsumeError,
 }
 
-/// Puts the records not yet consumed back into the queue under the item's own
-/// prefix (keeping its priority, delay or id), or moves them to the
-/// dead-letter path once `attempts` reaches the limit.
+/// How the claim on an item ends.
+pub(super) enum End {
+    /// Consumed: the item is deleted.
+    Acknowledge,
+    /// Failed: the item is replaced by a node of `data` (its records not
+    /// consumed, with its story and its not-before time) under its own
+    /// prefix, at the end of the queue.
+    Requeue {
+        data: Vec<u8>,
+        /// Failed deliveries, this one included.
+        attempts: u32,
+        /// The back-off recorded in `data`.
+        pause: Duration,
+        /// Why the consumer failed.
+        cause: String,
+    },
+    /// Released by its taker after its first records were acknowledged: the
+    /// item is replaced by a node of `data` (the other `records`, their
+    /// failed attempts unchanged) under its own prefix.
+    GiveBack { data: Vec<u8>, records: usize },
+    /// Cannot be consumed: the item moves to the dead-letter path `to` as a
+    /// node of `data` (its frame with its story, or an undecodable item's
+    /// bytes unchanged) under its own prefix.
+    DeadLetter { to: String, data: Vec<u8>, reason: Error },
+}
+
+impl End {
+    /// The operations on item `name`, at `item_version`, that end its claim
+    /// (without a lease's fence around them). A new node keeps the item's
+    /// prefix, so its priority, delay or id.
+    pub(super) fn ops<T>(&self, core: &Core<T>, name: &str, item_version: i32) -> Vec<Op> {
+        let item_path = path::join(&core.path, name);
+        let create = |dir: &str, data: &[u8]| {
+            Op::create_with_acl(
+                path::join(dir, item_prefix(name)),
+                data.to_vec(),
+                CreateMode::PersistentSequential,
+                core.options.acl.clone(),
+            )
+        };
+        let delete = Op::delete(&item_path, Some(item_version));
+        match self {
+            End::Acknowledge => vec![delete],
+            End::Requeue { data, .. } | End::GiveBack { data, .. } => vec![delete, create(&core.path, data)],
+            End::DeadLetter { to, data, .. } => vec![create(to, data), delete],
+        }
+    }
+
+    /// What the end does to the item, as a past participle for logs.
+    pub(super) fn done(&self) -> &'static str {
+        match self {
+            End::Acknowledge => "acknowledged",
+            End::Requeue { .. } => "requeued",
+            End::GiveBack { .. } => "given back",
+            End::DeadLetter { .. } => "moved to the dead-letter path",
+        }
+    }
+
+    /// Where among [`ops`](Self::ops) the dead letter is created, if this
+    /// end creates one.
+    pub(super) fn dead_letter_create(&self) -> Option<usize> {
+        matches!(self, End::DeadLetter { .. }).then_some(0)
+    }
+
+    /// What follows once the operations ending the claim on item `name`
+    /// were applied.
+    pub(super) fn applied<T: Send + 'static>(&self, core: &Core<T>, name: &str) {
+        let item_path = path::join(&core.path, name);
+        match self {
+            End::Acknowledge => log::debug!("acknowledged {item_path}"),
+            End::Requeue {
+                attempts, pause, cause, ..
+            } => {
+                QueueCounters::bump(&core.counters.requeued);
+                // An expected failure, retried: worth a line, not an
+                // operator's attention.
+                log::info!(
+                    "{item_path} failed on attempt {attempts} and was requeued, due again in {pause:?}: {cause}"
+                );
+            }
+            End::GiveBack { records, .. } => log::debug!("{item_path}: {records} released records put back"),
+            End::DeadLetter { to, reason, .. } => {
+                QueueCounters::bump(&core.counters.dead_lettered);
+                log::warn!("moved {item_path} to {to}: {reason}");
+                core.tell_error(reason);
+            }
+        }
+    }
+}
+
+/// How item `name` ends after a failed delivery: requeued with the records
+/// not yet consumed under its own prefix (keeping its priority, delay or
+/// id), not due again before its back-off, or moved to the dead-letter path
+/// once `attempts` reaches the limit. `None`: the limit is reached and there
+/// is no dead-letter path, so the item was left in place ([`move_or_leave`]).
 pub(super) fn requeue<T: Send + 'static>(
     core: &Core<T>,
     control: &Control,
     name: &str,
-    item_version: i32,
     lease: &Lease,
     failure: Failure,
-) -> Result<()> {
+) -> Result<Option<End>> {
     let Failure {
         remaining,
         story,
@@ -82,7 +181,7 @@ pub(super) fn requeue<T: Send + 'static>(
             path: path::join(&core.path, name),
             attempts,
         };
-        return dead_letter(core, control, name, &data, item_version, Some(lease), reason);
+        return Ok(move_or_leave(core, control, name, Some(lease), data, reason));
     }
     let pause = core.options.redelivery_backoff.nth_jittered(attempts);
     let backing_off = trailer::Trailer {
@@ -92,32 +191,22 @@ pub(super) fn requeue<T: Send + 'static>(
         }),
         ..story.trailer()
     };
-    let data = item_data(remaining, &backing_off)?;
-    put_back(core, name, item_version, lease, data)?;
-    QueueCounters::bump(&core.counters.requeued);
-    // An expected failure, retried: worth a line, not an operator's attention.
-    log::info!(
-        "{}/{name} failed on attempt {attempts} and was requeued, due again in {pause:?}: {cause}",
-        core.path
-    );
-    Ok(())
+    Ok(Some(End::Requeue {
+        data: item_data(remaining, &backing_off)?,
+        attempts,
+        pause,
+        cause: cause.to_string(),
+    }))
 }
 
-/// Gives back the records of a multi-record item its taker released after
-/// acknowledging the first ones: they go back under the item's own prefix,
-/// their failed attempts unchanged.
-pub(super) fn release_rest<T: Send + 'static>(
-    core: &Core<T>,
-    name: &str,
-    item_version: i32,
-    lease: &Lease,
-    remaining: &[&[u8]],
-    story: Story,
-) -> Result<()> {
-    let data = item_data(remaining, &story.trailer())?;
-    put_back(core, name, item_version, lease, data)?;
-    log::debug!("{}/{name}: {} released records put back", core.path, remaining.len());
-    Ok(())
+/// How an item ends whose taker released it after acknowledging its first
+/// records: the `remaining` ones go back under the item's own prefix, their
+/// failed attempts unchanged.
+pub(super) fn give_back(remaining: &[&[u8]], story: Story) -> Result<End> {
+    Ok(End::GiveBack {
+        data: item_data(remaining, &story.trailer())?,
+        records: remaining.len(),
+    })
 }
 
 /// The data of an item of `records` that records `recorded`.
@@ -127,34 +216,42 @@ fn item_data(records: &[&[u8]], recorded: &trailer::Trailer) -> Result<Vec<u8>> 
     Ok(data)
 }
 
-/// Replaces item `name` with a new node of `data` under the same prefix
-/// (keeping its priority, delay or id), at the end of the queue, in one
-/// multi fenced on its lease.
-fn put_back<T: Send + 'static>(
+/// The move of item `name`, which cannot be consumed, to the dead-letter
+/// path, as a node of `data` (see [`End::DeadLetter`]). Without a dead-letter
+/// path the item is left in place, never deleted, and not read again (its
+/// lease, if any, let go; a lock that cannot be deleted now is kept for a
+/// later pass): then `None`.
+pub(super) fn move_or_leave<T: Send + 'static>(
     core: &Core<T>,
+    control: &Control,
     name: &str,
-    item_version: i32,
-    lease: &Lease,
+    lease: Option<&Lease>,
     data: Vec<u8>,
-) -> Result<()> {
-    let item_path = path::join(&core.path, name);
-    let ops = lease.fence([
-        Op::delete(&item_path, Some(item_version)),
-        Op::create_with_acl(
-            path::join(&core.path, item_prefix(name)),
+    reason: Error,
+) -> Option<End> {
+    if let Some(to) = &core.options.dead_letter_path {
+        return Some(End::DeadLetter {
+            to: to.clone(),
             data,
-            CreateMode::PersistentSequential,
-            core.options.acl.clone(),
-        ),
-    ]);
-    lease.settle(core, &item_path, &ops)
+            reason,
+        });
+    }
+    control.skip(name);
+    if let Some(lease) = lease {
+        control.leases.let_go(core, name, lease);
+    }
+    log::error!(
+        "{}/{name} cannot be consumed and is left in place (no dead-letter path): {reason}",
+        core.path
+    );
+    core.tell_error(&reason);
+    None
 }
 
-/// Moves an item that cannot be consumed to the dead-letter path under its
-/// own prefix (so it keeps its priority, delay or id there), in one multi
-/// with its deletion; without a dead-letter path the item is left in place,
-/// never deleted. `data` is what the dead letter holds: the item's frame with
-/// its story, or an undecodable item's bytes unchanged.
+/// Moves an undecodable item a plain consumer found to the dead-letter path,
+/// in one multi with its deletion (see [`move_or_leave`]); a dead-letter
+/// path deleted under the consumer is created again. A lock-safe consumer's
+/// moves go through the acknowledger instead, fenced on their leases.
 pub(super) fn dead_letter<T: Send + 'static>(
     core: &Core<T>,
     control: &Control,
@@ -164,46 +261,36 @@ pub(super) fn dead_letter<T: Send + 'static>(
     lease: Option<&Lease>,
     reason: Error,
 ) -> Result<()> {
-    let item_path = path::join(&core.path, name);
-    let Some(dead_letters) = &core.options.dead_letter_path else {
-        control.skip(name);
-        if let Some(lease) = lease {
-            // Kept for a later pass if it cannot be deleted now.
-            control.leases.let_go(core, name, lease);
-        }
-        log::error!("{item_path} cannot be consumed and is left in place (no dead-letter path): {reason}");
-        core.tell_error(&reason);
+    let Some(end) = move_or_leave(core, control, name, lease, data.to_vec(), reason) else {
         return Ok(());
     };
-    let move_ops = [
-        Op::create_with_acl(
-            path::join(dead_letters, item_prefix(name)),
-            data.to_vec(),
-            CreateMode::PersistentSequential,
-            core.options.acl.clone(),
-        ),
-        Op::delete(&item_path, Some(item_version)),
-    ];
+    let item_path = path::join(&core.path, name);
     let ops = match lease {
-        Some(lease) => lease.fence(move_ops),
-        None => Vec::from(move_ops),
+        Some(lease) => lease.fence(end.ops(core, name, item_version)),
+        None => end.ops(core, name, item_version),
     };
-    let create_index = usize::from(lease.is_some());
+    let create_index = end.dead_letter_create().map(|i| i + usize::from(lease.is_some()));
     let attempt = || match lease {
         Some(lease) => lease.settle(core, &item_path, &ops),
         None => core.client.multi(&ops).map(|_| ()),
     };
     let mut moved = attempt();
-    if matches!(&moved, Err(Error::MultiFailed { index, source }) if *index == create_index && source.is_no_node()) {
-        // The dead-letter node was deleted under the consumer: create it again.
-        log::warn!("dead-letter path {dead_letters} is missing; creating it again");
+    if matches!(&moved, Err(Error::MultiFailed { index, source }) if Some(*index) == create_index && source.is_no_node())
+    {
+        dead_path_missing(&end);
         core.ensure_nodes()?;
         moved = attempt();
     }
     if moved.is_ok() {
-        QueueCounters::bump(&core.counters.dead_lettered);
-        log::warn!("moved {item_path} to {dead_letters}: {reason}");
-        core.tell_error(&reason);
+        end.applied(core, name);
     }
     moved
+}
+
+/// Logs that the dead-letter path of `end` was found missing (deleted under
+/// the consumer), before it is created again.
+pub(super) fn dead_path_missing(end: &End) {
+    if let End::DeadLetter { to, .. } = end {
+        log::warn!("dead-letter path {to} is missing; creating it again");
+    }
 }

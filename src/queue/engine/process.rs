@@ -10,7 +10,7 @@
 
 use crossbeam_channel::Sender;
 
-use super::ack::Ack;
+use super::ack::Ending;
 use super::lease::{lease_lost, report};
 use super::outcome;
 use super::{Control, Locked, Work};
@@ -72,7 +72,7 @@ pub(super) fn decode<T: 'static>(core: &Core<T>, item_path: &str, data: &[u8]) -
 pub(super) struct Settle<'a, T> {
     pub(super) core: &'a Core<T>,
     pub(super) control: &'a Control,
-    pub(super) acks: Option<&'a Sender<Ack>>,
+    pub(super) acks: Option<&'a Sender<Ending>>,
 }
 
 /// What comes after a step of an item.
@@ -114,16 +114,12 @@ pub(super) fn begin<T: Send + 'static>(cx: &Settle<'_, T>, work: Work<T>) -> Ste
             match decoded {
                 Ok((meta, story, values)) => InFlight::new(values, Held::Locked { claim, story }, meta).advance(cx),
                 Err(corrupt) => {
-                    let Locked {
-                        name,
-                        data,
-                        item_version,
-                        lease,
-                        ..
-                    } = &claim;
-                    let moved =
-                        outcome::dead_letter(cx.core, cx.control, name, data, *item_version, Some(lease), corrupt);
-                    settled(cx, claim, moved);
+                    let data = claim.data.clone();
+                    match outcome::move_or_leave(cx.core, cx.control, &claim.name, Some(&claim.lease), data, corrupt) {
+                        Some(end) => end_lease(cx, claim, end),
+                        // Left in place, its lease let go.
+                        None => settled(cx, claim, Ok(())),
+                    }
                     Step::Settled
                 }
             }
@@ -191,19 +187,11 @@ impl<T: Send + 'static> InFlight<T> {
         }
         let ended = match decode_frame(&claim.data) {
             Err(frame) => Err(Error::encoding(frame)),
-            Ok(records) if released => outcome::release_rest(
-                core,
-                &claim.name,
-                claim.item_version,
-                &claim.lease,
-                &records[index..],
-                story,
-            ),
+            Ok(records) if released => outcome::give_back(&records[index..], story).map(Some),
             Ok(records) => outcome::requeue(
                 core,
                 cx.control,
                 &claim.name,
-                claim.item_version,
                 &claim.lease,
                 outcome::Failure {
                     remaining: &records[index..],
@@ -215,7 +203,12 @@ impl<T: Send + 'static> InFlight<T> {
                 },
             ),
         };
-        settled(cx, claim, ended);
+        match ended {
+            Ok(Some(end)) => end_lease(cx, claim, end),
+            // Left in place, its lease let go.
+            Ok(None) => settled(cx, claim, Ok(())),
+            Err(e) => settled(cx, claim, Err(e)),
+        }
         Step::Settled
     }
 
@@ -232,7 +225,7 @@ impl<T: Send + 'static> InFlight<T> {
         }
         match self.held {
             Held::Claimed { .. } => QueueCounters::bump(&cx.core.counters.settled),
-            Held::Locked { claim, .. } => acknowledge(cx, claim),
+            Held::Locked { claim, .. } => end_lease(cx, claim, outcome::End::Acknowledge),
         }
         Step::Settled
     }
@@ -263,9 +256,11 @@ impl<T: Send + 'static> InFlight<T> {
     }
 }
 
-/// Queues the acknowledgement of a consumed item; the acknowledger settles
-/// it and frees its lease.
-fn acknowledge<T: Send + 'static>(cx: &Settle<'_, T>, claim: Locked) {
+/// Hands the end of a claim (its acknowledgement, requeue, records given
+/// back or move to the dead-letter path) to the acknowledger, which sends it
+/// with others in one multi and frees the lease; the worker does not wait
+/// for it.
+fn end_lease<T: Send + 'static>(cx: &Settle<'_, T>, claim: Locked, end: outcome::End) {
     let Locked {
         name,
         item_path,
@@ -273,32 +268,27 @@ fn acknowledge<T: Send + 'static>(cx: &Settle<'_, T>, claim: Locked) {
         lease,
         ..
     } = claim;
-    let ack = Ack {
-        name,
-        item_path,
-        item_version,
-        lease,
-        sent_before: false,
-    };
+    let ending = Ending::new(name, item_path, item_version, lease, end);
     let Some(acks) = cx.acks else {
-        log::error!("{}: a locked item without an acknowledger", ack.item_path);
-        cx.control.let_go(cx.core, &ack.name, &ack.lease);
+        log::error!("{}: a locked item without an acknowledger", ending.item_path);
+        cx.control.let_go(cx.core, &ending.name, &ending.lease);
         QueueCounters::bump(&cx.core.counters.settled);
         return;
     };
-    if let Err(unsent) = acks.send(ack) {
-        let ack = unsent.into_inner();
+    if let Err(unsent) = acks.send(ending) {
+        let ending = unsent.into_inner();
         log::error!(
-            "{}: consumed, but the acknowledger is gone; it will be delivered again",
-            ack.item_path
+            "{}: not {}: the acknowledger is gone; it will be delivered again",
+            ending.item_path,
+            ending.end.done()
         );
-        cx.control.let_go(cx.core, &ack.name, &ack.lease);
+        cx.control.let_go(cx.core, &ending.name, &ending.lease);
         QueueCounters::bump(&cx.core.counters.settled);
     }
 }
 
-/// After a locked item was requeued, moved or given back (`ended`): its
-/// lease is freed, or (lost) forgotten.
+/// After a locked item's end failed before it reached the acknowledger, or
+/// it was left in place (`ended`): its lease is freed, or (lost) forgotten.
 fn settled<T: Send + 'static>(cx: &Settle<'_, T>, claim: Locked, ended: Result<()>) {
     let core = cx.core;
     if let Err(e) = &ended {

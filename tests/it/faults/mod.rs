@@ -9,6 +9,8 @@
 //! - `put_replies`: puts whose create reply is lost.
 //! - `requeue_replies`: a lock-safe consumer's requeue whose multi, or its
 //!   reply, is lost: the item is stored once and delivered again.
+//! - `requeue_batch_replies`: the same for a multi requeuing a window of
+//!   failed items together.
 //! - `random_faults`: a seeded run of random faults under a workload.
 //! - `paused_holder`: a holder's process stopped past its session claims
 //!   nothing when it resumes.
@@ -26,6 +28,7 @@ mod put_replies;
 mod random_faults;
 mod reattach;
 mod recipe_deadlines;
+mod requeue_batch_replies;
 mod requeue_replies;
 
 use std::path::PathBuf;

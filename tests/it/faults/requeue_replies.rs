@@ -3,10 +3,11 @@
 //!
 //! A lock-safe consumer puts a failed delivery back (`ErrorMode::Requeue`)
 //! in one multi fenced on the item's lock: check the lock, delete the item,
-//! create it again under the same prefix, delete the lock. The client sends
-//! the multi again in the same session; if the first one was applied, the
-//! retry fails on the lock check and the item's absence says the requeue was
-//! done. Either way the item is stored once, under a new node, delivered
+//! create it again under the same prefix, delete the lock (its acknowledger
+//! sends it, with any other item's that is ready, see
+//! `requeue_batch_replies`). The multi is sent again in the same session; if
+//! the first one was applied, the lock is gone and the item's absence says
+//! the requeue was done. Either way the item is stored once, under a new node, delivered
 //! again and consumed once more, and no lock is left.
 //!
 //! A consumer without a lock path never requeues: it deletes an item before

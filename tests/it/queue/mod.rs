@@ -29,6 +29,7 @@ mod pull_window;
 mod raw;
 mod read_ahead;
 mod removing;
+mod requeue_batches;
 mod sharded;
 mod sharded_bound;
 mod stats;

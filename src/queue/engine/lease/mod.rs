@@ -5,10 +5,11 @@
 //! multi, [`Leases::take`]); while it holds the
 //! lease, the item stays in the queue. The lease ends in one multi fenced on
 //! the lock ([`Lease::fence`]) that acknowledges the item (deletes it),
-//! requeues it or moves it to the dead-letter path, or in a release: the lock
-//! alone is deleted, and another consumer may take the item. One reading of
-//! a fenced multi's result ([`Fenced`], [`item_decides`]) serves the single
-//! and the batched acknowledge alike.
+//! requeues it or moves it to the dead-letter path (the acknowledger sends
+//! many items' in one multi), or in a release: the lock alone is deleted,
+//! and another consumer may take the item. One reading of a fenced multi's
+//! result ([`Fenced`], [`item_decides`]) serves a single multi and the
+//! batched ends alike.
 //!
 //! A window's leases are taken, and those not handed over released,
 //! together (`window`).
@@ -325,12 +326,6 @@ impl Lease {
         fenced.extend(ops);
         fenced.push(Op::delete(&self.path, Some(self.version)));
         fenced
-    }
-
-    /// The operations that acknowledge the item at `item_path` and
-    /// `item_version`: it is deleted, and the lease ends.
-    pub(super) fn acknowledge_ops(&self, item_path: &str, item_version: i32) -> Vec<Op> {
-        self.fence([Op::delete(item_path, Some(item_version))])
     }
 
     /// Runs a fenced multi (see [`fence`](Self::fence)) that ends this lease
