@@ -13,6 +13,7 @@
 use std::time::Instant;
 
 use super::contention::{Contention, Verdict};
+use super::registry::Registry;
 use super::spread::Spread;
 use crate::client::Arrivals;
 use crate::client::MULTI_READ;
@@ -22,6 +23,9 @@ use crate::queue::core::Core;
 /// What the scanner keeps from one pass to the next.
 pub(super) struct Kept {
     pub(super) spread: Spread,
+    /// This consumer's registration among the queue's consumers, whose
+    /// stripe it claims (see `stripes`).
+    pub(super) registry: Registry,
     /// A priority queue's arrivals: the items created since its listing.
     pub(super) arrivals: Option<Arrivals>,
     /// The server refused the arrivals' watch (older than 3.6): listing again
@@ -60,9 +64,10 @@ fn may_keep_arrivals<T: Send + 'static>(core: &Core<T>) -> bool {
 }
 
 impl Kept {
-    pub(super) fn new() -> Kept {
+    pub(super) fn new<T: Send + 'static>(core: &Core<T>) -> Kept {
         Kept {
             spread: Spread::new(),
+            registry: Registry::new(core),
             arrivals: None,
             arrivals_refused: false,
             whole: false,

@@ -7,6 +7,7 @@ use crossbeam_channel::Sender;
 use crate::client::Stat;
 use crate::error::Result;
 use crate::queue::core::Core;
+use crate::queue::stats::QueueCounters;
 use crate::queue::engine::claim::{self, Claimed};
 use crate::queue::engine::{Control, Work};
 
@@ -22,8 +23,10 @@ pub(super) fn claim_window<T: Send + 'static>(
     names: Vec<String>,
     read_ahead: &mut ReadAhead,
 ) -> Result<Claimed> {
-    match &core.options.lock_path {
+    let claimed = match &core.options.lock_path {
         Some(lock_dir) => claim::locked_window(core, control, tx, lock_dir, names),
         None => claim::window(core, control, tx, names, read_ahead),
-    }
+    }?;
+    QueueCounters::add(&core.counters.claims_lost, claimed.lost);
+    Ok(claimed)
 }

@@ -1,0 +1,130 @@
+//! Consumers that do not collide: each of the N consumers of this crate
+//! registered on a queue (see `registry`) claims the items of its own
+//! stripe of the sequence numbers, those whose sequence modulo N is its rank.
+//!
+//! Why a modulus, not contiguous ranges: the server gives a queue's items
+//! consecutive sequence numbers in creation order, so any stretch of the
+//! queue, however short, holds about as many items of every stripe; every
+//! consumer has work as soon as there are N items, and a join or a leave
+//! only changes the modulus, with nothing to agree on but N and the ranks.
+//! Contiguous ranges would need the span of live sequences, which moves
+//! with every put, and would give a short queue to one consumer.
+//!
+//! A pass claims the items of its stripe among those it may take in any
+//! order (`spread::range`: all of a plain or id queue, the most urgent
+//! priority of a priority queue, the due items of a delay queue), in order.
+//! Only when none of them is its own does it take the others' items, spread
+//! over them as before (`spread`): a consumer whose stripe ran dry helps
+//! with the others', and the others' owners are busy at their heads. When a
+//! consumer leaves (it closes, crashes or loses its session), its
+//! registration goes and the rest divide the sequences among themselves
+//! again: its items fall into their stripes. Until every consumer has seen a
+//! join or leave, stripes may overlap or leave a gap for a moment; claims
+//! stay correct (a claim is a delete or a lock), only some collide.
+//!
+//! Curator's consumers (and other crates') are not registered: they claim
+//! from the head of the queue as before, and this crate's consumers lose an
+//! item to them now and then, which `spread` absorbs.
+
+use crate::naming::{item_sequence, Kind};
+
+use super::spread;
+
+/// A consumer's stripe: the sequences `s` with `s % of == rank`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Stripe {
+    rank: usize,
+    of: usize,
+}
+
+impl Stripe {
+    /// The stripe of the consumer ranked `rank` of `of`; `None` for a
+    /// consumer alone (it claims everything).
+    pub(super) fn new(rank: usize, of: usize) -> Option<Stripe> {
+        (of > 1 && rank < of).then_some(Stripe { rank, of })
+    }
+
+    /// Whether the item named is in this stripe (an item without a
+    /// sequence is in every stripe).
+    pub(super) fn owns(&self, name: &str) -> bool {
+        let of = i64::try_from(self.of).unwrap_or(i64::MAX);
+        item_sequence(name).is_none_or(|s| usize::try_from(s.rem_euclid(of)).ok() == Some(self.rank))
+    }
+}
+
+/// Of `items` (sorted for `kind`), those a pass of the consumer with
+/// `stripe` goes through: the items of its stripe among those at the head
+/// that may be taken in any order, followed (a delay queue) by the items not
+/// due yet, so the pass still wakes when they are due; all of them when
+/// none at the head is its own. Also says whether items were left out.
+pub(super) fn mine(kind: Kind, items: Vec<String>, stripe: Option<Stripe>, now_ms: i64) -> (Vec<String>, bool) {
+    let Some(stripe) = stripe else {
+        return (items, false);
+    };
+    let head = spread::range(kind, items.iter(), now_ms);
+    if !items[..head].iter().any(|name| stripe.owns(name)) {
+        return (items, false);
+    }
+    let total = items.len();
+    let mut kept = Vec::with_capacity(total / stripe.of + 1);
+    for (at, name) in items.into_iter().enumerate() {
+        let later = at >= head && kind == Kind::Delay;
+        if later || (at < head && stripe.owns(&name)) {
+            kept.push(name);
+        }
+    }
+    let left_out = kept.len() < total;
+    (kept, left_out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::naming::{delay_prefix, priority_prefix};
+
+    fn plain(sequences: impl Iterator<Item = i64>) -> Vec<String> {
+        sequences.map(|s| format!("queue-{s:010}")).collect()
+    }
+
+    #[test]
+    fn the_stripes_of_n_consumers_divide_any_stretch_of_sequences_between_them() {
+        let stripes: Vec<Stripe> = (0..4).filter_map(|rank| Stripe::new(rank, 4)).collect();
+        for name in plain(37..137) {
+            assert_eq!(stripes.iter().filter(|s| s.owns(&name)).count(), 1, "{name}");
+        }
+        let (mine_of_2, left_out) = mine(Kind::Plain, plain(10..18), stripes.get(2).copied(), 0);
+        assert_eq!(mine_of_2, plain([10, 14].into_iter()));
+        assert!(left_out);
+        assert_eq!(Stripe::new(0, 1), None);
+        assert_eq!(Stripe::new(3, 3), None);
+    }
+
+    #[test]
+    fn a_consumer_whose_stripe_is_empty_goes_through_every_item() {
+        let stripe = Stripe::new(1, 2);
+        assert_eq!(mine(Kind::Plain, plain([2, 4, 6].into_iter()), stripe, 0), (plain([2, 4, 6].into_iter()), false));
+        assert_eq!(mine(Kind::Plain, Vec::new(), stripe, 0), (Vec::new(), false));
+        assert_eq!(mine(Kind::Plain, plain(0..4), None, 0), (plain(0..4), false));
+    }
+
+    #[test]
+    fn a_priority_consumer_takes_the_most_urgent_priority_first_its_own_or_not() {
+        let urgent = |s: i64| format!("{}{s:010}", priority_prefix(-5));
+        let later = |s: i64| format!("{}{s:010}", priority_prefix(7));
+        let items = vec![urgent(4), urgent(6), later(1), later(3), later(5)];
+        let odd = Stripe::new(1, 2);
+        // Its own items are all of a lower priority: it helps with the urgent.
+        assert_eq!(mine(Kind::Priority, items.clone(), odd, 0), (items.clone(), false));
+        let even = Stripe::new(0, 2);
+        assert_eq!(mine(Kind::Priority, items, even, 0), (vec![urgent(4), urgent(6)], true));
+    }
+
+    #[test]
+    fn a_delay_consumer_takes_its_due_items_and_keeps_those_not_due_to_wake_for_them() {
+        let at = |due: i64, s: i64| format!("{}{s:010}", delay_prefix(due));
+        let items = vec![at(1_000, 1), at(1_000, 2), at(2_000, 3), at(9_000, 4), at(9_000, 5)];
+        let (kept, left_out) = mine(Kind::Delay, items, Stripe::new(1, 2), 5_000);
+        assert_eq!(kept, vec![at(1_000, 1), at(2_000, 3), at(9_000, 4), at(9_000, 5)]);
+        assert!(left_out);
+    }
+}
