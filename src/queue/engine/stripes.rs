@@ -1,14 +1,20 @@
 //! Consumers that do not collide: each of the N consumers of this crate
 //! registered on a queue (see `registry`) claims the items of its own
-//! stripe of the sequence numbers, those whose sequence modulo N is its rank.
+//! stripe of the sequence numbers: those whose sequence, mixed by a hash,
+//! is its rank modulo N.
 //!
-//! Why a modulus, not contiguous ranges: the server gives a queue's items
-//! consecutive sequence numbers in creation order, so any stretch of the
-//! queue, however short, holds about as many items of every stripe; every
-//! consumer has work as soon as there are N items, and a join or a leave
-//! only changes the modulus, with nothing to agree on but N and the ranks.
+//! Why a hash of the sequence, not the sequence itself modulo N, nor
+//! contiguous ranges: the server numbers a queue's children with the
+//! parent's child version, which every create and every delete moves on. A
+//! producer and a consumer taking turns leave every other number unused, so
+//! `sequence % 2` would put every item in one stripe. Mixed first, any set
+//! of sequences, however regular its gaps, falls evenly into the stripes.
 //! Contiguous ranges would need the span of live sequences, which moves
-//! with every put, and would give a short queue to one consumer.
+//! with every put, and would give a short queue to one consumer; with a
+//! hash, any stretch of the queue holds about as many items of every
+//! stripe, so every consumer has work as soon as there are N items, and a
+//! join or a leave only changes N, with nothing to agree on but N and the
+//! ranks.
 //!
 //! A pass claims the items of its stripe among those it may take in any
 //! order (`spread::range`: all of a plain or id queue, the most urgent
@@ -30,7 +36,7 @@ use crate::naming::{item_sequence, Kind};
 
 use super::spread;
 
-/// A consumer's stripe: the sequences `s` with `s % of == rank`.
+/// A consumer's stripe: the sequences `s` with `mix(s) % of == rank`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Stripe {
     rank: usize,
@@ -47,9 +53,18 @@ impl Stripe {
     /// Whether the item named is in this stripe (an item without a
     /// sequence is in every stripe).
     pub(super) fn owns(&self, name: &str) -> bool {
-        let of = i64::try_from(self.of).unwrap_or(i64::MAX);
-        item_sequence(name).is_none_or(|s| usize::try_from(s.rem_euclid(of)).ok() == Some(self.rank))
+        let of = u64::try_from(self.of).unwrap_or(u64::MAX);
+        item_sequence(name).is_none_or(|s| usize::try_from(mix(s) % of).ok() == Some(self.rank))
     }
+}
+
+/// SplitMix64's finalizer: consecutive or evenly spaced sequences spread
+/// over every stripe.
+fn mix(sequence: i64) -> u64 {
+    let mut z = sequence as u64;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// Of `items` (sorted for `kind`), those a pass of the consumer with
@@ -92,39 +107,58 @@ mod tests {
         for name in plain(37..137) {
             assert_eq!(stripes.iter().filter(|s| s.owns(&name)).count(), 1, "{name}");
         }
-        let (mine_of_2, left_out) = mine(Kind::Plain, plain(10..18), stripes.get(2).copied(), 0);
-        assert_eq!(mine_of_2, plain([10, 14].into_iter()));
-        assert!(left_out);
+        let all = plain(10..18);
+        let (mine_of_2, left_out) = mine(Kind::Plain, all.clone(), stripes.get(2).copied(), 0);
+        let owned: Vec<String> = all.into_iter().filter(|n| stripes[2].owns(n)).collect();
+        assert!(!owned.is_empty());
+        assert_eq!((mine_of_2, left_out), (owned.clone(), owned.len() < 8));
+        // Every other sequence (a producer and a consumer taking turns)
+        // falls into both of two stripes, about evenly.
+        let two = Stripe::new(0, 2).unwrap();
+        let even = plain((0..2_000).map(|s| s * 2));
+        let first = even.iter().filter(|n| two.owns(n)).count();
+        assert!((800..1_200).contains(&first), "{first} of 2000");
         assert_eq!(Stripe::new(0, 1), None);
         assert_eq!(Stripe::new(3, 3), None);
     }
 
+    /// The first `n` sequences from 1 that `stripe` owns (`owned`) or not.
+    fn sequences(stripe: Stripe, owned: bool, n: usize) -> Vec<i64> {
+        let name = |s: i64| format!("queue-{s:010}");
+        (1..).filter(|s| stripe.owns(&name(*s)) == owned).take(n).collect()
+    }
+
     #[test]
     fn a_consumer_whose_stripe_is_empty_goes_through_every_item() {
-        let stripe = Stripe::new(1, 2);
-        assert_eq!(mine(Kind::Plain, plain([2, 4, 6].into_iter()), stripe, 0), (plain([2, 4, 6].into_iter()), false));
-        assert_eq!(mine(Kind::Plain, Vec::new(), stripe, 0), (Vec::new(), false));
+        let stripe = Stripe::new(1, 2).unwrap();
+        let others = plain(sequences(stripe, false, 3).into_iter());
+        assert_eq!(mine(Kind::Plain, others.clone(), Some(stripe), 0), (others, false));
+        assert_eq!(mine(Kind::Plain, Vec::new(), Some(stripe), 0), (Vec::new(), false));
         assert_eq!(mine(Kind::Plain, plain(0..4), None, 0), (plain(0..4), false));
     }
 
     #[test]
     fn a_priority_consumer_takes_the_most_urgent_priority_first_its_own_or_not() {
+        let stripe = Stripe::new(1, 2).unwrap();
+        let (own, others) = (sequences(stripe, true, 2), sequences(stripe, false, 2));
         let urgent = |s: i64| format!("{}{s:010}", priority_prefix(-5));
         let later = |s: i64| format!("{}{s:010}", priority_prefix(7));
-        let items = vec![urgent(4), urgent(6), later(1), later(3), later(5)];
-        let odd = Stripe::new(1, 2);
         // Its own items are all of a lower priority: it helps with the urgent.
-        assert_eq!(mine(Kind::Priority, items.clone(), odd, 0), (items.clone(), false));
-        let even = Stripe::new(0, 2);
-        assert_eq!(mine(Kind::Priority, items, even, 0), (vec![urgent(4), urgent(6)], true));
+        let items = vec![urgent(others[0]), urgent(others[1]), later(own[0]), later(own[1])];
+        assert_eq!(mine(Kind::Priority, items.clone(), Some(stripe), 0), (items, false));
+        // Its own urgent items only, not its own later ones.
+        let items = vec![urgent(others[0]), urgent(own[0]), later(others[1]), later(own[1])];
+        assert_eq!(mine(Kind::Priority, items, Some(stripe), 0), (vec![urgent(own[0])], true));
     }
 
     #[test]
     fn a_delay_consumer_takes_its_due_items_and_keeps_those_not_due_to_wake_for_them() {
+        let stripe = Stripe::new(1, 2).unwrap();
+        let (own, others) = (sequences(stripe, true, 3), sequences(stripe, false, 3));
         let at = |due: i64, s: i64| format!("{}{s:010}", delay_prefix(due));
-        let items = vec![at(1_000, 1), at(1_000, 2), at(2_000, 3), at(9_000, 4), at(9_000, 5)];
-        let (kept, left_out) = mine(Kind::Delay, items, Stripe::new(1, 2), 5_000);
-        assert_eq!(kept, vec![at(1_000, 1), at(2_000, 3), at(9_000, 4), at(9_000, 5)]);
+        let items = vec![at(1_000, own[0]), at(1_000, others[0]), at(2_000, own[1]), at(9_000, others[1]), at(9_000, own[2])];
+        let (kept, left_out) = mine(Kind::Delay, items, Some(stripe), 5_000);
+        assert_eq!(kept, vec![at(1_000, own[0]), at(2_000, own[1]), at(9_000, others[1]), at(9_000, own[2])]);
         assert!(left_out);
     }
 }
