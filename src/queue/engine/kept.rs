@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use super::contention::{Contention, Verdict};
 use super::registry::Registry;
+use super::stripes::Others;
 use super::spread::Spread;
 use crate::client::Arrivals;
 use crate::client::MULTI_READ;
@@ -26,6 +27,8 @@ pub(super) struct Kept {
     /// This consumer's registration among the queue's consumers, whose
     /// stripe it claims (see `stripes`).
     pub(super) registry: Registry,
+    /// When it first listed the other stripes' items it left alone.
+    pub(super) others: Others,
     /// A priority queue's arrivals: the items created since its listing.
     pub(super) arrivals: Option<Arrivals>,
     /// The server refused the arrivals' watch (older than 3.6): listing again
@@ -68,6 +71,7 @@ impl Kept {
         Kept {
             spread: Spread::new(),
             registry: Registry::new(core),
+            others: Others::default(),
             arrivals: None,
             arrivals_refused: false,
             whole: false,

@@ -19,9 +19,12 @@
 //! A pass claims the items of its stripe among those it may take in any
 //! order (`spread::range`: all of a plain or id queue, the most urgent
 //! priority of a priority queue, the due items of a delay queue), in order.
-//! Only when none of them is its own does it take the others' items, spread
-//! over them as before (`spread`): a consumer whose stripe ran dry helps
-//! with the others', and the others' owners are busy at their heads. When a
+//! Only when none of them is its own does it take the others' items, and
+//! only those it listed [`GRACE`] ago or more, spread over them as before
+//! (`spread`): a consumer whose stripe ran dry does not race the owners for
+//! the items just put (it lists again once the first of them has waited
+//! that long), but helps with a backlog, and takes the items of an owner
+//! that stopped claiming while still registered. When a
 //! consumer leaves (it closes, crashes or loses its session), its
 //! registration goes and the rest divide the sequences among themselves
 //! again: its items fall into their stripes. Until every consumer has seen a
@@ -32,7 +35,11 @@
 //! from the head of the queue as before, and this crate's consumers lose an
 //! item to them now and then, which `spread` absorbs.
 
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
 use crate::naming::{item_sequence, Kind};
+use crate::sync::earliest;
 
 use super::spread;
 
@@ -67,29 +74,81 @@ fn mix(sequence: i64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Of `items` (sorted for `kind`), those a pass of the consumer with
-/// `stripe` goes through: the items of its stripe among those at the head
-/// that may be taken in any order, followed (a delay queue) by the items not
-/// due yet, so the pass still wakes when they are due; all of them when
-/// none at the head is its own. Also says whether items were left out.
-pub(super) fn mine(kind: Kind, items: Vec<String>, stripe: Option<Stripe>, now_ms: i64) -> (Vec<String>, bool) {
-    let Some(stripe) = stripe else {
-        return (items, false);
-    };
-    let head = spread::range(kind, items.iter(), now_ms);
-    if !items[..head].iter().any(|name| stripe.owns(name)) {
-        return (items, false);
-    }
-    let total = items.len();
-    let mut kept = Vec::with_capacity(total / stripe.of + 1);
-    for (at, name) in items.into_iter().enumerate() {
-        let later = at >= head && kind == Kind::Delay;
-        if later || (at < head && stripe.owns(&name)) {
-            kept.push(name);
+/// How long another stripe's item must have waited (since this consumer
+/// first listed it) before this consumer takes it: a few of a busy owner's
+/// passes, so that a consumer whose stripe ran dry does not race the owner
+/// for an item just put, yet helps with a backlog, and takes the items of
+/// an owner that stopped claiming (but is still registered) within it.
+pub(super) const GRACE: Duration = Duration::from_millis(250);
+
+/// What a consumer knows of the other stripes' items: when it first listed
+/// each of those it left alone.
+#[derive(Debug, Default)]
+pub(super) struct Others {
+    seen: HashMap<String, Instant>,
+}
+
+/// The items a pass goes through, from [`Others::mine`].
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Mine {
+    pub(super) items: Vec<String>,
+    /// Items of other stripes were left out.
+    pub(super) left_out: bool,
+    /// When the first of those left out may be taken.
+    pub(super) wake_at: Option<Instant>,
+}
+
+impl Others {
+    /// Of `items` (sorted for `kind`), those a pass of the consumer with
+    /// `stripe` goes through. Of the items at the head that may be taken in
+    /// any order: those of its stripe, in order; when there are none, the
+    /// other stripes' items it listed [`GRACE`] ago or more (their owners
+    /// are behind, or stopped). A delay queue's items not due yet follow,
+    /// so the pass still wakes when they are due. A consumer alone (no
+    /// stripe) goes through every item.
+    pub(super) fn mine(&mut self, kind: Kind, items: Vec<String>, stripe: Option<Stripe>, now_ms: i64) -> Mine {
+        let Some(stripe) = stripe else {
+            self.seen.clear();
+            return Mine {
+                items,
+                left_out: false,
+                wake_at: None,
+            };
+        };
+        let now = Instant::now();
+        let head = spread::range(kind, items.iter(), now_ms);
+        let own_at_head = items[..head].iter().any(|name| stripe.owns(name));
+        let mut seen = HashMap::with_capacity(head);
+        let (total, mut wake_at) = (items.len(), None);
+        let mut kept = Vec::new();
+        for (at, name) in items.into_iter().enumerate() {
+            if at >= head {
+                if kind == Kind::Delay {
+                    kept.push(name);
+                }
+                continue;
+            }
+            if stripe.owns(&name) {
+                if own_at_head {
+                    kept.push(name);
+                }
+                continue;
+            }
+            let first = self.seen.get(&name).copied().unwrap_or(now);
+            if !own_at_head && now.duration_since(first) >= GRACE {
+                kept.push(name.clone());
+            } else if !own_at_head {
+                wake_at = earliest(wake_at, Some(first + GRACE));
+            }
+            seen.insert(name, first);
+        }
+        self.seen = seen;
+        Mine {
+            left_out: kept.len() < total,
+            items: kept,
+            wake_at,
         }
     }
-    let left_out = kept.len() < total;
-    (kept, left_out)
 }
 
 #[cfg(test)]
@@ -101,6 +160,20 @@ mod tests {
         sequences.map(|s| format!("queue-{s:010}")).collect()
     }
 
+    /// The first `n` sequences from 1 that `stripe` owns (`owned`) or not.
+    fn sequences(stripe: Stripe, owned: bool, n: usize) -> Vec<i64> {
+        let name = |s: i64| format!("queue-{s:010}");
+        (1..).filter(|s| stripe.owns(&name(*s)) == owned).take(n).collect()
+    }
+
+    /// Others that listed `items` a grace ago.
+    fn listed_long_ago(items: &[String]) -> Others {
+        let then = Instant::now() - GRACE;
+        Others {
+            seen: items.iter().map(|name| (name.clone(), then)).collect(),
+        }
+    }
+
     #[test]
     fn the_stripes_of_n_consumers_divide_any_stretch_of_sequences_between_them() {
         let stripes: Vec<Stripe> = (0..4).filter_map(|rank| Stripe::new(rank, 4)).collect();
@@ -108,10 +181,10 @@ mod tests {
             assert_eq!(stripes.iter().filter(|s| s.owns(&name)).count(), 1, "{name}");
         }
         let all = plain(10..18);
-        let (mine_of_2, left_out) = mine(Kind::Plain, all.clone(), stripes.get(2).copied(), 0);
+        let mine = Others::default().mine(Kind::Plain, all.clone(), Some(stripes[2]), 0);
         let owned: Vec<String> = all.into_iter().filter(|n| stripes[2].owns(n)).collect();
         assert!(!owned.is_empty());
-        assert_eq!((mine_of_2, left_out), (owned.clone(), owned.len() < 8));
+        assert_eq!((mine.items, mine.left_out, mine.wake_at), (owned.clone(), owned.len() < 8, None));
         // Every other sequence (a producer and a consumer taking turns)
         // falls into both of two stripes, about evenly.
         let two = Stripe::new(0, 2).unwrap();
@@ -122,19 +195,20 @@ mod tests {
         assert_eq!(Stripe::new(3, 3), None);
     }
 
-    /// The first `n` sequences from 1 that `stripe` owns (`owned`) or not.
-    fn sequences(stripe: Stripe, owned: bool, n: usize) -> Vec<i64> {
-        let name = |s: i64| format!("queue-{s:010}");
-        (1..).filter(|s| stripe.owns(&name(*s)) == owned).take(n).collect()
-    }
-
     #[test]
-    fn a_consumer_whose_stripe_is_empty_goes_through_every_item() {
+    fn a_consumer_whose_stripe_is_empty_takes_the_others_items_once_they_waited_a_grace() {
         let stripe = Stripe::new(1, 2).unwrap();
-        let others = plain(sequences(stripe, false, 3).into_iter());
-        assert_eq!(mine(Kind::Plain, others.clone(), Some(stripe), 0), (others, false));
-        assert_eq!(mine(Kind::Plain, Vec::new(), Some(stripe), 0), (Vec::new(), false));
-        assert_eq!(mine(Kind::Plain, plain(0..4), None, 0), (plain(0..4), false));
+        let theirs = plain(sequences(stripe, false, 3).into_iter());
+        let mut others = Others::default();
+        let before = Instant::now();
+        let fresh = others.mine(Kind::Plain, theirs.clone(), Some(stripe), 0);
+        assert!(fresh.items.is_empty() && fresh.left_out);
+        let wake_at = fresh.wake_at.unwrap();
+        assert!(wake_at >= before + GRACE && wake_at <= Instant::now() + GRACE);
+        let waited = listed_long_ago(&theirs).mine(Kind::Plain, theirs.clone(), Some(stripe), 0);
+        assert_eq!((waited.items, waited.left_out, waited.wake_at), (theirs, false, None));
+        let alone = others.mine(Kind::Plain, plain(0..4), None, 0);
+        assert_eq!((alone.items, alone.left_out), (plain(0..4), false));
     }
 
     #[test]
@@ -143,12 +217,16 @@ mod tests {
         let (own, others) = (sequences(stripe, true, 2), sequences(stripe, false, 2));
         let urgent = |s: i64| format!("{}{s:010}", priority_prefix(-5));
         let later = |s: i64| format!("{}{s:010}", priority_prefix(7));
-        // Its own items are all of a lower priority: it helps with the urgent.
+        // Its own items are all of a lower priority: none before the urgent
+        // ones waited a grace, then the urgent ones.
         let items = vec![urgent(others[0]), urgent(others[1]), later(own[0]), later(own[1])];
-        assert_eq!(mine(Kind::Priority, items.clone(), Some(stripe), 0), (items, false));
+        assert!(Others::default().mine(Kind::Priority, items.clone(), Some(stripe), 0).items.is_empty());
+        let waited = listed_long_ago(&items).mine(Kind::Priority, items.clone(), Some(stripe), 0);
+        assert_eq!(waited.items, items[..2]);
         // Its own urgent items only, not its own later ones.
         let items = vec![urgent(others[0]), urgent(own[0]), later(others[1]), later(own[1])];
-        assert_eq!(mine(Kind::Priority, items, Some(stripe), 0), (vec![urgent(own[0])], true));
+        let mine = listed_long_ago(&items).mine(Kind::Priority, items, Some(stripe), 0);
+        assert_eq!(mine.items, vec![urgent(own[0])]);
     }
 
     #[test]
@@ -156,9 +234,15 @@ mod tests {
         let stripe = Stripe::new(1, 2).unwrap();
         let (own, others) = (sequences(stripe, true, 3), sequences(stripe, false, 3));
         let at = |due: i64, s: i64| format!("{}{s:010}", delay_prefix(due));
-        let items = vec![at(1_000, own[0]), at(1_000, others[0]), at(2_000, own[1]), at(9_000, others[1]), at(9_000, own[2])];
-        let (kept, left_out) = mine(Kind::Delay, items, Some(stripe), 5_000);
-        assert_eq!(kept, vec![at(1_000, own[0]), at(2_000, own[1]), at(9_000, others[1]), at(9_000, own[2])]);
-        assert!(left_out);
+        let items = vec![
+            at(1_000, own[0]),
+            at(1_000, others[0]),
+            at(2_000, own[1]),
+            at(9_000, others[1]),
+            at(9_000, own[2]),
+        ];
+        let mine = Others::default().mine(Kind::Delay, items, Some(stripe), 5_000);
+        let wanted = vec![at(1_000, own[0]), at(2_000, own[1]), at(9_000, others[1]), at(9_000, own[2])];
+        assert_eq!((mine.items, mine.left_out), (wanted, true));
     }
 }

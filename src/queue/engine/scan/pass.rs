@@ -18,7 +18,7 @@ use crate::naming::{delay_epoch, is_item, Kind};
 use crate::queue::core::Core;
 use crate::queue::engine::kept::Kept;
 use crate::queue::engine::spread::{self, Next};
-use crate::queue::engine::stripes::{self, Stripe};
+use crate::queue::engine::stripes::Stripe;
 use crate::queue::engine::{Control, Work};
 use crate::queue::DeliverAt;
 use crate::sync::{earliest, Latch};
@@ -199,10 +199,12 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
                 .keep_only(&items.iter().map(String::as_str).collect());
         }
         // Others' items left to them are not this pass's to go through.
-        let (mut items, left_out) = stripes::mine(self.core.kind, items, stripe, self.now_ms);
-        if left_out {
+        let mine = self.kept.others.mine(self.core.kind, items, stripe, self.now_ms);
+        if mine.left_out {
             self.whole = false;
+            self.wake_at = earliest(self.wake_at, mine.wake_at);
         }
+        let mut items = mine.items;
         if items.len() > MAX_PENDING {
             items.truncate(MAX_PENDING);
             items.shrink_to_fit();
