@@ -20,11 +20,15 @@
 //! order (`spread::range`: all of a plain or id queue, the most urgent
 //! priority of a priority queue, the due items of a delay queue), in order.
 //! Only when none of them is its own does it take the others' items, and
-//! only those it listed [`GRACE`] ago or more, spread over them as before
-//! (`spread`): a consumer whose stripe ran dry does not race the owners for
-//! the items just put (it lists again once the first of them has waited
-//! that long), but helps with a backlog, and takes the items of an owner
-//! that stopped claiming while still registered. When a
+//! only those it listed [`GRACE`] ago or more: a consumer whose stripe ran
+//! dry does not race the owners for the items just put (it lists again once
+//! the first of them has waited that long), but helps with a backlog, and
+//! takes the items of an owner that stopped claiming while still
+//! registered. Helping does not collide either: a second hash divides each
+//! stripe's items among the other consumers, and a helper takes its share
+//! from the tail while the owner works from the head, so they meet once.
+//! An item that waited [`ANYONE_AFTER`] graces is anyone's (its helper may
+//! have stopped too). When a
 //! consumer leaves (it closes, crashes or loses its session), its
 //! registration goes and the rest divide the sequences among themselves
 //! again: its items fall into their stripes. Until every consumer has seen a
@@ -63,7 +67,24 @@ impl Stripe {
         let of = u64::try_from(self.of).unwrap_or(u64::MAX);
         item_sequence(name).is_none_or(|s| usize::try_from(mix(s) % of).ok() == Some(self.rank))
     }
+
+    /// Whether this consumer is the one to help with the item named, of
+    /// another stripe: each stripe's items are divided among the other
+    /// consumers by a second hash, so that helpers never race each other.
+    fn helps_with(&self, name: &str) -> bool {
+        let Some(s) = item_sequence(name) else {
+            return true;
+        };
+        let of = u64::try_from(self.of).unwrap_or(u64::MAX);
+        let owner = mix(s) % of;
+        let helper = mix(s ^ HELPER_SALT) % (of - 1);
+        let helper = if helper >= owner { helper + 1 } else { helper };
+        usize::try_from(helper).ok() == Some(self.rank)
+    }
 }
+
+/// Makes the second hash independent of the first.
+const HELPER_SALT: i64 = 0x5bd1_e995;
 
 /// SplitMix64's finalizer: consecutive or evenly spaced sequences spread
 /// over every stripe.
@@ -80,6 +101,11 @@ fn mix(sequence: i64) -> u64 {
 /// for an item just put, yet helps with a backlog, and takes the items of
 /// an owner that stopped claiming (but is still registered) within it.
 pub(super) const GRACE: Duration = Duration::from_millis(250);
+
+/// Graces after which any consumer whose stripe is empty takes another
+/// stripe's item, not only the one to help with it (which may have stopped
+/// claiming too).
+const ANYONE_AFTER: u32 = 4;
 
 /// What a consumer knows of the other stripes' items: when it first listed
 /// each of those it left alone.
@@ -101,9 +127,11 @@ pub(super) struct Mine {
 impl Others {
     /// Of `items` (sorted for `kind`), those a pass of the consumer with
     /// `stripe` goes through. Of the items at the head that may be taken in
-    /// any order: those of its stripe, in order; when there are none, the
-    /// other stripes' items it listed [`GRACE`] ago or more (their owners
-    /// are behind, or stopped). A delay queue's items not due yet follow,
+    /// any order: those of its stripe, in order; when there are none, its
+    /// share of the other stripes' items it listed [`GRACE`] ago or more
+    /// (their owners are behind, or stopped), the last first (the owners
+    /// take theirs from the head), and any other stripe's items listed
+    /// [`ANYONE_AFTER`] graces ago or more. A delay queue's items not due yet follow,
     /// so the pass still wakes when they are due. A consumer alone (no
     /// stripe) goes through every item.
     pub(super) fn mine(&mut self, kind: Kind, items: Vec<String>, stripe: Option<Stripe>, now_ms: i64) -> Mine {
@@ -135,14 +163,27 @@ impl Others {
                 continue;
             }
             let first = self.seen.get(&name).copied().unwrap_or(now);
-            if !own_at_head && now.duration_since(first) >= GRACE {
-                kept.push(name.clone());
-            } else if !own_at_head {
-                wake_at = earliest(wake_at, Some(first + GRACE));
+            if !own_at_head {
+                // Its share of the others' items once they waited a grace,
+                // anyone's once they waited [`ANYONE_AFTER`] graces.
+                let due = match stripe.helps_with(&name) {
+                    true => first + GRACE,
+                    false => first + GRACE * ANYONE_AFTER,
+                };
+                match due <= now {
+                    true => kept.push(name.clone()),
+                    false => wake_at = earliest(wake_at, Some(due)),
+                }
             }
             seen.insert(name, first);
         }
         self.seen = seen;
+        if !own_at_head {
+            // Helpers take from the tail, the owners from the head.
+            let later = if kind == Kind::Delay { total - head } else { 0 };
+            let helped = kept.len() - later;
+            kept[..helped].reverse();
+        }
         Mine {
             left_out: kept.len() < total,
             items: kept,
@@ -205,10 +246,26 @@ mod tests {
         assert!(fresh.items.is_empty() && fresh.left_out);
         let wake_at = fresh.wake_at.unwrap();
         assert!(wake_at >= before + GRACE && wake_at <= Instant::now() + GRACE);
+        // Of two, the other's every item is its to help with, the last first.
         let waited = listed_long_ago(&theirs).mine(Kind::Plain, theirs.clone(), Some(stripe), 0);
-        assert_eq!((waited.items, waited.left_out, waited.wake_at), (theirs, false, None));
+        let backwards: Vec<String> = theirs.iter().rev().cloned().collect();
+        assert_eq!((waited.items, waited.left_out, waited.wake_at), (backwards, false, None));
         let alone = others.mine(Kind::Plain, plain(0..4), None, 0);
         assert_eq!((alone.items, alone.left_out), (plain(0..4), false));
+    }
+
+    #[test]
+    fn each_stripe_s_items_are_divided_among_the_other_consumers_to_help_with() {
+        let stripes: Vec<Stripe> = (0..4).filter_map(|rank| Stripe::new(rank, 4)).collect();
+        let mut shares = [0usize; 4];
+        for name in plain(0..4_000) {
+            let owner = stripes.iter().position(|s| s.owns(&name)).unwrap();
+            let helpers: Vec<usize> = (0..4).filter(|&r| stripes[r].helps_with(&name)).collect();
+            assert_eq!(helpers.len(), 1, "{name}");
+            assert_ne!(helpers[0], owner, "{name}");
+            shares[helpers[0]] += 1;
+        }
+        assert!(shares.iter().all(|&n| (800..1_200).contains(&n)), "{shares:?}");
     }
 
     #[test]
@@ -222,7 +279,7 @@ mod tests {
         let items = vec![urgent(others[0]), urgent(others[1]), later(own[0]), later(own[1])];
         assert!(Others::default().mine(Kind::Priority, items.clone(), Some(stripe), 0).items.is_empty());
         let waited = listed_long_ago(&items).mine(Kind::Priority, items.clone(), Some(stripe), 0);
-        assert_eq!(waited.items, items[..2]);
+        assert_eq!(waited.items, vec![items[1].clone(), items[0].clone()]);
         // Its own urgent items only, not its own later ones.
         let items = vec![urgent(others[0]), urgent(own[0]), later(others[1]), later(own[1])];
         let mine = listed_long_ago(&items).mine(Kind::Priority, items, Some(stripe), 0);

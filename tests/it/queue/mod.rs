@@ -32,6 +32,7 @@ mod removing;
 mod sharded;
 mod sharded_bound;
 mod stats;
+mod stripes;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
