@@ -14,8 +14,8 @@ use std::time::Instant;
 
 use super::contention::{Contention, Verdict};
 use super::registry::Registry;
-use super::stripes::Others;
 use super::spread::Spread;
+use super::stripes::Others;
 use crate::client::Arrivals;
 use crate::client::MULTI_READ;
 use crate::naming::{item_sequence, plain_name_after, Kind, SequenceKey, QUEUE_PREFIX};

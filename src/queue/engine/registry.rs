@@ -28,7 +28,7 @@
 
 use crate::client::{ChildWatch, CreateMode, Opts};
 use crate::error::{Error, Result};
-use crate::naming::QUEUE_PREFIX;
+use crate::naming::{is_registration, registry_of, QUEUE_PREFIX, REGISTRATION, REGISTRY_MARK};
 use crate::path;
 use crate::queue::core::Core;
 use crate::recipes::names;
@@ -36,22 +36,13 @@ use crate::sync::Latch;
 
 use super::stripes::Stripe;
 
-/// What a registry path ends with, after the queue's path.
-pub(crate) const REGISTRY_SUFFIX: &str = ".consumers";
-
-/// The lock name of a registration (after its protected prefix).
-pub(crate) const REGISTRATION: &str = "consumer-";
-
-/// What a registry node holds, before the queue's path.
-pub(crate) const MARK: &str = "zk-queue consumers of ";
-
-/// The registry path of the queue at `queue_path`, if its consumers may
+/// The registry path of the queue of `core`, if its consumers may
 /// register (see the module's documentation).
 pub(crate) fn registry_path<T: Send + 'static>(core: &Core<T>) -> Option<String> {
     if core.options.listing_gate.is_some() || path::name(&core.path).starts_with(QUEUE_PREFIX) {
         return None;
     }
-    let registry = format!("{}{REGISTRY_SUFFIX}", core.path);
+    let registry = registry_of(&core.path);
     let taken = [&core.options.lock_path, &core.options.dead_letter_path];
     (!taken.iter().any(|other| other.as_deref() == Some(registry.as_str()))).then_some(registry)
 }
@@ -163,12 +154,18 @@ impl Registry {
 
     /// Creates the registry node, or checks that the node there is one.
     fn make_registry<T: Send + 'static>(&self, core: &Core<T>, dir: &str) -> Result<()> {
-        let mark = format!("{MARK}{}", core.path);
+        let mark = format!("{REGISTRY_MARK}{}", core.path);
         let opts = Opts::new().acl(&core.options.acl);
-        match core.client.create_with(dir, mark.as_bytes(), opts.mode(CreateMode::Container)) {
+        match core
+            .client
+            .create_with(dir, mark.as_bytes(), opts.mode(CreateMode::Container))
+        {
             Ok(_) => return Ok(()),
             Err(e) if e.is_unimplemented() => {
-                match core.client.create_with(dir, mark.as_bytes(), opts.mode(CreateMode::Persistent)) {
+                match core
+                    .client
+                    .create_with(dir, mark.as_bytes(), opts.mode(CreateMode::Persistent))
+                {
                     Ok(_) => return Ok(()),
                     Err(Error::NodeExists { .. }) => {}
                     Err(e) => return Err(e),
@@ -210,10 +207,4 @@ impl Registry {
             Err(e) => log::debug!("queue {}: could not delete its registration {own}: {e}", core.path),
         }
     }
-}
-
-/// Whether a registry child is a consumer's registration.
-pub(crate) fn is_registration(name: &str) -> bool {
-    name.rfind(REGISTRATION)
-        .is_some_and(|at| crate::naming::parse_sequence(&name[at..], REGISTRATION).is_some())
 }

@@ -225,7 +225,10 @@ mod tests {
         let mine = Others::default().mine(Kind::Plain, all.clone(), Some(stripes[2]), 0);
         let owned: Vec<String> = all.into_iter().filter(|n| stripes[2].owns(n)).collect();
         assert!(!owned.is_empty());
-        assert_eq!((mine.items, mine.left_out, mine.wake_at), (owned.clone(), owned.len() < 8, None));
+        assert_eq!(
+            (mine.items, mine.left_out, mine.wake_at),
+            (owned.clone(), owned.len() < 8, None)
+        );
         // Every other sequence (a producer and a consumer taking turns)
         // falls into both of two stripes, about evenly.
         let two = Stripe::new(0, 2).unwrap();
@@ -249,7 +252,10 @@ mod tests {
         // Of two, the other's every item is its to help with, the last first.
         let waited = listed_long_ago(&theirs).mine(Kind::Plain, theirs.clone(), Some(stripe), 0);
         let backwards: Vec<String> = theirs.iter().rev().cloned().collect();
-        assert_eq!((waited.items, waited.left_out, waited.wake_at), (backwards, false, None));
+        assert_eq!(
+            (waited.items, waited.left_out, waited.wake_at),
+            (backwards, false, None)
+        );
         let alone = others.mine(Kind::Plain, plain(0..4), None, 0);
         assert_eq!((alone.items, alone.left_out), (plain(0..4), false));
     }
@@ -277,7 +283,10 @@ mod tests {
         // Its own items are all of a lower priority: none before the urgent
         // ones waited a grace, then the urgent ones.
         let items = vec![urgent(others[0]), urgent(others[1]), later(own[0]), later(own[1])];
-        assert!(Others::default().mine(Kind::Priority, items.clone(), Some(stripe), 0).items.is_empty());
+        assert!(Others::default()
+            .mine(Kind::Priority, items.clone(), Some(stripe), 0)
+            .items
+            .is_empty());
         let waited = listed_long_ago(&items).mine(Kind::Priority, items.clone(), Some(stripe), 0);
         assert_eq!(waited.items, vec![items[1].clone(), items[0].clone()]);
         // Its own urgent items only, not its own later ones.
@@ -299,7 +308,12 @@ mod tests {
             at(9_000, own[2]),
         ];
         let mine = Others::default().mine(Kind::Delay, items, Some(stripe), 5_000);
-        let wanted = vec![at(1_000, own[0]), at(2_000, own[1]), at(9_000, others[1]), at(9_000, own[2])];
+        let wanted = vec![
+            at(1_000, own[0]),
+            at(2_000, own[1]),
+            at(9_000, others[1]),
+            at(9_000, own[2]),
+        ];
         assert_eq!((mine.items, mine.left_out), (wanted, true));
     }
 }

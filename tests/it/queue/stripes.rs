@@ -36,7 +36,11 @@ fn registered(admin: &ZkClient, path: &str) -> usize {
 /// Registers a consumer that never claims anything, with `client`'s session
 /// (the registry is made first if need be, as a consumer makes it).
 fn silent_peer(client: &ZkClient, path: &str) -> String {
-    match client.create(&registry(path), format!("zk-queue consumers of {path}").as_bytes(), CreateMode::Container) {
+    match client.create(
+        &registry(path),
+        format!("zk-queue consumers of {path}").as_bytes(),
+        CreateMode::Container,
+    ) {
         Ok(_) | Err(zk_queue::Error::NodeExists { .. }) => {}
         Err(e) => panic!("making the registry: {e}"),
     }
@@ -74,7 +78,9 @@ fn claims_lost_draining_together(name: &str, consumers: usize, lock_safe: bool) 
             builder.build_queue().unwrap()
         })
         .collect();
-    eventually(WAIT, "every consumer registers", || registered(&admin, &path) == consumers);
+    eventually(WAIT, "every consumer registers", || {
+        registered(&admin, &path) == consumers
+    });
     let mut expected = put_items(&admin, &path, ITEMS);
     let mut delivered = recorder.wait_for(ITEMS, WAIT);
     let lost: u64 = queues.iter().map(|q| q.stats().claims_lost).sum();
@@ -86,8 +92,13 @@ fn claims_lost_draining_together(name: &str, consumers: usize, lock_safe: bool) 
     expected.sort();
     assert_eq!(delivered, expected, "every item exactly once");
     println!("{consumers} registered consumers (lock-safe: {lock_safe}): {lost} claims lost, claimed {claimed:?}");
-    assert!(claimed.iter().all(|&c| c > 0), "every consumer claimed some: {claimed:?}");
-    eventually(WAIT, "closed consumers leave the registry", || registered(&admin, &path) == 0);
+    assert!(
+        claimed.iter().all(|&c| c > 0),
+        "every consumer claimed some: {claimed:?}"
+    );
+    eventually(WAIT, "closed consumers leave the registry", || {
+        registered(&admin, &path) == 0
+    });
     lost
 }
 
@@ -192,7 +203,10 @@ fn the_registry_is_a_sibling_of_the_queue_and_none_is_made_beside_a_shard() {
     let (data, _) = admin.get_data(&registry(&path)).unwrap();
     assert_eq!(data, format!("zk-queue consumers of {path}").into_bytes());
     let (names, _) = admin.get_children(&registry(&path)).unwrap();
-    assert!(names.iter().all(|n| n.starts_with("_c_") && n.contains("-consumer-")), "{names:?}");
+    assert!(
+        names.iter().all(|n| n.starts_with("_c_") && n.contains("-consumer-")),
+        "{names:?}"
+    );
     drop(queues);
     // Nothing but items under the queue, where Curator's consumers and the
     // classic recipe look (held by a lock-safe consumer, so they stay).
@@ -204,7 +218,10 @@ fn the_registry_is_a_sibling_of_the_queue_and_none_is_made_beside_a_shard() {
         .unwrap();
     put_items(&admin, &path, 20);
     let (children, _) = admin.get_children(&path).unwrap();
-    assert!(!children.is_empty() && children.iter().all(|c| c.starts_with("queue-")), "{children:?}");
+    assert!(
+        !children.is_empty() && children.iter().all(|c| c.starts_with("queue-")),
+        "{children:?}"
+    );
     held.release();
     // A queue named as a shard (Curator's QueueSharder lists its parent):
     // its consumers do not register, so its parent holds the shard alone.
@@ -248,6 +265,9 @@ fn curator_s_consumer_beside_registered_consumers_gets_items_and_none_is_lost_or
     let ours = all.len();
     all.extend(java.wait().unwrap());
     assert_eq!(all.len(), expected.len(), "deliveries (duplicates count twice)");
-    assert_eq!(all.iter().collect::<HashSet<_>>(), expected.iter().collect::<HashSet<_>>());
+    assert_eq!(
+        all.iter().collect::<HashSet<_>>(),
+        expected.iter().collect::<HashSet<_>>()
+    );
     assert!(ours > 0 && ours < ITEMS, "both sides consumed: ours {ours} of {ITEMS}");
 }

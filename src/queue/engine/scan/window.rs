@@ -7,9 +7,9 @@ use crossbeam_channel::Sender;
 use crate::client::Stat;
 use crate::error::Result;
 use crate::queue::core::Core;
-use crate::queue::stats::QueueCounters;
 use crate::queue::engine::claim::{self, Claimed};
 use crate::queue::engine::{Control, Work};
+use crate::queue::stats::QueueCounters;
 
 /// Items read with the listing, by name: their data and stat.
 pub(in crate::queue::engine) type ReadAhead = HashMap<String, (Vec<u8>, Stat)>;
