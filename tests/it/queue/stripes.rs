@@ -8,14 +8,15 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use zk_queue::client::CreateMode;
-use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+use zk_queue::{QueueBuilder, ShardPolicy, StringSerializer, ZkClient};
 
 use super::{items, WAIT};
 use crate::support::java::PeerCommand;
 use crate::support::queues::{consumer, producer};
 use crate::support::recorder::Recorder;
 use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{client, eventually};
+use crate::support::{client, eventually, expire_session, proxied_client};
+use zk_queue::testing::FaultProxy;
 
 const ITEMS: usize = 2_000;
 
@@ -103,14 +104,16 @@ fn claims_lost_draining_together(name: &str, consumers: usize, lock_safe: bool) 
 }
 
 /// Claims that may be lost while consumers learn of each other (a consumer
-/// may claim before it has seen the last to register) and while one whose
-/// stripe ran dry helps with the others' backlog: a few windows' worth.
-/// Spreading alone, four consumers lose about a tenth of the items or more.
-const LOST_BOUND: u64 = (ITEMS / 40) as u64;
+/// may claim before it has seen the last to register) and where a helper
+/// (a consumer whose stripe ran dry, taking its share of another's backlog
+/// from the tail) meets the owner: a window or two per meeting. Spreading
+/// alone, four consumers lost 619 (plain) and 785 (lock-safe) of 2,000;
+/// striped, 0 to 35.
+const LOST_BOUND: u64 = (ITEMS / 20) as u64;
 
-/// The load margin: helping with a backlog (after the grace) collides more
-/// when the machine is slow and the backlog lasts longer.
-const LOAD_MARGIN: u64 = (ITEMS / 40) as u64;
+/// The load margin: on a loaded machine the backlog lasts longer, so more
+/// of it is helped with, and more helpers meet owners.
+const LOAD_MARGIN: u64 = (ITEMS / 20) as u64;
 
 #[test]
 fn four_registered_plain_consumers_lose_almost_no_claims_to_each_other() {
@@ -270,4 +273,70 @@ fn curator_s_consumer_beside_registered_consumers_gets_items_and_none_is_lost_or
         expected.iter().collect::<HashSet<_>>()
     );
     assert!(ours > 0 && ours < ITEMS, "both sides consumed: ours {ours} of {ITEMS}");
+}
+
+/// The registrations on the queue at `path`.
+fn registrations(admin: &ZkClient, path: &str) -> Vec<String> {
+    admin.get_children(&registry(path)).unwrap().0
+}
+
+#[test]
+fn a_consumer_whose_session_expired_registers_again_and_both_claim_every_item_once() {
+    let path = unique_path("stripes-expired");
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let (admin, direct, steady) = (client(), client(), client());
+    let expiring = proxied_client(&proxy);
+    let recorders = [Recorder::new(), Recorder::new()];
+    let queues = [
+        consumer(&expiring, &path, &recorders[0]).build_queue().unwrap(),
+        consumer(&steady, &path, &recorders[1]).build_queue().unwrap(),
+    ];
+    eventually(WAIT, "both consumers register", || registered(&admin, &path) == 2);
+    let before = registrations(&admin, &path);
+    expire_session(&proxy, &expiring, &direct);
+    eventually(WAIT, "the expired consumer registers again", || {
+        let now = registrations(&admin, &path);
+        now.len() == 2 && now.iter().filter(|n| !before.contains(n)).count() == 1
+    });
+    let mut expected = put_items(&admin, &path, 400);
+    eventually(WAIT, "every item is delivered", || {
+        recorders.iter().map(|r| r.items().len()).sum::<usize>() >= expected.len()
+    });
+    let lost: u64 = queues.iter().map(|q| q.stats().claims_lost).sum();
+    let mut all: Vec<String> = recorders.iter().flat_map(Recorder::items).collect();
+    all.sort();
+    expected.sort();
+    assert_eq!(all, expected, "every item exactly once");
+    assert!(recorders.iter().all(|r| !r.items().is_empty()), "both claimed");
+    assert!(lost <= LOST_BOUND, "{lost} claims lost after the expiry");
+}
+
+#[test]
+fn a_sharded_queue_s_consumers_leave_nothing_but_shards_under_its_path() {
+    let path = unique_path("stripes-sharded");
+    let leader = unique_path("stripes-sharded-leader");
+    let (producing, consuming) = (client(), client());
+    let recorder = Recorder::new();
+    let consumers: Vec<_> = (0..2)
+        .map(|_| {
+            consumer(&consuming, &path, &recorder)
+                .build_sharded_queue(&leader, ShardPolicy::new())
+                .unwrap()
+        })
+        .collect();
+    let producer = QueueBuilder::new(&producing, &path, StringSerializer)
+        .put_in_background(false)
+        .build_sharded_queue(&leader, ShardPolicy::new())
+        .unwrap();
+    for item in items("item-", 50) {
+        producer.put(item).unwrap();
+    }
+    assert_eq!(recorder.wait_for(50, WAIT).len(), 50);
+    let (children, _) = producing.get_children(&path).unwrap();
+    assert!(!children.is_empty());
+    assert!(
+        children.iter().all(|c| zk_queue::inspect::is_shard_name(c)),
+        "{children:?}"
+    );
+    drop(consumers);
 }
