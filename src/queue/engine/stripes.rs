@@ -102,6 +102,10 @@ fn mix(sequence: i64) -> u64 {
 /// an owner that stopped claiming (but is still registered) within it.
 pub(super) const GRACE: Duration = Duration::from_millis(250);
 
+/// The most of the other stripes' items a consumer remembers (the first in
+/// the kind's order); those after them count as just listed.
+const MAX_SEEN: usize = 8_192;
+
 /// Graces after which any consumer whose stripe is empty takes another
 /// stripe's item, not only the one to help with it (which may have stopped
 /// claiming too).
@@ -146,7 +150,7 @@ impl Others {
         let now = Instant::now();
         let head = spread::range(kind, items.iter(), now_ms);
         let own_at_head = items[..head].iter().any(|name| stripe.owns(name));
-        let mut seen = HashMap::with_capacity(head);
+        let mut seen = HashMap::with_capacity(head.min(MAX_SEEN));
         let (total, mut wake_at) = (items.len(), None);
         let mut kept = Vec::new();
         for (at, name) in items.into_iter().enumerate() {
@@ -175,7 +179,10 @@ impl Others {
                     false => wake_at = earliest(wake_at, Some(due)),
                 }
             }
-            seen.insert(name, first);
+            // The oldest only: memory does not grow with the backlog.
+            if seen.len() < MAX_SEEN {
+                seen.insert(name, first);
+            }
         }
         self.seen = seen;
         if !own_at_head {
