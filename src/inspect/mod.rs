@@ -361,6 +361,33 @@ pub fn is_shard_name(name: &str) -> bool {
         .is_some_and(crate::naming::is_uuid)
 }
 
+/// Where this crate's consumers of the queue at `queue_path` register: the
+/// sibling `<queue>.consumers` (none for a queue named like a shard,
+/// `queue-…`, whose consumers do not register). Its children are the
+/// consumers, each an ephemeral `_c_<UUID>-consumer-<sequence>` (see
+/// [`is_consumer_registration`]); each claims its own stripe of the queue's
+/// sequence numbers. Nothing is added under the queue itself.
+///
+/// ```
+/// use zk_queue::inspect::consumer_registry;
+/// assert_eq!(consumer_registry("/jobs"), "/jobs.consumers");
+/// ```
+pub fn consumer_registry(queue_path: &str) -> String {
+    crate::naming::registry_of(queue_path)
+}
+
+/// Whether `name`, a child of a [`consumer_registry`], is a consumer's
+/// registration.
+///
+/// ```
+/// use zk_queue::inspect::is_consumer_registration;
+/// assert!(is_consumer_registration("_c_0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f0-consumer-0000000003"));
+/// assert!(!is_consumer_registration("queue-0000000003"));
+/// ```
+pub fn is_consumer_registration(name: &str) -> bool {
+    crate::naming::is_registration(name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

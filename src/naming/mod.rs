@@ -4,6 +4,7 @@
 
 mod curator;
 mod kind;
+mod registry;
 mod sequence;
 mod uuid;
 
@@ -12,5 +13,6 @@ pub(crate) use curator::{
     plain_name_after, priority_prefix, split_item, PRIORITY_PREFIX_LEN, QUEUE_PREFIX,
 };
 pub use kind::Kind;
+pub(crate) use registry::{is_registration, registry_of, REGISTRATION, REGISTRY_MARK};
 pub(crate) use sequence::{parse_sequence, SequenceKey};
 pub(crate) use uuid::{is_uuid, random_uuid};

@@ -4,6 +4,30 @@
 //! Nodes, data and locks are byte-compatible with Apache Curator 5.x:
 //! items are `PERSISTENT_SEQUENTIAL` children named `queue-…` holding
 //! Curator's item frame, and lock-safe consumers lock `<lock_path>/<item>`.
+//!
+//! # Consumers of one queue
+//!
+//! This crate's consumers of a queue (plain and lock-safe alike) register
+//! beside it, so that they claim disjoint items instead of all reading and
+//! deleting (or locking) its head. The queue `/a/jobs` has the registry
+//! `/a/jobs.consumers`
+//! ([`inspect::consumer_registry`](crate::inspect::consumer_registry)), a
+//! container node holding `zk-queue consumers of /a/jobs`, whose
+//! ephemeral children `_c_<UUID>-consumer-<sequence>` are the consumers,
+//! ranked by sequence. With N registered, the consumer ranked r claims the
+//! items whose sequence number, hashed, is r modulo N; it takes another
+//! consumer's items only when none of its own is among those it may take
+//! (the most urgent priority of a priority queue, the due items of a delay
+//! queue), and only once they waited a quarter of a second (their owner is
+//! behind, or stopped), taking its share of them from the tail. A consumer
+//! that closes, crashes or loses its session leaves the registry, and the
+//! others divide its stripe at once. Nothing is added under the queue
+//! itself, where Curator's consumers (which warn of every child not named
+//! `queue-…`) and the classic recipe (`qn-…`) look. A queue named like a
+//! shard (`queue-…`, whose parent Curator's `QueueSharder` takes every child
+//! of for a shard) and the shards of a [`ShardedQueue`] have no registry:
+//! their consumers spread their claims over the queue instead, as they do
+//! against Curator's consumers, which do not register and compete as before.
 
 mod builder;
 mod consumer;

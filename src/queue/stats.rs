@@ -55,6 +55,10 @@ pub struct QueueStats {
     pub removed_while_held: u64,
     /// Claimed nodes not yet settled, now.
     pub in_flight: u64,
+    /// Items this handle's consumer tried to claim but found taken or
+    /// locked by another consumer first: claims lost to competition (each
+    /// cost a request for nothing).
+    pub claims_lost: u64,
 }
 
 impl QueueStats {
@@ -74,6 +78,7 @@ impl QueueStats {
             lease_lost: self.lease_lost + other.lease_lost,
             removed_while_held: self.removed_while_held + other.removed_while_held,
             in_flight: self.in_flight + other.in_flight,
+            claims_lost: self.claims_lost + other.claims_lost,
         }
     }
 }
@@ -160,6 +165,7 @@ pub(crate) struct QueueCounters {
     pub(crate) dead_lettered: AtomicU64,
     pub(crate) lease_lost: AtomicU64,
     pub(crate) removed_while_held: AtomicU64,
+    pub(crate) claims_lost: AtomicU64,
 }
 
 impl QueueCounters {
@@ -192,6 +198,7 @@ impl QueueCounters {
             lease_lost: get(&self.lease_lost),
             removed_while_held: get(&self.removed_while_held),
             in_flight: claimed.saturating_sub(settled),
+            claims_lost: get(&self.claims_lost),
         }
     }
 }
@@ -216,6 +223,7 @@ mod tests {
         QueueCounters::bump(&counters.dead_lettered);
         QueueCounters::bump(&counters.lease_lost);
         QueueCounters::add(&counters.removed_while_held, 7);
+        QueueCounters::add(&counters.claims_lost, 8);
         let stats = counters.snapshot();
         assert_eq!(
             stats,
@@ -232,6 +240,7 @@ mod tests {
                 lease_lost: 1,
                 removed_while_held: 7,
                 in_flight: 3,
+                claims_lost: 8,
             }
         );
     }

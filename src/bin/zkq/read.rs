@@ -5,7 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use serde::Serialize;
-use zk_queue::inspect::{decode_item, ItemName, Kind, Layout, Listing};
+use zk_queue::inspect::{self, decode_item, ItemName, Kind, Layout, Listing};
 
 use zk_queue::admin::DeadLetters;
 use zk_queue::path::join as child;
@@ -258,6 +258,10 @@ pub struct Stats {
     due: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     not_due: Option<usize>,
+    /// This crate's consumers registered on the queue (see
+    /// `inspect::consumer_registry`), if any registry exists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    consumers: Option<usize>,
     /// Lock nodes under the lock path, and their owners (lock data).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub locks: Option<usize>,
@@ -343,6 +347,11 @@ pub fn collect(
         stats.locks = Some(owners.len());
         stats.lock_owners = Some(owners);
     }
+    stats.consumers = match ctx.client.get_children(&inspect::consumer_registry(path)) {
+        Ok((names, _)) => Some(names.iter().filter(|n| inspect::is_consumer_registration(n)).count()),
+        Err(e) if e.is_no_node() => None,
+        Err(e) => return Err(e.into()),
+    };
     if let Some(dlq) = dead_letter_path {
         stats.dead_letters = Some(DeadLetters::new(&ctx.client, dlq)?.names()?.len());
     }
@@ -372,6 +381,9 @@ pub fn print_stats(stats: &Stats, indent: &str) {
         for (name, owner) in owners {
             println!("{indent}  {name}: {owner}");
         }
+    }
+    if let Some(consumers) = stats.consumers {
+        println!("{indent}registered consumers: {consumers}");
     }
     if let Some(dead) = stats.dead_letters {
         println!("{indent}dead letters: {dead}");

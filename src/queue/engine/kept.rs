@@ -13,7 +13,9 @@
 use std::time::Instant;
 
 use super::contention::{Contention, Verdict};
+use super::registry::Registry;
 use super::spread::Spread;
+use super::stripes::Others;
 use crate::client::Arrivals;
 use crate::client::MULTI_READ;
 use crate::naming::{item_sequence, plain_name_after, Kind, SequenceKey, QUEUE_PREFIX};
@@ -22,6 +24,11 @@ use crate::queue::core::Core;
 /// What the scanner keeps from one pass to the next.
 pub(super) struct Kept {
     pub(super) spread: Spread,
+    /// This consumer's registration among the queue's consumers, whose
+    /// stripe it claims (see `stripes`).
+    pub(super) registry: Registry,
+    /// When it first listed the other stripes' items it left alone.
+    pub(super) others: Others,
     /// A priority queue's arrivals: the items created since its listing.
     pub(super) arrivals: Option<Arrivals>,
     /// The server refused the arrivals' watch (older than 3.6): listing again
@@ -60,9 +67,11 @@ fn may_keep_arrivals<T: Send + 'static>(core: &Core<T>) -> bool {
 }
 
 impl Kept {
-    pub(super) fn new() -> Kept {
+    pub(super) fn new<T: Send + 'static>(core: &Core<T>) -> Kept {
         Kept {
             spread: Spread::new(),
+            registry: Registry::new(core),
+            others: Others::default(),
             arrivals: None,
             arrivals_refused: false,
             whole: false,

@@ -18,7 +18,9 @@
 //! lock-safe pass takes the items another consumer abandoned (it crashed, or
 //! its session expired) as their locks vanish, within a second. Consumers
 //! competing for one queue spread their claims over it instead of all
-//! claiming its head (`spread`).
+//! claiming its head (`spread`); this crate's consumers register beside the
+//! queue (`registry`) and each claims its own stripe of the sequence numbers
+//! (`stripes`), spreading over the others' only when its own is empty.
 //!
 //! In lock-safe mode a consumer never has more than `claim_window` lock
 //! nodes on the server: the leases it holds (locked items not yet
@@ -41,8 +43,10 @@ mod kept;
 mod lease;
 mod outcome;
 mod process;
+mod registry;
 mod scan;
 mod spread;
+mod stripes;
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -19,6 +19,12 @@
 //!
 //! A priority queue spreads only over the items of its most urgent priority,
 //! a delay queue over the items already due, so the kind's order holds.
+//!
+//! This crate's consumers registered on one queue do not meet each other
+//! this way: each claims its own stripe (`stripes`). Spreading is what
+//! remains for the competition they cannot divide the queue with: Curator's
+//! consumers (and other crates'), consumers of a queue without a registry
+//! (a shard), and the moments before a join or a leave reaches everyone.
 
 use crate::naming::{delay_epoch, item_prefix, Kind};
 

@@ -151,3 +151,27 @@ fn cli_watch_rates_reports_depth_and_rates() {
     let last = reports.last().unwrap()["items"].as_u64().unwrap();
     assert!((2..=41).contains(&last), "{reports:?}");
 }
+
+#[test]
+fn cli_stats_counts_the_consumers_registered_beside_a_queue() {
+    let path = unique_path("cli-stats-consumers");
+    ok(&["put", &path, "a"]);
+    assert_eq!(json(&["stats", &path])["consumers"], Value::Null, "no registry yet");
+    let clients = [client(), client()];
+    let queues: Vec<_> = clients
+        .iter()
+        .map(|c| {
+            QueueBuilder::new(c, &path, BytesSerializer)
+                .consumer(|_: Vec<u8>| Ok(()))
+                .build_queue()
+                .unwrap()
+        })
+        .collect();
+    crate::support::eventually(Duration::from_secs(30), "both consumers register", || {
+        json(&["stats", &path])["consumers"] == 2
+    });
+    let text = ok(&["stats", &path]);
+    assert!(text.contains("registered consumers: 2\n"), "{text}");
+    assert!(text.contains("foreign children: 0\n"), "{text}");
+    drop(queues);
+}

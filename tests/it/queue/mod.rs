@@ -33,6 +33,7 @@ mod requeue_batches;
 mod sharded;
 mod sharded_bound;
 mod stats;
+mod stripes;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

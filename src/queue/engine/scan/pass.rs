@@ -18,6 +18,7 @@ use crate::naming::{delay_epoch, is_item, Kind};
 use crate::queue::core::Core;
 use crate::queue::engine::kept::Kept;
 use crate::queue::engine::spread::{self, Next};
+use crate::queue::engine::stripes::Stripe;
 use crate::queue::engine::{Control, Work};
 use crate::queue::DeliverAt;
 use crate::sync::{earliest, Latch};
@@ -117,8 +118,10 @@ pub(super) fn scan<T: Send + 'static>(
         tx,
         latch,
     };
+    // This consumer's stripe, if others of this crate consume too.
+    let stripe = kept.registry.stripe(core, latch);
     let mut state = PassState::new(scope, kept, read_ahead, locks, wake_at);
-    state.keep(names, listed);
+    state.keep(names, listed, stripe);
     drop(turn);
     state.run()?;
     state.finish_window()?;
@@ -187,7 +190,7 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
     /// listing only, so a consumer's memory does not grow with its backlog
     /// (nor a sharded consumer's with its shards); it lists again when done
     /// with it.
-    fn keep(&mut self, names: Vec<String>, listed: bool) {
+    fn keep(&mut self, names: Vec<String>, listed: bool, stripe: Option<Stripe>) {
         let mut items: Vec<String> = names.into_iter().filter(|n| is_item(n)).collect();
         self.core.kind.sort(&mut items);
         if listed {
@@ -195,6 +198,13 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
                 .deferred
                 .keep_only(&items.iter().map(String::as_str).collect());
         }
+        // Others' items left to them are not this pass's to go through.
+        let mine = self.kept.others.mine(self.core.kind, items, stripe, self.now_ms);
+        if mine.left_out {
+            self.whole = false;
+            self.wake_at = earliest(self.wake_at, mine.wake_at);
+        }
+        let mut items = mine.items;
         if items.len() > MAX_PENDING {
             items.truncate(MAX_PENDING);
             items.shrink_to_fit();

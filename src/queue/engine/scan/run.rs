@@ -14,7 +14,7 @@ use crate::sync::{earliest, Backoff, Latch};
 
 pub(in crate::queue::engine) fn scan_loop<T: Send + 'static>(core: &Core<T>, control: &Control, tx: Sender<Work<T>>) {
     let mut backoff = Backoff::new(POLL, MAX_BACKOFF);
-    let mut kept = Kept::new();
+    let mut kept = Kept::new(core);
     while !control.stopping() {
         let latch = Latch::new();
         *control.wake.lock() = latch.clone();
@@ -40,6 +40,8 @@ pub(in crate::queue::engine) fn scan_loop<T: Send + 'static>(core: &Core<T>, con
             }
         }
     }
+    // The others take this consumer's stripe at once.
+    kept.registry.leave(core);
 }
 
 /// Waits, after a pass that went well, for its latch or for the pass's

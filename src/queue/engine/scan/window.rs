@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::queue::core::Core;
 use crate::queue::engine::claim::{self, Claimed};
 use crate::queue::engine::{Control, Work};
+use crate::queue::stats::QueueCounters;
 
 /// Items read with the listing, by name: their data and stat.
 pub(in crate::queue::engine) type ReadAhead = HashMap<String, (Vec<u8>, Stat)>;
@@ -22,8 +23,10 @@ pub(super) fn claim_window<T: Send + 'static>(
     names: Vec<String>,
     read_ahead: &mut ReadAhead,
 ) -> Result<Claimed> {
-    match &core.options.lock_path {
+    let claimed = match &core.options.lock_path {
         Some(lock_dir) => claim::locked_window(core, control, tx, lock_dir, names),
         None => claim::window(core, control, tx, names, read_ahead),
-    }
+    }?;
+    QueueCounters::add(&core.counters.claims_lost, claimed.lost);
+    Ok(claimed)
 }
