@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use zk_queue::{ConsumeError, DistributedQueue, QueueBuilder, StringSerializer, ZkClient};
+use zk_queue::{inspect, ConsumeError, DistributedQueue, QueueBuilder, StringSerializer, ZkClient};
 
 use super::WAIT;
 use crate::support::server::unique_path;
@@ -22,9 +22,12 @@ const PICKED_UP_WITHIN: Duration = Duration::from_secs(1);
 /// Deliveries a consumer saw, and when.
 type Seen = Arc<Mutex<Vec<(String, Instant)>>>;
 
-/// A consumer that holds the next `HELD` items until its client closes.
+/// A consumer that holds `HELD` items until its client closes.
 struct Holder {
     client: ZkClient,
+    /// The items it holds (each registered consumer claims from its own
+    /// stripe of the queue, not necessarily the head).
+    held: Vec<String>,
     _queue: DistributedQueue<String>,
     _release: crossbeam_channel::Sender<()>,
 }
@@ -41,18 +44,30 @@ fn holder(direct: &ZkClient, path: &str, locks: &str) -> Holder {
         })
         .build_queue()
         .unwrap();
-    let before = direct.get_children(locks).map(|(l, _)| l.len()).unwrap_or(0);
+    let listed = || direct.get_children(locks).map(|(l, _)| l).unwrap_or_default();
+    let before = listed();
     eventually(WAIT, "the holder locks its items", || {
-        direct.get_children(locks).map(|(l, _)| l.len()).unwrap_or(0) == before + HELD
+        listed().len() == before.len() + HELD
     });
+    // A lock is named as its item: read what the new ones lock.
+    let held = listed()
+        .into_iter()
+        .filter(|lock| !before.contains(lock))
+        .map(|name| {
+            let (data, _) = direct.get_data(&format!("{path}/{name}")).unwrap();
+            let item = inspect::decode_item(inspect::Layout::Curator, &data).unwrap();
+            String::from_utf8(item.records[0].clone()).unwrap()
+        })
+        .collect();
     Holder {
         client,
+        held,
         _queue: queue,
         _release: release,
     }
 }
 
-/// `holders` consumers lock the first items in turn; a busy consumer works
+/// `holders` consumers lock items in turn; a busy consumer works
 /// through the backlog behind them; the holders crash one after another,
 /// each once the busy consumer took what the one before abandoned. Each
 /// crash's items must reach the busy consumer well before its backlog ends.
@@ -89,7 +104,7 @@ fn abandoned_items_reach_a_busy_consumer(name: &str, holders: usize) {
         // The holder crashes: its session ends, and the server deletes its locks.
         holder.client.close();
         let vanished = Instant::now();
-        let held: Vec<String> = (n * HELD..(n + 1) * HELD).map(|i| format!("job-{i}")).collect();
+        let held = &holder.held;
         eventually(WAIT, "B takes what the crashed holder held", || {
             let seen = seen.lock();
             held.iter().all(|job| seen.iter().any(|(item, _)| item == job))

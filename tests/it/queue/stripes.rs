@@ -249,14 +249,17 @@ fn curator_s_consumer_beside_registered_consumers_gets_items_and_none_is_lost_or
         .spawn()
         .unwrap();
     java.wait_ready(WAIT).unwrap();
-    // Slowed down, so that Curator's consumer (one item at a time) wins
+    // Slowed down, four items claimed at a time, so that Curator's
+    // consumer (one item at a time, on a JVM the load may slow more) wins
     // some of the races.
-    let recorders: Vec<Recorder> = (0..2).map(|_| Recorder::new().slow(Duration::from_millis(2))).collect();
+    let recorders: Vec<Recorder> = (0..2)
+        .map(|_| Recorder::new().slow(Duration::from_millis(10)))
+        .collect();
     let clients: Vec<ZkClient> = (0..2).map(|_| client()).collect();
     let queues: Vec<_> = clients
         .iter()
         .zip(&recorders)
-        .map(|(c, r)| consumer(c, &path, r).build_queue().unwrap())
+        .map(|(c, r)| consumer(c, &path, r).claim_window(4).build_queue().unwrap())
         .collect();
     eventually(WAIT, "both consumers register", || registered(&admin, &path) == 2);
     let expected = put_items(&admin, &path, ITEMS);
