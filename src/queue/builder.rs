@@ -6,6 +6,9 @@ use std::time::Duration;
 use super::consumer::WithMeta;
 use super::core::{Consumer, Core, Options};
 use super::pull::{self, ItemReceiver};
+use super::put::Producer;
+use super::stats::QueueCounters;
+use super::store::Store;
 use super::{
     ConsumeError, DelayQueue, DistributedQueue, ErrorMode, IdQueue, ItemMeta, PriorityQueue, Queue, QueueConsumer,
     ShardPolicy, ShardedQueue,
@@ -728,6 +731,15 @@ impl<T: Send + 'static> QueueBuilder<T> {
         if self.options.max_items.is_some() && !self.put_in_background_set {
             self.options.put_in_background = false;
         }
+        let counters = Arc::new(QueueCounters::default());
+        let store = Store::new(
+            self.client.clone(),
+            self.path.clone(),
+            self.options.acl.clone(),
+            Arc::clone(&counters),
+        );
+        let mode = self.options.put_mode();
+        let producer = Producer::new(store, Arc::clone(&self.serializer), kind, mode, Arc::clone(&counters));
         let core = Arc::new(Core::new(
             self.client,
             self.path,
@@ -735,10 +747,11 @@ impl<T: Send + 'static> QueueBuilder<T> {
             self.serializer,
             self.consumer,
             self.options,
+            counters,
         ));
         // The handle closes the queue if starting fails half way.
-        let queue = Queue::new(Arc::clone(&core));
-        core.start()?;
+        let queue = Queue::new(core, producer);
+        queue.start()?;
         Ok(queue)
     }
 }
