@@ -10,7 +10,6 @@ use parking_lot::Mutex;
 
 use super::engine::Engine;
 use super::pull::PullConsumer;
-use super::put::PutMode;
 use super::stats::QueueCounters;
 use super::{ErrorMode, QueueConsumer};
 use crate::client::{Acl, ConnectionState, Opts, ZkClient};
@@ -20,12 +19,10 @@ use crate::naming::{is_item, Kind};
 use crate::path;
 use crate::sync::{Backoff, Gate};
 
-/// The builder's settings.
+/// The builder's settings but those of the put path (see `put::PutMode`).
 #[derive(Clone, Debug)]
-pub(crate) struct Options {
+pub(in crate::queue) struct Options {
     pub(crate) lock_path: Option<String>,
-    pub(crate) max_items: Option<usize>,
-    pub(crate) put_in_background: bool,
     pub(crate) final_flush: Duration,
     pub(crate) consumer_threads: usize,
     pub(crate) claim_window: usize,
@@ -38,27 +35,13 @@ pub(crate) struct Options {
     pub(crate) min_items_before_refresh: usize,
     pub(crate) dead_letter_path: Option<String>,
     pub(crate) acl: Vec<Acl>,
-    /// Single puts are coalesced into multi-item nodes, the put thread
-    /// waiting this long for more after the first (`None`: not coalesced).
-    pub(crate) coalesce: Option<Duration>,
     /// Shared by the shards of a sharded queue: how many of their scanners
     /// may hold a whole listing at once.
     pub(crate) listing_gate: Option<Arc<Gate>>,
 }
 
-impl Options {
-    /// The settings of the put path.
-    pub(crate) fn put_mode(&self) -> PutMode {
-        PutMode {
-            max_items: self.max_items,
-            in_background: self.put_in_background,
-            coalesce: self.coalesce,
-        }
-    }
-}
-
 /// Who consumes a queue's items.
-pub(crate) enum Consumer<T> {
+pub(in crate::queue) enum Consumer<T> {
     /// A callback, run by the queue's consumer threads.
     Callback(Arc<dyn QueueConsumer<T>>),
     /// The takers of an [`ItemReceiver`](super::ItemReceiver), served by the
@@ -109,7 +92,7 @@ fn guarded(what: &str, call: impl FnOnce()) {
 
 /// One queue's node, settings, consumer and counters, shared by its handle
 /// and the threads of its consumer engine.
-pub(crate) struct Core<T> {
+pub(in crate::queue) struct Core<T> {
     pub(crate) client: ZkClient,
     pub(crate) path: String,
     pub(crate) kind: Kind,

@@ -55,7 +55,7 @@ impl<T: Send + 'static, K> Queue<T, K> {
     }
 
     /// A handle on a queue not started yet: see [`start`](Self::start).
-    pub(crate) fn new(core: Arc<Core<T>>, producer: Producer<T>) -> Self {
+    pub(super) fn new(core: Arc<Core<T>>, producer: Producer<T>) -> Self {
         Queue {
             core,
             producer,
