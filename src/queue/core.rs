@@ -15,8 +15,7 @@ use super::{ErrorMode, QueueConsumer};
 use crate::client::{Acl, ConnectionState, Opts, ZkClient};
 use crate::codec::QueueSerializer;
 use crate::error::{Error, Result};
-use crate::naming::{is_item, Kind};
-use crate::path;
+use crate::naming::Kind;
 use crate::sync::{Backoff, Gate};
 
 /// The builder's settings but those of the put path (see `put::PutMode`).
@@ -171,24 +170,5 @@ impl<T: Send + 'static> Core<T> {
         if let Some(consumer) = &self.consumer {
             consumer.error(error);
         }
-    }
-
-    /// The age of the item next in line; see `oldest_age` on the handles.
-    pub(crate) fn oldest_age(&self) -> Result<Option<Duration>> {
-        let mut names = match self.client.get_children(&self.path) {
-            Ok((names, _)) => names,
-            Err(Error::NoNode { .. }) => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        names.retain(|n| is_item(n));
-        self.kind.sort(&mut names);
-        for name in names {
-            // The head may be consumed meanwhile: look at the next one then.
-            if let Some(stat) = self.client.exists(&path::join(&self.path, &name))? {
-                let age = super::DeliverAt::now().epoch_millis() - stat.ctime;
-                return Ok(Some(Duration::from_millis(age.max(0).unsigned_abs())));
-            }
-        }
-        Ok(None)
     }
 }

@@ -6,9 +6,10 @@ use std::time::{Duration, Instant};
 
 use super::core::Core;
 use super::put::Producer;
-use super::{CloseReport, PutListener, QueueStats};
+use super::{CloseReport, DeliverAt, PutListener, QueueStats};
 use crate::error::{Error, PutError, Result};
 use crate::naming::{is_item, Kind};
+use crate::path;
 
 /// A queue of Curator's family, built and started by a
 /// [`QueueBuilder`](crate::QueueBuilder): what every kind shares is here,
@@ -278,7 +279,22 @@ impl<T: Send + 'static, K> Queue<T, K> {
     /// # }
     /// ```
     pub fn oldest_age(&self) -> Result<Option<Duration>> {
-        self.core.oldest_age()
+        let core = &self.core;
+        let mut names = match core.client.get_children(&core.path) {
+            Ok((names, _)) => names,
+            Err(Error::NoNode { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        names.retain(|n| is_item(n));
+        core.kind.sort(&mut names);
+        for name in names {
+            // The head may be consumed meanwhile: look at the next one then.
+            if let Some(stat) = core.client.exists(&path::join(&core.path, &name))? {
+                let age = DeliverAt::now().epoch_millis() - stat.ctime;
+                return Ok(Some(Duration::from_millis(age.max(0).unsigned_abs())));
+            }
+        }
+        Ok(None)
     }
 }
 
