@@ -6,6 +6,9 @@ use std::time::Duration;
 use super::consumer::WithMeta;
 use super::core::{Consumer, Core, Options};
 use super::pull::{self, ItemReceiver};
+use super::put::{Producer, PutMode};
+use super::stats::QueueCounters;
+use super::store::Store;
 use super::{
     ConsumeError, DelayQueue, DistributedQueue, ErrorMode, IdQueue, ItemMeta, PriorityQueue, Queue, QueueConsumer,
     ShardPolicy, ShardedQueue,
@@ -50,6 +53,8 @@ pub struct QueueBuilder<T> {
     serializer: Arc<dyn QueueSerializer<T>>,
     consumer: Option<Consumer<T>>,
     options: Options,
+    /// The put path's settings, which the consumer engine never sees.
+    puts: PutMode,
     error_mode_set: bool,
     put_in_background_set: bool,
 }
@@ -75,8 +80,6 @@ impl<T: Send + 'static> QueueBuilder<T> {
             consumer: None,
             options: Options {
                 lock_path: None,
-                max_items: None,
-                put_in_background: true,
                 final_flush: Duration::from_secs(5),
                 consumer_threads: 1,
                 claim_window: 64,
@@ -87,8 +90,12 @@ impl<T: Send + 'static> QueueBuilder<T> {
                 min_items_before_refresh: 0,
                 dead_letter_path: None,
                 acl: client.default_acl().to_vec(),
-                coalesce: None,
                 listing_gate: None,
+            },
+            puts: PutMode {
+                max_items: None,
+                in_background: true,
+                coalesce: None,
             },
             error_mode_set: false,
             put_in_background_set: false,
@@ -200,7 +207,7 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// # }
     /// ```
     pub fn max_items(mut self, max_items: usize) -> Self {
-        self.options.max_items = Some(max_items);
+        self.puts.max_items = Some(max_items);
         self
     }
 
@@ -221,7 +228,7 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// # }
     /// ```
     pub fn put_in_background(mut self, background: bool) -> Self {
-        self.options.put_in_background = background;
+        self.puts.in_background = background;
         self.put_in_background_set = true;
         self
     }
@@ -248,7 +255,7 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// # }
     /// ```
     pub fn coalesce_puts(mut self, coalesce: bool) -> Self {
-        self.options.coalesce = coalesce.then(|| self.options.coalesce.unwrap_or_default());
+        self.puts.coalesce = coalesce.then(|| self.puts.coalesce.unwrap_or_default());
         self
     }
 
@@ -269,7 +276,7 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// # }
     /// ```
     pub fn coalesce_linger(mut self, linger: Duration) -> Self {
-        self.options.coalesce = Some(linger);
+        self.puts.coalesce = Some(linger);
         self
     }
 
@@ -653,6 +660,7 @@ impl<T: Send + 'static> QueueBuilder<T> {
                 other => other.clone(),
             },
             options,
+            puts: self.puts,
             error_mode_set: self.error_mode_set,
             put_in_background_set: self.put_in_background_set,
         }
@@ -694,7 +702,7 @@ impl<T: Send + 'static> QueueBuilder<T> {
             // lock of the queue item of the same name, which then stays stuck.
             return invalid("the lock path and the dead-letter path must not be the same node");
         }
-        if self.options.max_items == Some(0) {
+        if self.puts.max_items == Some(0) {
             return invalid("max items must be positive");
         }
         if self.options.claim_window == 0 {
@@ -725,9 +733,23 @@ impl<T: Send + 'static> QueueBuilder<T> {
         if self.options.acl.is_empty() {
             return invalid("ACL must not be empty");
         }
-        if self.options.max_items.is_some() && !self.put_in_background_set {
-            self.options.put_in_background = false;
+        if self.puts.max_items.is_some() && !self.put_in_background_set {
+            self.puts.in_background = false;
         }
+        let counters = Arc::new(QueueCounters::default());
+        let store = Store::new(
+            self.client.clone(),
+            self.path.clone(),
+            self.options.acl.clone(),
+            Arc::clone(&counters),
+        );
+        let producer = Producer::new(
+            store,
+            Arc::clone(&self.serializer),
+            kind,
+            self.puts,
+            Arc::clone(&counters),
+        );
         let core = Arc::new(Core::new(
             self.client,
             self.path,
@@ -735,10 +757,11 @@ impl<T: Send + 'static> QueueBuilder<T> {
             self.serializer,
             self.consumer,
             self.options,
+            counters,
         ));
         // The handle closes the queue if starting fails half way.
-        let queue = Queue::new(Arc::clone(&core));
-        core.start()?;
+        let queue = Queue::new(core, producer);
+        queue.start()?;
         Ok(queue)
     }
 }
@@ -749,6 +772,7 @@ impl<T> std::fmt::Debug for QueueBuilder<T> {
             .field("path", &self.path)
             .field("consumer", &self.consumer.is_some())
             .field("options", &self.options)
+            .field("puts", &self.puts)
             .finish()
     }
 }

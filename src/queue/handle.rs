@@ -5,9 +5,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::core::Core;
-use super::{CloseReport, PutListener, QueueStats};
+use super::put::Producer;
+use super::{CloseReport, DeliverAt, PutListener, QueueStats};
 use crate::error::{Error, PutError, Result};
 use crate::naming::{is_item, Kind};
+use crate::path;
 
 /// A queue of Curator's family, built and started by a
 /// [`QueueBuilder`](crate::QueueBuilder): what every kind shares is here,
@@ -40,22 +42,36 @@ use crate::naming::{is_item, Kind};
 /// # }
 /// ```
 pub struct Queue<T, K = crate::kinds::Fifo> {
+    /// What the consumer engine shares: the node, the options, the counters.
     pub(super) core: Arc<Core<T>>,
+    /// Where puts go, top-down: the producer, then its store.
+    pub(super) producer: Producer<T>,
     kind: PhantomData<fn() -> K>,
 }
 
 impl<T: Send + 'static, K> Queue<T, K> {
-    /// A handle on a started core.
     /// Put calls whose put ended (stored or failed).
     pub(crate) fn puts_ended(&self) -> u64 {
         self.core.counters.puts_ended.load(std::sync::atomic::Ordering::SeqCst)
     }
 
-    pub(crate) fn new(core: Arc<Core<T>>) -> Self {
+    /// A handle on a queue not started yet: see [`start`](Self::start).
+    pub(super) fn new(core: Arc<Core<T>>, producer: Producer<T>) -> Self {
         Queue {
             core,
+            producer,
             kind: PhantomData,
         }
+    }
+
+    /// Creates the queue's nodes, starts its consumer engine and its put
+    /// thread, and accepts puts; called once, by the builder. If it fails,
+    /// closing the handle stops the threads it started.
+    pub(super) fn start(&self) -> Result<()> {
+        self.core.start()?;
+        self.producer.start()?;
+        log::info!("queue {} started", self.core.path);
+        Ok(())
     }
 
     /// Waits for background puts, stops claiming items, and waits for
@@ -98,7 +114,7 @@ impl<T: Send + 'static, K> Queue<T, K> {
     pub fn close_timeout(&self, timeout: Duration) -> CloseReport {
         let deadline =
             deadline_in(timeout).unwrap_or_else(|| Instant::now() + Duration::from_secs(u64::from(u32::MAX)));
-        self.core.close(deadline)
+        self.close_until(deadline)
     }
 
     /// Waits until every background put has finished (stored or failed);
@@ -118,7 +134,7 @@ impl<T: Send + 'static, K> Queue<T, K> {
     /// # }
     /// ```
     pub fn flush_timeout(&self, timeout: Duration) -> bool {
-        self.core.wait_pending(deadline_in(timeout))
+        self.producer.flush(deadline_in(timeout))
     }
 
     /// Adds a listener told of every put's outcome.
@@ -139,7 +155,7 @@ impl<T: Send + 'static, K> Queue<T, K> {
     /// # }
     /// ```
     pub fn add_put_listener(&self, listener: impl PutListener<T>) {
-        self.core.add_listener(Arc::new(listener))
+        self.producer.add_listener(Arc::new(listener))
     }
 
     /// The queue node's path.
@@ -263,7 +279,22 @@ impl<T: Send + 'static, K> Queue<T, K> {
     /// # }
     /// ```
     pub fn oldest_age(&self) -> Result<Option<Duration>> {
-        self.core.oldest_age()
+        let core = &self.core;
+        let mut names = match core.client.get_children(&core.path) {
+            Ok((names, _)) => names,
+            Err(Error::NoNode { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        names.retain(|n| is_item(n));
+        core.kind.sort(&mut names);
+        for name in names {
+            // The head may be consumed meanwhile: look at the next one then.
+            if let Some(stat) = core.client.exists(&path::join(&core.path, &name))? {
+                let age = DeliverAt::now().epoch_millis() - stat.ctime;
+                return Ok(Some(Duration::from_millis(age.max(0).unsigned_abs())));
+            }
+        }
+        Ok(None)
     }
 }
 
@@ -275,7 +306,7 @@ impl<T: Send + 'static, K> Queue<T, K> {
         item: T,
         deadline: Option<Instant>,
     ) -> std::result::Result<(), PutError<T>> {
-        self.core
+        self.producer
             .put(prefix, [item], deadline)
             .map_err(|e| e.map(|[item]| item))
     }
@@ -287,7 +318,7 @@ impl<T: Send + 'static, K> Queue<T, K> {
         items: Vec<T>,
         deadline: Option<Instant>,
     ) -> std::result::Result<(), PutError<Vec<T>>> {
-        self.core.put(prefix, items, deadline)
+        self.producer.put(prefix, items, deadline)
     }
 }
 
@@ -302,9 +333,28 @@ pub(super) fn deadline_in(timeout: Duration) -> Option<Instant> {
     Instant::now().checked_add(timeout)
 }
 
+impl<T, K> Queue<T, K> {
+    /// Flushes puts, stops claiming, waits for in-flight items, all by
+    /// `deadline`.
+    fn close_until(&self, deadline: Instant) -> CloseReport {
+        let Some(started) = self.producer.shut() else {
+            return CloseReport::default();
+        };
+        let before = self.core.counters.snapshot();
+        // A queue whose start failed has no puts to wait for, but may have
+        // threads to stop.
+        let puts_pending = self.producer.finish(started, deadline);
+        self.core.stop(deadline);
+        self.producer.forget_listeners();
+        let report = CloseReport::between(&before, &self.core.counters.snapshot(), puts_pending);
+        log::info!("queue {} closed: {report:?}", self.core.path);
+        report
+    }
+}
+
 impl<T, K> Drop for Queue<T, K> {
     fn drop(&mut self) {
-        let _ = self.core.close(close_deadline(self.core.options.final_flush));
+        let _ = self.close_until(close_deadline(self.core.options.final_flush));
     }
 }
 

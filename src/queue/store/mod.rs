@@ -19,19 +19,26 @@
 //! `ZkClient::create_in_multis_with`). A multi is applied whole or not at
 //! all, so one of its tokens found settles all of its puts: those not found
 //! were stored and taken already, and are not sent again.
+//!
+//! The store is the bottom layer of a put: the put path above it
+//! (`queue::put`) turns items into [`Put`]s, and the store writes them to the
+//! queue node. Beside this file: `floor` (the lower bound above),
+//! `read_back` (the resolver) and `room` (waiting for room in a bounded
+//! queue).
 
-use std::collections::{HashMap, HashSet};
+mod floor;
+mod read_back;
+mod room;
+
+use std::sync::Arc;
 use std::time::Instant;
 
-use parking_lot::Mutex;
-
-use super::core::Core;
+use self::floor::Floor;
 use super::stats::QueueCounters;
-use crate::client::{CreateMode, Created, Opts, Retry};
+use crate::client::{Acl, CreateMode, Created, Opts, Retry, ZkClient};
 use crate::codec::trailer;
 use crate::error::{Error, Result};
-use crate::naming::{item_sequence, parse_sequence, SequenceKey};
-use crate::path;
+use crate::naming::SequenceKey;
 
 /// One item node to create: its path prefix and its data, which ends with a
 /// trailer holding `token`.
@@ -54,25 +61,19 @@ impl Put {
     }
 }
 
-/// A lower bound for the sequence of the queue's next item: the highest
-/// sequence this producer has seen created, or the queue's `cversion`.
-#[derive(Default)]
-pub(crate) struct Floor(Mutex<Option<SequenceKey>>);
-
-impl Floor {
-    fn raise(&self, key: SequenceKey) {
-        let mut floor = self.0.lock();
-        if floor.is_none_or(|f| f < key) {
-            *floor = Some(key);
-        }
-    }
-
-    fn forget(&self) {
-        *self.0.lock() = None;
-    }
+/// Writes item nodes under one queue node, with its ACL, as the module doc
+/// says: each put stored once, whatever the connection does.
+pub(crate) struct Store {
+    client: ZkClient,
+    path: String,
+    acl: Vec<Acl>,
+    /// A lower bound for the sequence of this producer's next item.
+    floor: Floor,
+    /// Counts the puts sent again.
+    counters: Arc<QueueCounters>,
 }
 
-/// How one put stands while [`store`] runs.
+/// How one put stands while [`Store::store`] runs.
 enum State {
     /// To be sent (again).
     Send,
@@ -85,18 +86,40 @@ enum State {
 /// One sending of the puts not stored yet.
 #[derive(Clone, Copy)]
 struct Sending<'a> {
-    /// Which sending of [`store`] this is.
+    /// Which sending of [`Store::store`] this is.
     number: usize,
     /// Whether the queue node was created again already.
     recreated: bool,
     opts: Opts<'a>,
 }
 
-/// The multi a put was sent in: which sending of [`store`] and which multi
+/// The multi a put was sent in: which sending of [`Store::store`] and which multi
 /// of it. All the puts of one multi were stored, or none was.
 type Multi = (usize, usize);
 
-impl<T: Send + 'static> Core<T> {
+impl Store {
+    /// A store writing under the queue node `path`, its nodes taking `acl`.
+    pub(crate) fn new(client: ZkClient, path: String, acl: Vec<Acl>, counters: Arc<QueueCounters>) -> Store {
+        Store {
+            client,
+            path,
+            acl,
+            floor: Floor::default(),
+            counters,
+        }
+    }
+
+    /// The queue node's path.
+    pub(crate) fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Checks, before any request, that a node of `data.len()` bytes under
+    /// `node_prefix` can be created.
+    pub(crate) fn check_size(&self, node_prefix: &str, data: &[u8]) -> Result<()> {
+        self.client.check_create_size(node_prefix, data.len(), &self.acl)
+    }
+
     /// Creates the item nodes of `puts`, in pipelined multis of consecutive
     /// puts, with the queue's ACL, and returns each one's result, in order. Connection errors are
     /// retried by the client's retry policy; a create whose reply was lost is
@@ -128,8 +151,7 @@ impl<T: Send + 'static> Core<T> {
                 if missing_queue {
                     recreated = true;
                     self.floor.forget();
-                    let acl = &self.options.acl;
-                    if let Err(e) = self.client.ensure_path_with(&self.path, opts.acl(acl)) {
+                    if let Err(e) = self.client.ensure_path_with(&self.path, opts.acl(&self.acl)) {
                         fail_all(&mut states, |s| matches!(s, State::Send), &e);
                     }
                     continue;
@@ -185,7 +207,7 @@ impl<T: Send + 'static> Core<T> {
             .iter()
             .map(|&i| (puts[i].node_prefix.clone(), puts[i].data.clone()))
             .collect();
-        let opts = opts.mode(CreateMode::PersistentSequential).acl(&self.options.acl);
+        let opts = opts.mode(CreateMode::PersistentSequential).acl(&self.acl);
         let Created { results, multi, .. } = match self.client.create_in_multis_with(&nodes, opts) {
             Ok(created) => created,
             // Nothing was sent.
@@ -219,138 +241,6 @@ impl<T: Send + 'static> Core<T> {
             };
         }
         missing_queue
-    }
-
-    /// The floor for a create sent now; `None` if it cannot be read, which
-    /// makes a read-back look at every item.
-    pub(crate) fn read_floor(&self, opts: Opts<'_>) -> Option<SequenceKey> {
-        if let Some(floor) = *self.floor.0.lock() {
-            return Some(floor);
-        }
-        match self.client.exists_with(&self.path, opts) {
-            Ok(Some(stat)) => {
-                let key = SequenceKey::new(i64::from(stat.cversion));
-                if let Some(key) = key {
-                    self.floor.raise(key);
-                }
-                key
-            }
-            _ => None,
-        }
-    }
-
-    fn note_created(&self, created: &str) {
-        if let Some(key) = item_sequence(path::name(created)).and_then(SequenceKey::new) {
-            self.floor.raise(key);
-        }
-    }
-
-    /// Looks for the tokens of puts in `State::Unknown` among the queue's
-    /// newest items: found ones are done, and so are the others of their
-    /// multi (a multi is applied whole, so a put of it that is not found was
-    /// stored and taken already); the others are sent again. If the queue
-    /// cannot be read now, they stay unknown and the error is returned.
-    fn resolve(&self, puts: &[Put], states: &mut [State], opts: Opts<'_>) -> Result<()> {
-        let unknown: Vec<(usize, Option<SequenceKey>, Option<Multi>)> = states
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| match s {
-                State::Unknown(floor, multi) => Some((i, *floor, *multi)),
-                _ => None,
-            })
-            .collect();
-        if unknown.is_empty() {
-            return Ok(());
-        }
-        let floors: Vec<(usize, Option<SequenceKey>)> = unknown.iter().map(|&(i, floor, _)| (i, floor)).collect();
-        match self.find_tokens(puts, &floors, opts) {
-            Ok(found) => {
-                let applied: HashSet<Multi> = unknown
-                    .iter()
-                    .filter(|&&(i, _, _)| found.contains_key(&puts[i].token))
-                    .filter_map(|&(_, _, multi)| multi)
-                    .collect();
-                for (i, _, multi) in unknown {
-                    states[i] = if let Some(created) = found.get(&puts[i].token) {
-                        log::debug!("a put whose reply was lost was applied: {created}");
-                        State::Done(Ok(()))
-                    } else if multi.is_some_and(|m| applied.contains(&m)) {
-                        log::debug!("a put whose reply was lost was applied with its multi, and taken since");
-                        State::Done(Ok(()))
-                    } else {
-                        QueueCounters::bump(&self.counters.puts_resent);
-                        log::info!(
-                            "a put under {} whose reply was lost is not in the queue; sending it again \
-                             (stored twice if a consumer already took it)",
-                            self.path
-                        );
-                        State::Send
-                    };
-                }
-            }
-            Err(e) if e.is_retryable() => {
-                log::debug!("reading back puts under {}: {e}", self.path);
-                return Err(e);
-            }
-            Err(e) => fail_all(states, |s| matches!(s, State::Unknown(..)), &e),
-        }
-        Ok(())
-    }
-
-    /// The paths of the items holding any of the `unknown` puts' tokens.
-    fn find_tokens(
-        &self,
-        puts: &[Put],
-        unknown: &[(usize, Option<SequenceKey>)],
-        opts: Opts<'_>,
-    ) -> Result<HashMap<u128, String>> {
-        // One attempt each: `store` retries by the policy, within its
-        // deadline. The sync first: after a reconnection to another member,
-        // a create applied by the leader may not have reached it yet.
-        self.client.sync(&self.path, opts.once())?;
-        let names = match self.client.get_children_with(&self.path, opts.once()) {
-            Ok((names, _)) => names,
-            Err(Error::NoNode { .. }) => return Ok(HashMap::new()),
-            Err(e) => return Err(e),
-        };
-        // The lowest floor of each prefix; `None` means no floor is known.
-        let mut floors: HashMap<&str, Option<SequenceKey>> = HashMap::new();
-        for &(i, floor) in unknown {
-            let prefix = path::name(&puts[i].node_prefix);
-            let entry = floors.entry(prefix).or_insert(floor);
-            *entry = match (*entry, floor) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                _ => None,
-            };
-        }
-        let candidates: Vec<String> = names
-            .iter()
-            .filter(|name| {
-                floors.iter().any(|(prefix, floor)| {
-                    parse_sequence(name, prefix)
-                        .and_then(SequenceKey::new)
-                        .is_some_and(|key| floor.is_none_or(|f| key >= f))
-                })
-            })
-            .map(|name| path::join(&self.path, name))
-            .collect();
-        let mut found = HashMap::new();
-        for (candidate, result) in candidates
-            .iter()
-            .zip(self.client.get_data_many_with(&candidates, opts)?)
-        {
-            match result {
-                Ok((data, _)) => {
-                    if let Some(token) = trailer::token_of(&data) {
-                        found.insert(token, candidate.clone());
-                    }
-                }
-                // Consumed since the listing.
-                Err(Error::NoNode { .. }) => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(found)
     }
 }
 

@@ -1,0 +1,103 @@
+//! How puts end: the put listeners and counters told of each outcome, and
+//! the background puts not finished yet, which a flush or a close waits for.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::{Condvar, Mutex, RwLock};
+
+use crate::error::Error;
+use crate::queue::stats::QueueCounters;
+use crate::queue::PutListener;
+
+/// Where the outcome of every put goes; shared by the callers and the put
+/// thread.
+pub(super) struct Outcomes<T> {
+    listeners: RwLock<Vec<Arc<dyn PutListener<T>>>>,
+    counters: Arc<QueueCounters>,
+    /// Puts handed to the put thread and not finished yet.
+    pending: Mutex<usize>,
+    pending_done: Condvar,
+}
+
+impl<T> Outcomes<T> {
+    pub(super) fn new(counters: Arc<QueueCounters>) -> Outcomes<T> {
+        Outcomes {
+            listeners: RwLock::new(Vec::new()),
+            counters,
+            pending: Mutex::new(0),
+            pending_done: Condvar::new(),
+        }
+    }
+
+    /// The counters of the queue the puts go to.
+    pub(super) fn counters(&self) -> &QueueCounters {
+        &self.counters
+    }
+
+    pub(super) fn add_listener(&self, listener: Arc<dyn PutListener<T>>) {
+        self.listeners.write().push(listener);
+    }
+
+    /// Drops the listeners: a closed queue tells no one.
+    pub(super) fn clear_listeners(&self) {
+        self.listeners.write().clear();
+    }
+
+    /// A put is handed to the put thread.
+    pub(super) fn handed_over(&self) {
+        *self.pending.lock() += 1;
+    }
+
+    /// Called by the put thread when a put handed to it has finished.
+    pub(super) fn finished(&self) {
+        QueueCounters::bump(&self.counters.puts_ended);
+        let mut pending = self.pending.lock();
+        *pending = pending.saturating_sub(1);
+        if *pending == 0 {
+            self.pending_done.notify_all();
+        }
+    }
+
+    /// How many puts handed to the put thread have not finished.
+    pub(super) fn pending(&self) -> usize {
+        *self.pending.lock()
+    }
+
+    /// Waits until no put handed to the put thread is pending; false at the
+    /// deadline.
+    pub(super) fn wait_pending(&self, deadline: Option<Instant>) -> bool {
+        let mut pending = self.pending.lock();
+        while *pending > 0 {
+            match deadline {
+                Some(d) => {
+                    if self.pending_done.wait_until(&mut pending, d).timed_out() {
+                        return *pending == 0;
+                    }
+                }
+                None => self.pending_done.wait(&mut pending),
+            }
+        }
+        true
+    }
+}
+
+impl<T: Send + 'static> Outcomes<T> {
+    /// Tells the put listeners how a put ended.
+    pub(super) fn report(&self, items: &[T], result: std::result::Result<(), &Error>) {
+        let counter = match result {
+            Ok(()) => &self.counters.puts,
+            Err(_) => &self.counters.put_failures,
+        };
+        QueueCounters::add(counter, items.len());
+        for listener in self.listeners.read().iter() {
+            let call = std::panic::AssertUnwindSafe(|| match result {
+                Ok(()) => listener.put_completed(items),
+                Err(e) => listener.put_failed(items, e),
+            });
+            if std::panic::catch_unwind(call).is_err() {
+                log::error!("a put listener panicked");
+            }
+        }
+    }
+}
