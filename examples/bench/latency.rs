@@ -117,6 +117,9 @@ impl LatencyReport {
     }
 }
 
+/// The most items Curator's queue is given at one rate.
+const CURATOR_ITEMS: usize = 10_000;
+
 /// Runs every rate for `secs` seconds each: Curator's plain queue through
 /// `java` (when the Java peers compiled), then a plain and a lock-safe
 /// consumer of ours.
@@ -130,6 +133,9 @@ pub fn run(ctx: &Ctx, rates: &[Rate], secs: f64, java: Option<&Peer>) -> Vec<Lat
             // Its JVM warms up on as many items as a case has (at most the
             // ceiling's warm-up), not measured.
             let warmup = ctx.items.min(ceiling::WARMUP);
+            // Far behind above about 500 items/s, it would outlast its peer's
+            // timeout at a high rate: at most `CURATOR_ITEMS` (reported).
+            let items = items.min(CURATOR_ITEMS);
             let measured = peer
                 .curator_latency(ctx.admin, ctx.connect, &path, (per_second, items, ctx.size, warmup))
                 .map(|m| {
