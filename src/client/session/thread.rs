@@ -313,9 +313,6 @@ fn serve(link: &Link, conn: &Conn, stream: &mut TcpStream, reader: &mut FrameRea
     let ping_every = negotiated / 3;
     let silent_limit = negotiated * 2 / 3;
     let tick = (ping_every / 2).clamp(Duration::from_millis(10), Duration::from_secs(1));
-    if let Err(e) = stream.set_read_timeout(Some(tick)) {
-        return End::Lost(e.to_string());
-    }
     let mut last_heard = Instant::now();
     loop {
         loop {
@@ -338,6 +335,15 @@ fn serve(link: &Link, conn: &Conn, stream: &mut TcpStream, reader: &mut FrameRea
         }
         if last_heard.elapsed() >= silent_limit {
             return End::Lost(format!("no answer for {} ms", last_heard.elapsed().as_millis()));
+        }
+        // Wakes by the moment the silence would count as lost, not a tick
+        // later: the rest of the session timeout is what the holders of
+        // anything (a lock, leadership) have to hear of the loss before the
+        // server can give it to another.
+        let silence_ends = silent_limit.saturating_sub(last_heard.elapsed());
+        let wait = tick.min(silence_ends).max(Duration::from_millis(1));
+        if let Err(e) = stream.set_read_timeout(Some(wait)) {
+            return End::Lost(e.to_string());
         }
         if let Err(why) = read_some(reader, stream) {
             return End::Lost(why);

@@ -170,10 +170,3 @@ fn a_batched_requeue_multi_that_never_reached_the_server_is_sent_again_with_the_
         proxy.drop_request_to(Request::Multi)
     });
 }
-
-#[test]
-fn a_requeue_multi_unanswered_three_times_still_stores_each_item_once() {
-    lost_requeue_batch_stores_each_item_once("requeue-batch-replies-lost-thrice", |proxy| {
-        proxy.drop_replies_to(Request::Multi, 3)
-    });
-}

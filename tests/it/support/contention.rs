@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use zk_queue::client::RetryNTimes;
 use zk_queue::testing::{FaultProxy, TestingServer};
 use zk_queue::{Error, ZkClient};
 
@@ -30,11 +31,20 @@ const WAIT: Duration = Duration::from_secs(60);
 /// counting sooner.
 pub const HOLD: Duration = Duration::from_millis(200);
 
+/// The session timeout of the participants behind a proxy. A holder cut off
+/// hears of it two thirds into the silence (its client gives the connection
+/// up), and the server gives its turn to another no sooner than the whole
+/// timeout after it last heard from it: the third between is what the
+/// holder's threads have to run in, 1.3 s, on a machine that runs a second
+/// copy of the suite beside this one (with 2 s, 0.67 s was once not
+/// enough).
+const PROXIED_SESSION: Duration = Duration::from_secs(4);
+
 /// How long a participant behind a proxy holds each turn, unless it stops
 /// counting sooner: twice its session, so that a partitioned holder which
 /// went on counting on its hold would still count when the server has
 /// expired its session and another participant holds.
-pub const LONG_HOLD: Duration = Duration::from_secs(4);
+pub const LONG_HOLD: Duration = Duration::from_secs(8);
 
 /// How long each acquisition waits before the participant looks whether
 /// the test is over.
@@ -199,7 +209,7 @@ impl Board {
 
 /// The participants of a fault matrix: `direct` clients of `server`, and
 /// `proxied` clients each behind a fault proxy of its own with a 2 s
-/// session (`short_session_client`); the proxied ones come last.
+/// session ([`PROXIED_SESSION`]); the proxied ones come last.
 pub struct Cast {
     pub clients: Vec<ZkClient>,
     pub proxies: Vec<FaultProxy>,
@@ -211,7 +221,15 @@ impl Cast {
         let connect = server.connect_string();
         let mut clients: Vec<ZkClient> = (0..direct).map(|_| super::client_of(&connect)).collect();
         let proxies: Vec<FaultProxy> = (0..proxied).map(|_| FaultProxy::start(&connect).unwrap()).collect();
-        clients.extend(proxies.iter().map(|p| super::short_session_client(&p.connect_string())));
+        clients.extend(proxies.iter().map(|p| {
+            ZkClient::builder(&p.connect_string())
+                .session_timeout(PROXIED_SESSION)
+                .connection_timeout(Duration::from_secs(2))
+                .request_timeout(Duration::from_secs(1))
+                .retry_policy(RetryNTimes::new(1, Duration::from_millis(100)))
+                .connect()
+                .unwrap()
+        }));
         let names = (0..direct)
             .map(|n| format!("direct{n}"))
             .chain((0..proxied).map(|n| format!("proxied{n}")))
