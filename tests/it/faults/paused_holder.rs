@@ -105,6 +105,18 @@ fn parse(line: &str) -> Option<Check> {
     Some(Check { began, holds })
 }
 
+/// The holder's process, killed (and continued first, if stopped) however
+/// the test ends: it never sleeps, so it must not outlive a failed test.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").args(["-CONT", &self.0.id().to_string()]).status();
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// `kill -<signal> <pid>`.
 fn signal(child: &Child, signal: &str) {
     let status = Command::new("kill")
@@ -118,15 +130,17 @@ fn signal(child: &Child, signal: &str) {
 fn a_holder_paused_past_its_session_claims_nothing_when_it_resumes() {
     let connect = shared_connect_string();
     let base = unique_path("paused-holder");
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([ENTRY, "--exact", "--ignored", "--nocapture", "--test-threads=1"])
-        .env(CONNECT, &connect)
-        .env(PATH, &base)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = Killed(
+        Command::new(std::env::current_exe().unwrap())
+            .args([ENTRY, "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+            .env(CONNECT, &connect)
+            .env(PATH, &base)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     let (lines, heard) = mpsc::channel::<String>();
-    let stdout = child.stdout.take().unwrap();
+    let stdout = child.0.stdout.take().unwrap();
     thread::spawn(move || {
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
             if lines.send(line).is_err() {
@@ -167,7 +181,7 @@ fn a_holder_paused_past_its_session_claims_nothing_when_it_resumes() {
     });
 
     // Checks that began after `stopped` were made after the pause.
-    signal(&child, "-STOP");
+    signal(&child.0, "-STOP");
     let stopped = now_micros();
     thread::scope(|scope| {
         let (lock_mark, lease_mark) = (mark(1), mark(3));
@@ -198,7 +212,7 @@ fn a_holder_paused_past_its_session_claims_nothing_when_it_resumes() {
         });
 
         let resuming = now_micros();
-        signal(&child, "-CONT");
+        signal(&child.0, "-CONT");
         // The holder's checks after it resumed, until it says it holds nothing.
         let mut after = Vec::new();
         loop {
@@ -235,8 +249,7 @@ fn a_holder_paused_past_its_session_claims_nothing_when_it_resumes() {
         guard.join().unwrap();
         lease.join().unwrap();
     });
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(child);
     selector.close().unwrap();
     latch.close().unwrap();
 }
