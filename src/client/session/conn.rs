@@ -25,23 +25,30 @@ pub(super) struct Conn {
     writer: Mutex<TcpStream>,
     /// The same socket, for shutting it down while a writer holds the lock.
     socket: TcpStream,
-    /// Each request in flight, with when it was noted (before it was written).
-    in_flight: Mutex<HashMap<i32, (InFlight, Instant)>>,
+    in_flight: Mutex<Requests>,
     /// When each ping in flight was about to be written; the server answers
     /// them in order.
     pings: Mutex<VecDeque<Instant>>,
     /// The latest moment the server is known to have heard from the session
-    /// at or after: when the newest answered request was about to be written.
-    vouched: Mutex<Instant>,
-    /// Since when a request has been in flight without a break, if one is.
-    busy_since: Mutex<Option<Instant>>,
+    /// at or after, in nanoseconds since `opened`: when the newest answered
+    /// request was about to be written.
+    vouched: AtomicU64,
     /// The session's time with a request in flight, in nanoseconds, shared
     /// by its connections.
     waited: Arc<AtomicU64>,
     dead: AtomicBool,
+    /// When the handshake was about to be written.
     opened: Instant,
     /// When something was last written, in milliseconds since `opened`.
     last_send: AtomicU64,
+}
+
+/// The requests in flight, and since when one has been without a break.
+#[derive(Default)]
+struct Requests {
+    /// Each request, with when it was noted (before it was written).
+    by_xid: HashMap<i32, (InFlight, Instant)>,
+    busy_since: Option<Instant>,
 }
 
 impl Conn {
@@ -51,13 +58,12 @@ impl Conn {
         Ok(Conn {
             socket: stream.try_clone()?,
             writer: Mutex::new(stream),
-            in_flight: Mutex::new(HashMap::new()),
+            in_flight: Mutex::new(Requests::default()),
             pings: Mutex::new(VecDeque::new()),
-            vouched: Mutex::new(asked),
-            busy_since: Mutex::new(None),
+            vouched: AtomicU64::new(0),
             waited,
             dead: AtomicBool::new(false),
-            opened: Instant::now(),
+            opened: asked,
             last_send: AtomicU64::new(0),
         })
     }
@@ -75,17 +81,15 @@ impl Conn {
     /// Notes a request whose frame is about to be written; gives it back if
     /// the connection is already given up (its requests were failed).
     pub(super) fn expect(&self, xid: i32, in_flight: InFlight) -> Result<(), InFlight> {
-        let mut map = self.in_flight.lock();
+        let mut requests = self.in_flight.lock();
         // Checked under the map's lock: `fail_all` marks the connection dead
         // before it drains the map, so no request is left behind.
         if self.is_dead() {
             return Err(in_flight);
         }
         let now = Instant::now();
-        if map.is_empty() {
-            *self.busy_since.lock() = Some(now);
-        }
-        map.insert(xid, (in_flight, now));
+        requests.busy_since.get_or_insert(now);
+        requests.by_xid.insert(xid, (in_flight, now));
         Ok(())
     }
 
@@ -139,23 +143,24 @@ impl Conn {
     /// The server answered a request about to be written at `written`: it
     /// heard from the session no earlier.
     fn vouch(&self, written: Instant) {
-        let mut vouched = self.vouched.lock();
-        *vouched = (*vouched).max(written);
+        self.vouched
+            .fetch_max(nanos(written.saturating_duration_since(self.opened)), Ordering::Relaxed);
     }
 
     /// How long ago the server surely last heard from the session: it
     /// cannot have expired it before the session timeout has passed since.
     pub(super) fn since_vouched(&self) -> Duration {
-        self.vouched.lock().elapsed()
+        let vouched = Duration::from_nanos(self.vouched.load(Ordering::Relaxed));
+        self.opened.elapsed().saturating_sub(vouched)
     }
 
     /// The request answered by `xid`, no longer in flight.
     pub(super) fn answered(&self, xid: i32) -> Option<InFlight> {
         let (in_flight, written) = {
-            let mut map = self.in_flight.lock();
-            let answered = map.remove(&xid)?;
-            if map.is_empty() {
-                self.idle();
+            let mut requests = self.in_flight.lock();
+            let answered = requests.by_xid.remove(&xid)?;
+            if requests.by_xid.is_empty() {
+                self.idle(&mut requests);
             }
             answered
         };
@@ -165,10 +170,9 @@ impl Conn {
 
     /// No request is in flight any more: the time since the first of them
     /// was noted counts as waited.
-    fn idle(&self) {
-        if let Some(since) = self.busy_since.lock().take() {
-            let nanos = u64::try_from(since.elapsed().as_nanos()).unwrap_or(u64::MAX);
-            self.waited.fetch_add(nanos, Ordering::Relaxed);
+    fn idle(&self, requests: &mut Requests) {
+        if let Some(since) = requests.busy_since.take() {
+            self.waited.fetch_add(nanos(since.elapsed()), Ordering::Relaxed);
         }
     }
 
@@ -197,9 +201,9 @@ impl Conn {
     pub(super) fn fail_all(&self, watches: &Watches, failure: &Failure) {
         self.dead.store(true, Ordering::Release);
         let drained: Vec<InFlight> = {
-            let mut map = self.in_flight.lock();
-            self.idle();
-            map.drain().map(|(_, (f, _))| f).collect()
+            let mut requests = self.in_flight.lock();
+            self.idle(&mut requests);
+            requests.by_xid.drain().map(|(_, (f, _))| f).collect()
         };
         for InFlight { slot, watch } in drained {
             if let Some(watch) = watch {
@@ -208,4 +212,9 @@ impl Conn {
             slot.fill(Err(failure.clone()));
         }
     }
+}
+
+/// `duration` in whole nanoseconds (saturating).
+fn nanos(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
