@@ -10,7 +10,7 @@ use zk_queue::{QueueBuilder, StringSerializer};
 
 use super::{items, WAIT};
 use crate::support::client;
-use crate::support::queues::consumer;
+use crate::support::queues::consumers_on;
 use crate::support::recorder::Recorder;
 use crate::support::server::unique_path;
 
@@ -36,14 +36,7 @@ fn requests_per_item_draining_together(name: &str, consumers: usize, lock_safe: 
     let recorder = Recorder::new();
     let clients: Vec<_> = (0..consumers).map(|_| client()).collect();
     let before: u64 = clients.iter().map(|c| c.stats().total()).sum();
-    let queues: Vec<_> = clients
-        .iter()
-        .map(|c| {
-            let builder = consumer(c, &path, &recorder);
-            let builder = if lock_safe { builder.lock_path(&locks) } else { builder };
-            builder.build_queue().unwrap()
-        })
-        .collect();
+    let queues = consumers_on(&clients, &path, &recorder, lock_safe.then_some(locks.as_str()));
     let mut delivered = recorder.wait_for(ITEMS, WAIT);
     for queue in queues {
         queue.close();

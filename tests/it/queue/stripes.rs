@@ -12,7 +12,7 @@ use zk_queue::{QueueBuilder, ShardPolicy, StringSerializer, ZkClient};
 
 use super::{items, WAIT};
 use crate::support::java::PeerCommand;
-use crate::support::queues::{consumer, producer};
+use crate::support::queues::{consumer, consumers_on, producer};
 use crate::support::recorder::Recorder;
 use crate::support::server::{shared_connect_string, unique_path};
 use crate::support::{client, eventually, expire_session, proxied_client};
@@ -71,14 +71,7 @@ fn claims_lost_draining_together(name: &str, consumers: usize, lock_safe: bool) 
     let admin = client();
     let recorder = Recorder::new();
     let clients: Vec<ZkClient> = (0..consumers).map(|_| client()).collect();
-    let queues: Vec<_> = clients
-        .iter()
-        .map(|c| {
-            let builder = consumer(c, &path, &recorder);
-            let builder = if lock_safe { builder.lock_path(&locks) } else { builder };
-            builder.build_queue().unwrap()
-        })
-        .collect();
+    let queues = consumers_on(&clients, &path, &recorder, lock_safe.then_some(locks.as_str()));
     eventually(WAIT, "every consumer registers", || {
         registered(&admin, &path) == consumers
     });
