@@ -184,8 +184,12 @@ impl Tally {
     /// Charges every delivery given up (see [`Attribution`]) to the fault
     /// that ended its lease: the expiry of the session it was handed over in,
     /// seen on the server, or the kill of its worker, if it was handed over
-    /// in the worker's last session before the kill. Any other is
-    /// unexplained.
+    /// in the worker's last session. Any other is unexplained.
+    ///
+    /// A kill is recorded as beginning just before the signal, so a worker
+    /// may still log a delivery after that moment and before it dies: what
+    /// counts is the session, not the clock. A worker number is never
+    /// reused, so a killed worker logs nothing after its kill.
     pub fn charge(&self, attribution: &Attribution, faults: &[Injected]) -> Charges {
         let mut charges = Charges::default();
         for r in &attribution.redelivered {
@@ -196,7 +200,6 @@ impl Tally {
             let killed = || {
                 faults.iter().position(|f| {
                     matches!(f.cost, Cost::Kill { worker } if worker == r.worker)
-                        && f.at_micros >= r.at_micros
                         && self.session_of(r.worker) == Some(r.session)
                 })
             };

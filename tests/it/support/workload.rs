@@ -289,7 +289,7 @@ pub fn assert_duplicates_owed(
     );
     assert!(
         charges.unexplained.is_empty(),
-        "deliveries given up that no fault explains (no kill of their worker after them in its last session, \
+        "deliveries given up that no fault explains (no kill of their worker in the session they were handed over in, \
          no expiry of their session): {:?}",
         charges.unexplained
     );
