@@ -15,6 +15,8 @@ cargo fmt --manifest-path tests/app/Cargo.toml --check
 CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}" \
     cargo clippy --manifest-path tests/app/Cargo.toml --all-targets -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features
+# The docs say which feature each item needs, as docs.rs shows them.
+bash scripts/doc-features.sh
 # Integration tests mostly wait on ZooKeeper, so run more of them at once than
 # there are cores.
 RUST_TEST_THREADS="${RUST_TEST_THREADS:-8}" cargo test --all-features

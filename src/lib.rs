@@ -130,6 +130,9 @@
 //! - `cli`: the `zkq` command-line tool for operators.
 //! - `testing`: `TestingServer`, `TestingCluster` and `FaultProxy`.
 //!
+//! None is on by default. On docs.rs every item that needs a feature says
+//! which.
+//!
 //! # Threads and blocking
 //! [`ZkClient`] is cheap to clone and may be used from any number of threads;
 //! clones share one session. Each call blocks until ZooKeeper answers, the
@@ -173,6 +176,8 @@
 //! (`Suspended` and `Lost` at WARN), nothing above INFO for a clean close.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+// docs.rs (Cargo.toml) marks each item with the features it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod admin;
 pub mod client;
