@@ -71,7 +71,7 @@ pub(super) fn window<T: Send + 'static>(
                 claimable.push((name, item_path, stat.version, decoded.values, meta));
             }
             Err(corrupt) => {
-                if let Err(e) = outcome::dead_letter(core, control, &name, &data, stat.version, None, corrupt) {
+                if let Err(e) = outcome::dead_letter(core, control, &name, &data, stat.version, corrupt) {
                     log::warn!("{item_path}: {e}");
                     core.tell_error(&e);
                 }

@@ -258,22 +258,14 @@ pub(super) fn dead_letter<T: Send + 'static>(
     name: &str,
     data: &[u8],
     item_version: i32,
-    lease: Option<&Lease>,
     reason: Error,
 ) -> Result<()> {
-    let Some(end) = move_or_leave(core, control, name, lease, data.to_vec(), reason) else {
+    let Some(end) = move_or_leave(core, control, name, None, data.to_vec(), reason) else {
         return Ok(());
     };
-    let item_path = path::join(&core.path, name);
-    let ops = match lease {
-        Some(lease) => lease.fence(end.ops(core, name, item_version)),
-        None => end.ops(core, name, item_version),
-    };
-    let create_index = end.dead_letter_create().map(|i| i + usize::from(lease.is_some()));
-    let attempt = || match lease {
-        Some(lease) => lease.settle(core, &item_path, &ops),
-        None => core.client.multi(&ops).map(|_| ()),
-    };
+    let ops = end.ops(core, name, item_version);
+    let create_index = end.dead_letter_create();
+    let attempt = || core.client.multi(&ops).map(|_| ());
     let mut moved = attempt();
     if matches!(&moved, Err(Error::MultiFailed { index, source }) if Some(*index) == create_index && source.is_no_node())
     {

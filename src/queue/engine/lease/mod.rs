@@ -8,8 +8,8 @@
 //! requeues it or moves it to the dead-letter path (the acknowledger sends
 //! many items' in one multi), or in a release: the lock alone is deleted,
 //! and another consumer may take the item. One reading of a fenced multi's
-//! result ([`Fenced`], [`item_decides`]) serves a single multi and the
-//! batched ends alike.
+//! result ([`Fenced`]) serves every fenced end, single or
+//! batched.
 //!
 //! A window's leases are taken, and those not handed over released,
 //! together (`window`).
@@ -328,23 +328,6 @@ impl Lease {
         fenced
     }
 
-    /// Runs a fenced multi (see [`fence`](Self::fence)) that ends this lease
-    /// on `item_path`, unless the lock was replaced by another holder's (then
-    /// nothing of theirs is touched).
-    pub(super) fn settle<T: Send + 'static>(&self, core: &Core<T>, item_path: &str, ops: &[Op]) -> Result<()> {
-        if self.lost(core.client.exists(&self.path)?.as_ref(), false) {
-            return Err(lease_lost(core, item_path));
-        }
-        match Fenced::of(core.client.multi_with(ops, Opts::new().fenced(self.session)), item_path) {
-            Fenced::Applied => Ok(()),
-            Fenced::ItemDecides => item_decides(core, item_path, core.client.exists(item_path)?),
-            // The caller lets the lease go: the lock is still ours.
-            Fenced::ItemRemoved => Err(item_removed(core, item_path)),
-            // The caller lets the lease go for another try.
-            Fenced::Failed(e) => Err(e),
-        }
-    }
-
     /// Deletes the lock if it is still ours. Returns whether the lock is
     /// settled (deleted, gone, another holder's, or gone with an expired
     /// session); `false` if it may still be ours.
@@ -379,8 +362,8 @@ pub(super) enum Fenced {
     Applied,
     /// The lock check failed, or the session expired. The lease was lost,
     /// unless the item is already gone: then an earlier attempt of this very
-    /// multi went through before its reply was lost. [`item_decides`] reads
-    /// which.
+    /// multi went through before its reply was lost: reading the item
+    /// tells which.
     ItemDecides,
     /// The lock held, but the item was gone: someone else deleted it while
     /// this consumer held it (removed by id without the lock path, say).
@@ -401,15 +384,6 @@ impl Fenced {
             }
             Err(e) => Fenced::Failed(e),
         }
-    }
-}
-
-/// After [`Fenced::ItemDecides`]: the item gone (`None`) means the claim was
-/// settled; still there, the lease was lost (counted).
-pub(super) fn item_decides<T>(core: &Core<T>, item_path: &str, item: Option<Stat>) -> Result<()> {
-    match item {
-        None => Ok(()),
-        Some(_) => Err(lease_lost(core, item_path)),
     }
 }
 
