@@ -186,6 +186,49 @@ fn a_striped_priority_consumer_takes_every_urgent_item_before_a_less_urgent_one(
 }
 
 #[test]
+fn a_striped_priority_consumer_takes_urgent_items_put_mid_pass_before_the_rest_of_its_backlog() {
+    let path = unique_path("stripes-priority-mid-pass");
+    let (admin, peer) = (client(), client());
+    let producer = producer(&admin, &path).build_priority_queue(1).unwrap();
+    let later = 40;
+    for i in 0..later {
+        producer.put(format!("later-{i}"), 5).unwrap();
+    }
+    // A registered peer that never claims: about half the urgent items
+    // arriving mid-pass are its, and wait a grace for it.
+    silent_peer(&peer, &path);
+    let recorder = Recorder::new().held();
+    let own = client();
+    let consumer = consumer(&own, &path, &recorder).build_priority_queue(1).unwrap();
+    // Mid-pass: the consumer's first item is held in delivery.
+    eventually(WAIT, "the consumer claims its first item", || {
+        consumer.stats().claimed >= 1
+    });
+    let urgent = 10;
+    for i in 0..urgent {
+        producer.put(format!("urgent-{i}"), -5).unwrap();
+    }
+    // Claimed before the urgent items could count: these may come first.
+    let claimed_before = consumer.stats().claimed;
+    recorder.release();
+    let got = recorder.wait_for(later + urgent, WAIT);
+    consumer.close();
+    producer.close();
+    let last_urgent = got.iter().rposition(|i| i.starts_with("urgent-")).unwrap();
+    let later_first = got[..last_urgent].iter().filter(|i| i.starts_with("later-")).count();
+    assert!(
+        u64::try_from(later_first).unwrap() <= claimed_before,
+        "{later_first} less urgent items before the last urgent one, more than the {claimed_before} claimed \
+         before the urgent ones were put: {got:?}"
+    );
+    assert_eq!(
+        got.iter().collect::<HashSet<_>>().len(),
+        later + urgent,
+        "every item exactly once"
+    );
+}
+
+#[test]
 fn the_registry_is_a_sibling_of_the_queue_and_none_is_made_beside_a_shard() {
     let path = unique_path("stripes-layout");
     let admin = client();

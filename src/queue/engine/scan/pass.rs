@@ -78,6 +78,8 @@ struct PassState<'a, T> {
     refresh_after: Option<usize>,
     /// When the pass began, epoch milliseconds.
     now_ms: i64,
+    /// This consumer's stripe, if others of this crate consume too.
+    stripe: Option<Stripe>,
 }
 
 pub(super) fn scan<T: Send + 'static>(
@@ -181,6 +183,7 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
             window,
             refresh_after,
             now_ms: DeliverAt::now().epoch_millis(),
+            stripe: None,
         };
         state.limit = state.next_limit();
         state
@@ -199,6 +202,7 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
                 .keep_only(&items.iter().map(String::as_str).collect());
         }
         // Others' items left to them are not this pass's to go through.
+        self.stripe = stripe;
         let mine = self.kept.others.mine(self.core.kind, items, stripe, self.now_ms);
         if mine.left_out {
             self.whole = false;
@@ -279,10 +283,11 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
         if self.refresh_after.is_some_and(|n| self.handed >= n) {
             match self.kept.arrivals.as_ref().and_then(Arrivals::take) {
                 Some(arrived) => {
+                    let (own, others_first) = self.own_arrivals(arrived, &name);
                     self.pending.push_front(name);
-                    merge(self.core.kind, &mut self.pending, &mut self.seen, arrived);
+                    merge(self.core.kind, &mut self.pending, &mut self.seen, own);
                     self.handed = 0;
-                    return Ok(Flow::Next);
+                    return Ok(if others_first { Flow::Stop } else { Flow::Next });
                 }
                 None if self.latch.is_open() => {
                     self.relist_now();
@@ -302,6 +307,29 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
             return Ok(Flow::Next);
         }
         self.claim_full_window()
+    }
+
+    /// Of the items that arrived mid-pass, those of this consumer's stripe,
+    /// and whether another's is due before `next`. Another's are their
+    /// owner's first: a listing right after this pass leaves them to it for
+    /// a grace (see `stripes`), and when one of them is more urgent than
+    /// `next`, this pass stops for that listing, so nothing less urgent is
+    /// taken before it.
+    fn own_arrivals(&mut self, arrived: Vec<String>, next: &str) -> (Vec<String>, bool) {
+        let Some(stripe) = self.stripe else {
+            return (arrived, false);
+        };
+        let (own, others): (Vec<String>, Vec<String>) = arrived.into_iter().partition(|name| stripe.owns(name));
+        if others.is_empty() {
+            return (own, false);
+        }
+        self.relist_now();
+        let kind = self.core.kind;
+        let first = kind.order_key(next);
+        (
+            own,
+            others.iter().any(|name| is_item(name) && kind.order_key(name) < first),
+        )
     }
 
     /// Whether the pass ends before the item named: the queue is stopping,
