@@ -10,7 +10,10 @@ use zk_queue::inspect::{self, decode_item, ItemName, Kind, Layout, Listing};
 use zk_queue::admin::DeadLetters;
 use zk_queue::path::join as child;
 
-use crate::common::{list, now_ms, preview, Context};
+use crate::common::{json_preview, list, now_ms, preview, Context};
+use crate::locks::{survey_locks, LockReport};
+use crate::node::{self, Node};
+use crate::parents;
 use crate::shards;
 
 #[derive(Debug, Args)]
@@ -36,9 +39,12 @@ pub struct LsArgs {
 
 #[derive(Debug, Args)]
 pub struct StatsArgs {
-    /// The queue's path.
+    /// The queue's path (or a parent of queues: each queue under it, with
+    /// its count).
     pub path: String,
-    /// The queue's lock path, to count locks held.
+    /// The queue's lock path, to count locks held and flag stale ones.
+    /// Default: the lock path the queue's consumers recorded on the queue
+    /// node, if any.
     #[arg(long)]
     pub lock_path: Option<String>,
     /// The queue's dead-letter path, to count dead letters.
@@ -62,7 +68,14 @@ pub struct PeekedItem {
     /// Records in the node (several for a multi put); absent if corrupt.
     #[serde(skip_serializing_if = "Option::is_none")]
     records: Option<usize>,
-    attempts: u32,
+    /// A queue item's attempt: which delivery of it the next one is (the
+    /// current one while a consumer holds it), as `ItemMeta::attempt`
+    /// counts it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attempt: Option<u32>,
+    /// A dead letter's deliveries made (the attempt it died after).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attempts: Option<u32>,
     /// The first put, epoch milliseconds, if the item records it (a
     /// requeued item does).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -70,10 +83,23 @@ pub struct PeekedItem {
     /// A dead letter's story: why, when and where it died.
     #[serde(skip_serializing_if = "Option::is_none")]
     death: Option<DeathOutput>,
-    /// The first record's first characters.
-    preview: String,
+    /// The first record: a JSON object or array as that JSON value, else
+    /// its first characters as text.
+    preview: serde_json::Value,
+    /// The first record's first characters as text, for the human output.
+    #[serde(skip)]
+    preview_text: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
+}
+
+/// How `describe` counts attempts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Counting {
+    /// A queue's items: the attempt of the next delivery.
+    Queue,
+    /// Dead letters: the deliveries made.
+    DeadLetters,
 }
 
 /// Why, when and where a dead letter died.
@@ -95,8 +121,15 @@ fn epoch_ms(time: SystemTime) -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-/// Reads and describes `items` of a queue at `path`; vanished items are left out.
-pub fn describe(ctx: &Context, path: &str, layout: Layout, items: &[ItemName]) -> anyhow::Result<Vec<PeekedItem>> {
+/// Reads and describes `items` of a queue (or dead-letter path, as
+/// `counting` says) at `path`; vanished items are left out.
+pub fn describe(
+    ctx: &Context,
+    path: &str,
+    layout: Layout,
+    items: &[ItemName],
+    counting: Counting,
+) -> anyhow::Result<Vec<PeekedItem>> {
     let paths: Vec<String> = items.iter().map(|i| child(path, &i.name)).collect();
     let mut out = Vec::with_capacity(items.len());
     for chunk in items.iter().zip(paths).collect::<Vec<_>>().chunks(1_000) {
@@ -108,14 +141,20 @@ pub fn describe(ctx: &Context, path: &str, layout: Layout, items: &[ItemName]) -
                 Err(e) => return Err(e.into()),
             };
             let decoded = decode_item(layout, &data);
-            let (records, attempts, preview_text, error) = match &decoded {
+            let (records, failed, attempt, first, error) = match &decoded {
                 Ok(decoded) => (
                     Some(decoded.records.len()),
                     decoded.attempts,
-                    decoded.records.first().map(|r| preview(r, 40)).unwrap_or_default(),
+                    decoded.attempt(),
+                    decoded.records.first().map(Vec::as_slice).unwrap_or_default(),
                     decoded.trailer_error.as_ref().map(|e| e.to_string()),
                 ),
-                Err(e) => (None, 0, preview(&data, 40), Some(e.to_string())),
+                Err(e) => (None, 0, 1, data.as_slice(), Some(e.to_string())),
+            };
+            let (preview_json, preview_text) = (json_preview(first, 40), preview(first, 40));
+            let (attempt, attempts) = match counting {
+                Counting::Queue => (Some(attempt), None),
+                Counting::DeadLetters => (None, Some(failed)),
             };
             let decoded = decoded.ok();
             let put_at = decoded.as_ref().and_then(|d| d.put_at).map(epoch_ms);
@@ -133,10 +172,12 @@ pub fn describe(ctx: &Context, path: &str, layout: Layout, items: &[ItemName]) -
                 id: item.id.clone(),
                 size: data.len(),
                 records,
+                attempt,
                 attempts,
                 put_at,
                 death,
-                preview: preview_text,
+                preview: preview_json,
+                preview_text,
                 error,
             });
         }
@@ -161,7 +202,13 @@ pub fn print_described(ctx: &Context, items: &[PeekedItem]) -> anyhow::Result<()
         if let Some(id) = &item.id {
             line += &format!("\tid={id}");
         }
-        line += &format!("\tsize={}\tattempts={}", item.size, item.attempts);
+        line += &format!("\tsize={}", item.size);
+        if let Some(attempt) = item.attempt {
+            line += &format!("\tattempt={attempt}");
+        }
+        if let Some(attempts) = item.attempts {
+            line += &format!("\tattempts={attempts}");
+        }
         if let Some(records) = item.records.filter(|r| *r != 1) {
             line += &format!("\trecords={records}");
         }
@@ -177,19 +224,20 @@ pub fn print_described(ctx: &Context, items: &[PeekedItem]) -> anyhow::Result<()
         if let Some(error) = &item.error {
             line += &format!("\tcorrupt: {error}");
         }
-        line += &format!("\t{}", item.preview);
+        line += &format!("\t{}", item.preview_text);
         println!("{line}");
     }
     Ok(())
 }
 
 pub fn peek(ctx: &Context, args: PeekArgs) -> anyhow::Result<()> {
-    if let Some(shards) = shards::of(ctx, &args.path)? {
-        return shards::peek(ctx, &args.path, args.count, &shards);
-    }
-    let listing = list(ctx, &args.path)?;
+    let listing = match node::classify(ctx, &args.path)? {
+        Node::Queue(listing) => listing,
+        Node::Sharded(shards) => return shards::peek(ctx, &args.path, args.count, &shards),
+        other => anyhow::bail!("{}", node::not_a_queue(&args.path, &other)),
+    };
     let head: Vec<ItemName> = listing.items.into_iter().take(args.count).collect();
-    let items = describe(ctx, &args.path, listing.layout, &head)?;
+    let items = describe(ctx, &args.path, listing.layout, &head, Counting::Queue)?;
     print_described(ctx, &items)
 }
 
@@ -201,14 +249,15 @@ struct LsOutput<'a> {
 }
 
 pub fn ls(ctx: &Context, args: LsArgs) -> anyhow::Result<()> {
-    let (mut names, _) = ctx.client.get_children(&args.path)?;
+    let listing = node::queue(ctx, &args.path)?;
+    let mut names: Vec<String> = listing.items.iter().map(|i| i.name.clone()).collect();
     // The --after name may be gone (taken): list it too to find its place.
     if let Some(after) = &args.after {
         if !names.contains(after) {
             names.push(after.clone());
         }
     }
-    let listing = Listing::of(names, None);
+    let listing = Listing::of(names, Some(listing.layout));
     let start = match &args.after {
         Some(after) => listing
             .items
@@ -262,23 +311,32 @@ pub struct Stats {
     /// `inspect::consumer_registry`), if any registry exists.
     #[serde(skip_serializing_if = "Option::is_none")]
     consumers: Option<usize>,
-    /// Lock nodes under the lock path, and their owners (lock data).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub locks: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    lock_owners: Option<BTreeMap<String, String>>,
+    /// The locks under the lock path given or recorded.
+    #[serde(flatten)]
+    pub lock_report: Option<LockReport>,
     /// Items under the dead-letter path.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dead_letters: Option<usize>,
 }
 
-pub fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
-    if let Some(shards) = shards::of(ctx, &args.path)? {
-        return shards::stats(ctx, &args, &shards);
+impl Stats {
+    /// Lock nodes under the lock path, if one is known.
+    pub fn locks(&self) -> Option<usize> {
+        self.lock_report.as_ref().map(|r| r.locks)
     }
-    let stats = collect(
+}
+
+pub fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
+    let listing = match node::classify(ctx, &args.path)? {
+        Node::Queue(listing) => listing,
+        Node::Sharded(shards) => return shards::stats(ctx, &args, &shards),
+        Node::NotAQueue(children) => return parents::stats(ctx, &args.path, &children),
+        other => anyhow::bail!("{}", node::not_a_queue(&args.path, &other)),
+    };
+    let stats = collect_listed(
         ctx,
         &args.path,
+        listing,
         args.lock_path.as_deref(),
         args.dead_letter_path.as_deref(),
     )?;
@@ -289,8 +347,9 @@ pub fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The statistics of the queue at `path`, with its locks and dead letters
-/// if their paths are given.
+/// The statistics of the queue at `path`, with its locks (under the lock
+/// path given, or else the one its consumers recorded) and dead letters if
+/// their paths are given.
 pub fn collect(
     ctx: &Context,
     path: &str,
@@ -298,6 +357,17 @@ pub fn collect(
     dead_letter_path: Option<&str>,
 ) -> anyhow::Result<Stats> {
     let listing = list(ctx, path)?;
+    collect_listed(ctx, path, listing, lock_path, dead_letter_path)
+}
+
+/// [`collect`] of a queue already listed.
+fn collect_listed(
+    ctx: &Context,
+    path: &str,
+    listing: Listing,
+    lock_path: Option<&str>,
+    dead_letter_path: Option<&str>,
+) -> anyhow::Result<Stats> {
     let mut stats = Stats {
         layout: listing.layout.to_string(),
         kind: listing.kind.to_string(),
@@ -328,25 +398,7 @@ pub fn collect(
         }
         Kind::Plain | Kind::Id => {}
     }
-    if let Some(lock_path) = lock_path {
-        let names = match ctx.client.get_children(lock_path) {
-            Ok((names, _)) => names,
-            Err(e) if e.is_no_node() => Vec::new(),
-            Err(e) => return Err(e.into()),
-        };
-        let mut owners = BTreeMap::new();
-        for name in &names {
-            match ctx.client.get_data(&child(lock_path, name)) {
-                Ok((data, _)) => {
-                    owners.insert(name.clone(), String::from_utf8_lossy(&data).into_owned());
-                }
-                Err(e) if e.is_no_node() => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        stats.locks = Some(owners.len());
-        stats.lock_owners = Some(owners);
-    }
+    stats.lock_report = survey_locks(ctx, path, lock_path, &listing)?;
     stats.consumers = match ctx.client.get_children(&inspect::consumer_registry(path)) {
         Ok((names, _)) => Some(names.iter().filter(|n| inspect::is_consumer_registration(n)).count()),
         Err(e) if e.is_no_node() => None,
@@ -376,11 +428,8 @@ pub fn print_stats(stats: &Stats, indent: &str) {
         println!("{indent}due: {due}");
         println!("{indent}not due: {not_due}");
     }
-    if let Some(owners) = &stats.lock_owners {
-        println!("{indent}locks: {}", owners.len());
-        for (name, owner) in owners {
-            println!("{indent}  {name}: {owner}");
-        }
+    if let Some(report) = &stats.lock_report {
+        report.print(indent);
     }
     if let Some(consumers) = stats.consumers {
         println!("{indent}registered consumers: {consumers}");
