@@ -24,6 +24,7 @@ mod put;
 mod read;
 mod recipe;
 mod shards;
+mod stats;
 mod take;
 mod watch;
 
@@ -71,7 +72,7 @@ enum Command {
     Ls(read::LsArgs),
     /// Depth, age, priorities, due counts, locks (flagging stale ones) and
     /// dead letters of a queue; of a parent of queues, each queue's count.
-    Stats(read::StatsArgs),
+    Stats(stats::StatsArgs),
     /// Delete every item of a queue (other children are kept).
     Purge(purge::QueuePurgeArgs),
     /// Print items as they are added and removed.
@@ -145,13 +146,15 @@ fn usage_error(err: &clap::Error) -> ExitCode {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
     );
     if !asked && std::env::args_os().any(|arg| arg == "--json") {
+        // The error's lines before the usage, on one line.
         let text = err.render().to_string();
         let message = text
             .lines()
-            .next()
-            .unwrap_or("usage error")
-            .trim_start_matches("error: ")
-            .to_owned();
+            .take_while(|line| !line.trim().is_empty())
+            .map(str::trim)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let message = message.trim_start_matches("error: ").to_owned();
         common::print_error(true, &message);
         return ExitCode::from(2);
     }
@@ -174,7 +177,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Take(args) => take::run(&ctx, args),
         Command::Peek(args) => read::peek(&ctx, args),
         Command::Ls(args) => read::ls(&ctx, args),
-        Command::Stats(args) => read::stats(&ctx, args),
+        Command::Stats(args) => stats::run(&ctx, args),
         Command::Purge(args) => purge::run(&ctx, args),
         Command::Watch(args) => watch::run(&ctx, args),
         Command::DeadLetter(command) => dead_letter::run(&ctx, command),

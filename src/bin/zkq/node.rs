@@ -14,14 +14,15 @@
 //!   ephemeral: queue items are always persistent nodes, while a lock-safe
 //!   consumer's locks are ephemeral nodes named after the items they lock,
 //!   so that node is a lock directory;
-//! - a node with children of which none is an item is a queue only if its
-//!   consumers recorded their lock path on it (an empty queue beside
-//!   foreign children); otherwise it is not a queue (a parent of queues, a
-//!   consumer registry, a recipe's path).
+//! - a node with children of which none is an item is a queue only if
+//!   this crate's consumers recorded their lock path on it or registered
+//!   beside it (`<queue>.consumers`): an empty queue beside foreign
+//!   children; otherwise it is not a queue (a parent of queues, a consumer
+//!   registry, a recipe's path).
 
 use anyhow::bail;
 use zk_queue::admin::RawQueue;
-use zk_queue::inspect::{is_shard_name, Listing};
+use zk_queue::inspect::{consumer_registry, is_shard_name, Listing};
 use zk_queue::path::join as child;
 
 use crate::common::Context;
@@ -58,7 +59,7 @@ pub fn classify(ctx: &Context, path: &str) -> anyhow::Result<Node> {
     }
     let listing = Listing::of(&names, None);
     if listing.items.is_empty() {
-        if names.is_empty() || RawQueue::new(&ctx.client, path)?.recorded_lock_path()?.is_some() {
+        if names.is_empty() || has_consumers(ctx, path)? {
             return Ok(Node::Queue(listing));
         }
         names.sort();
@@ -73,6 +74,15 @@ pub fn classify(ctx: &Context, path: &str) -> anyhow::Result<Node> {
     Ok(Node::Queue(listing))
 }
 
+/// Whether this crate's consumers recorded their lock path on the node at
+/// `path` or registered beside it.
+fn has_consumers(ctx: &Context, path: &str) -> anyhow::Result<bool> {
+    if RawQueue::new(&ctx.client, path)?.recorded_lock_path()?.is_some() {
+        return Ok(true);
+    }
+    Ok(ctx.client.exists(&consumer_registry(path))?.is_some())
+}
+
 /// The queue's listing, or an error saying what the node is instead.
 pub fn queue(ctx: &Context, path: &str) -> anyhow::Result<Listing> {
     match classify(ctx, path)? {
@@ -81,11 +91,33 @@ pub fn queue(ctx: &Context, path: &str) -> anyhow::Result<Listing> {
     }
 }
 
+/// For a subcommand that changes a queue (`take`, `purge`): an error if
+/// the node at `path` is a lock directory, whose locks are named like
+/// items; anything else passes (a node without items has nothing to take
+/// or delete).
+pub fn refuse_lock_directory(ctx: &Context, path: &str) -> anyhow::Result<()> {
+    match classify(ctx, path) {
+        Ok(lock @ Node::LockDirectory { .. }) => bail!("{}", not_a_queue(path, &lock)),
+        Ok(_) => Ok(()),
+        Err(e)
+            if e.downcast_ref::<zk_queue::Error>()
+                .is_some_and(zk_queue::Error::is_no_node) =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// Why the node at `path`, being `node`, is not a (plain) queue.
 pub fn not_a_queue(path: &str, node: &Node) -> String {
     match node {
         Node::Queue(_) => format!("{path} is a queue"),
-        Node::Sharded(shards) => format!("{path} is a sharded queue of {} shards", shards.len()),
+        Node::Sharded(shards) => format!(
+            "{path} is a sharded queue of {} shards: name a shard, e.g. {}",
+            shards.len(),
+            shards.first().map_or_else(String::new, |shard| child(path, shard))
+        ),
         Node::LockDirectory { locks, queue } => {
             let of = queue.as_ref().map_or(String::new(), |q| {
                 format!(" of the queue {q}, whose consumers recorded it")

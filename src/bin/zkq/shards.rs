@@ -12,7 +12,8 @@ use zk_queue::path::join as child;
 use crate::common::{list, Context};
 use crate::locks::LockArgs;
 use crate::purge::{purge, QueuePurgeArgs};
-use crate::read::{collect, describe, print_described, print_stats, Counting, PeekedItem, Stats, StatsArgs};
+use crate::read::{describe, print_described, Counting, PeekedItem};
+use crate::stats::{collect, print_stats, Stats, StatsArgs};
 
 /// The shards of the queue at `path`, sorted, if it is sharded: it has
 /// children and every one is a shard.

@@ -1,6 +1,7 @@
 //! `zkq` knows what it is looking at: a node without queue items is not a
-//! queue (`ls`, `peek`), a lock-safe consumer's lock directory is named as
-//! one (`peek`), and `stats` of a parent of queues lists its queues.
+//! queue (`ls`, `peek`), a lock-safe consumer's lock directory is
+//! named as one (`peek`, `ls`, `take`, `purge`), and `stats` of a parent of
+//! queues lists its queues.
 
 use std::time::Duration;
 
@@ -39,7 +40,7 @@ fn cli_ls_and_peek_refuse_a_node_whose_children_are_not_queue_items() {
 }
 
 #[test]
-fn cli_an_existing_childless_node_or_one_with_a_recorded_lock_path_is_an_empty_queue() {
+fn cli_an_existing_childless_node_or_one_its_consumers_recorded_or_registered_on_is_an_empty_queue() {
     let empty = unique_path("cli-empty-queue");
     let zk = client();
     zk.ensure_path(&empty).unwrap();
@@ -56,6 +57,18 @@ fn cli_an_existing_childless_node_or_one_with_a_recorded_lock_path_is_an_empty_q
         .build_queue()
         .unwrap();
     assert_eq!(ok(&["ls", &recorded]), "");
+    // Or its consumers registered beside it.
+    let registered = unique_path("cli-registered-empty-queue");
+    zk.ensure_path(&format!("{registered}/config")).unwrap();
+    assert_eq!(zkq(&["ls", &registered]).status.code(), Some(1), "not a queue yet");
+    let plain = QueueBuilder::new(&zk, &registered, StringSerializer)
+        .consumer(|_: String| Ok(()))
+        .build_queue()
+        .unwrap();
+    crate::support::eventually(Duration::from_secs(30), "the consumer registers", || {
+        zkq(&["ls", &registered]).status.success()
+    });
+    plain.close();
     let stats = json(&["stats", &recorded]);
     assert_eq!(
         (stats["items"].as_u64(), stats["foreign"].as_u64()),
@@ -90,6 +103,16 @@ fn cli_peek_names_a_lock_directory_and_the_queue_that_recorded_it() {
         );
         assert!(!stderr.contains("corrupt"), "{stderr}");
     }
+    // Nothing takes or purges locks as if they were items.
+    for args in [
+        vec!["purge", locks.as_str(), "--yes"],
+        vec!["take", locks.as_str(), "--timeout", "1s"],
+    ] {
+        let (code, stdout, stderr) = run(&args);
+        assert_eq!((code, stdout.as_str()), (Some(1), ""), "{args:?}: {stderr}");
+        assert!(stderr.contains("is a lock directory"), "{args:?}: {stderr}");
+    }
+    assert_eq!(zk.get_children(&locks).unwrap().0.len(), 1, "the lock stays");
     // The queue itself is still a queue.
     assert_eq!(json(&["peek", &path]).as_array().unwrap().len(), 2);
     delivery.ack();
