@@ -134,10 +134,11 @@ pub fn survey_locks(
 ) -> anyhow::Result<Option<LockReport>> {
     let (lock_path, recorded) = match lock_path {
         Some(given) => (given.to_owned(), false),
-        None => match RawQueue::new(&ctx.client, path)?.recorded_lock_path() {
-            Ok(Some(recorded)) => (recorded, true),
-            Ok(None) | Err(zk_queue::Error::NoNode { .. }) => return Ok(None),
-            Err(e) => return Err(e.into()),
+        None => match RawQueue::new(&ctx.client, path).map(|queue| queue.recorded_lock_path()) {
+            Ok(Ok(Some(recorded))) => (recorded, true),
+            // A path the library refuses as a queue's records nothing.
+            Ok(Ok(None) | Err(zk_queue::Error::NoNode { .. })) | Err(_) => return Ok(None),
+            Ok(Err(e)) => return Err(e.into()),
         },
     };
     let mut names = match ctx.client.get_children(&lock_path) {

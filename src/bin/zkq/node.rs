@@ -77,8 +77,13 @@ pub fn classify(ctx: &Context, path: &str) -> anyhow::Result<Node> {
 /// Whether this crate's consumers recorded their lock path on the node at
 /// `path` or registered beside it.
 fn has_consumers(ctx: &Context, path: &str) -> anyhow::Result<bool> {
-    if RawQueue::new(&ctx.client, path)?.recorded_lock_path()?.is_some() {
-        return Ok(true);
+    // A path the library refuses as a queue's records nothing.
+    if let Ok(queue) = RawQueue::new(&ctx.client, path) {
+        match queue.recorded_lock_path() {
+            Ok(Some(_)) => return Ok(true),
+            Ok(None) | Err(zk_queue::Error::NoNode { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
     }
     Ok(ctx.client.exists(&consumer_registry(path))?.is_some())
 }
