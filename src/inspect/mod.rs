@@ -292,6 +292,30 @@ pub struct DecodedItem {
     pub trailer_error: Option<TrailerError>,
 }
 
+impl DecodedItem {
+    /// Which delivery of the item the next one is (or the current one, while
+    /// a consumer holds it), counted as
+    /// [`ItemMeta::attempt`](crate::ItemMeta::attempt) counts it: 1 for an
+    /// item never failed, 2 after one failed delivery, and so on.
+    ///
+    /// ```
+    /// use zk_queue::inspect::{decode_item, Layout};
+    /// let item = decode_item(Layout::Classic, b"raw")?;
+    /// assert_eq!((item.attempts, item.attempt()), (0, 1));
+    /// # Ok::<(), zk_queue::inspect::FrameError>(())
+    /// ```
+    pub fn attempt(&self) -> u32 {
+        attempt_number(self.attempts)
+    }
+}
+
+/// The number of the delivery after `failed` failed ones: the one
+/// definition of an attempt, for [`DecodedItem::attempt`] and
+/// [`ItemMeta::attempt`](crate::ItemMeta::attempt).
+pub(crate) fn attempt_number(failed: u32) -> u32 {
+    failed.saturating_add(1)
+}
+
 /// Decodes the data of an item node of `layout`: a classic item is one
 /// record of raw bytes; a Curator item is an item frame, whose records and
 /// the metadata this crate records after the frame are returned.

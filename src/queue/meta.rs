@@ -49,7 +49,7 @@ impl ItemMeta {
         let parsed = parsed.as_ref();
         ItemMeta {
             name: name.to_owned(),
-            attempt: failed.saturating_add(1),
+            attempt: crate::inspect::attempt_number(failed),
             priority: parsed.and_then(|n| n.priority),
             due: parsed
                 .and_then(|n| n.due)

@@ -11,25 +11,39 @@ use zk_queue::{client::RetryNTimes, DeliverAt, ZkClient};
 pub struct Context {
     pub client: ZkClient,
     pub json: bool,
+    /// The connect string, for four-letter words.
+    pub connect: String,
+    /// The session timeout, which bounds each four-letter word too.
+    pub timeout: Duration,
 }
 
 impl Context {
+    /// Connects, failing at once if every server of `connect` refuses a TCP
+    /// connection ([`crate::probe`]).
     pub fn connect(connect: &str, timeout: Duration, auth: Option<&str>, json: bool) -> anyhow::Result<Context> {
+        if let Some(auth) = auth {
+            if !auth.contains(':') {
+                bail!("--auth must be user:password");
+            }
+        }
+        crate::probe::refuse_unreachable(connect, timeout)?;
         let mut builder = ZkClient::builder(connect)
             .session_timeout(timeout)
             .connection_timeout(timeout)
             .request_timeout(timeout)
             .retry_policy(RetryNTimes::new(2, Duration::from_millis(200)));
         if let Some(auth) = auth {
-            if !auth.contains(':') {
-                bail!("--auth must be user:password");
-            }
             builder = builder.add_auth("digest", auth.as_bytes());
         }
         let client = builder
             .connect()
             .with_context(|| format!("cannot connect to {connect}"))?;
-        Ok(Context { client, json })
+        Ok(Context {
+            client,
+            json,
+            connect: connect.to_owned(),
+            timeout,
+        })
     }
 
     /// Prints `value` as one line of JSON on stdout.
@@ -69,12 +83,49 @@ pub fn now_ms() -> i64 {
     DeliverAt::now().epoch_millis()
 }
 
-/// Up to `max` characters of `bytes` as text, escaped, for a one-line preview.
+/// Prints an error: `zkq: <message>` on stderr, or under `--json` the
+/// object `{"error": "<message>"}` on stdout.
+pub fn print_error(json: bool, message: &str) {
+    if json {
+        println!("{}", serde_json::json!({ "error": message }));
+    } else {
+        eprintln!("zkq: {message}");
+    }
+}
+
+/// Up to `max` characters of `bytes` as text for a one-line preview: the
+/// text as it is (quotes and backslashes too), only line breaks, tabs and
+/// other control characters escaped so that it stays on one line.
 pub fn preview(bytes: &[u8], max: usize) -> String {
     let text = String::from_utf8_lossy(bytes);
-    let mut out: String = text.chars().take(max).flat_map(char::escape_debug).collect();
+    let mut out = String::new();
+    for c in text.chars().take(max) {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
     if text.chars().count() > max {
         out.push('…');
     }
     out
+}
+
+/// The largest record whose JSON a `--json` preview shows whole.
+pub const MAX_JSON_PREVIEW: usize = 4096;
+
+/// A record's preview under `--json`: a record that is a JSON object or
+/// array of at most [`MAX_JSON_PREVIEW`] bytes is that JSON value itself;
+/// anything else (text, or JSON scalars, which read the same as text) is
+/// the [`preview`] string.
+pub fn json_preview(bytes: &[u8], max: usize) -> serde_json::Value {
+    if bytes.len() <= MAX_JSON_PREVIEW {
+        if let Ok(value @ (serde_json::Value::Object(_) | serde_json::Value::Array(_))) =
+            serde_json::from_slice::<serde_json::Value>(bytes)
+        {
+            return value;
+        }
+    }
+    serde_json::Value::String(preview(bytes, max))
 }

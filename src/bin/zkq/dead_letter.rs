@@ -7,7 +7,7 @@ use zk_queue::inspect::Layout;
 
 use crate::common::Context;
 use crate::purge::{purge, PurgeArgs};
-use crate::read::{describe, print_described};
+use crate::read::{describe, print_described, Counting};
 
 #[derive(Debug, Subcommand)]
 pub enum DeadLetterCommand {
@@ -33,9 +33,10 @@ pub struct ListArgs {
 #[derive(Debug, Args)]
 pub struct RequeueArgs {
     /// The dead-letter path.
+    #[arg(value_name = "DEAD_LETTER_PATH")]
     pub path: String,
     /// The queue to move the items to.
-    #[arg(long)]
+    #[arg(long, value_name = "QUEUE")]
     pub to: String,
 }
 
@@ -61,7 +62,7 @@ pub fn run(ctx: &Context, command: DeadLetterCommand) -> anyhow::Result<()> {
         DeadLetterCommand::List(args) => {
             let dead = DeadLetters::new(&ctx.client, &args.path)?;
             let head: Vec<_> = dead.names()?.into_iter().take(args.limit).collect();
-            let items = describe(ctx, &args.path, Layout::Curator, &head)?;
+            let items = describe(ctx, &args.path, Layout::Curator, &head, Counting::DeadLetters)?;
             print_described(ctx, &items)
         }
         DeadLetterCommand::Purge(args) => {

@@ -88,7 +88,7 @@ pub fn survey(connect: &str, timeout: Duration) -> (SessionSurvey, String) {
 }
 
 /// The `host:port` servers of a connect string (`host[:port],...[/chroot]`).
-fn servers(connect: &str) -> Vec<String> {
+pub fn servers(connect: &str) -> Vec<String> {
     connect
         .split(',')
         .filter_map(|entry| {

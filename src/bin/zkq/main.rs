@@ -6,17 +6,25 @@
 //! `queue-<UUID>` (Curator's `QueueSharder`, zk-queue's sharded queues) is
 //! sharded: `stats`, `peek` and `purge` cover every shard. `recipe` shows a
 //! coordination recipe's path (locks, semaphores, latches, barriers). Errors are printed as one line
-//! `zkq: <message>` on stderr, with exit code 1 (2 for usage errors).
+//! `zkq: <message>` on stderr, with exit code 1 (2 for usage errors); under
+//! `--json` as one object `{"error": "<message>"}` on stdout instead.
+//!
+//! What a node is (a queue, a sharded queue, a lock directory or none of
+//! these) is decided once, in [`node`].
 
 mod common;
 mod dead_letter;
 mod four_letter;
 mod locks;
+mod node;
+mod parents;
+mod probe;
 mod purge;
 mod put;
 mod read;
 mod recipe;
 mod shards;
+mod stats;
 mod take;
 mod watch;
 
@@ -29,9 +37,10 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "zkq", version)]
 struct Cli {
-    /// ZooKeeper connect string (`host:port,...[/chroot]`).
-    #[arg(long, global = true, env = "ZK_CONNECT", default_value = "127.0.0.1:2181")]
-    connect: String,
+    /// ZooKeeper connect string (`host:port,...[/chroot]`). Defaults to the
+    /// environment variable `ZK_CONNECT`, then `127.0.0.1:2181`.
+    #[arg(long, global = true)]
+    connect: Option<String>,
     /// Session timeout, e.g. `10s`, `500ms`, `1m`; also bounds connecting
     /// and each request.
     #[arg(long, global = true, default_value = "10s", value_parser = common::parse_duration)]
@@ -48,18 +57,22 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Put items (from arguments, else one per line of stdin).
+    /// Put items (from arguments, else one per line of stdin). Refuses what
+    /// the queue's kind would misorder unless `--force`.
     Put(put::PutArgs),
     /// Take (remove and print) up to N items; at most once. Items a
     /// lock-safe consumer holds are left alone (see `--lock-path`) unless
     /// `--force`.
     Take(take::TakeArgs),
-    /// Show the first items in consumption order without removing them.
+    /// Show the first items in consumption order without removing them
+    /// (an error for a node that is not a queue).
     Peek(read::PeekArgs),
-    /// List item names in consumption order, a page at a time.
+    /// List item names in consumption order, a page at a time (an error for
+    /// a node that is not a queue).
     Ls(read::LsArgs),
-    /// Depth, age, priorities, due counts, locks and dead letters of a queue.
-    Stats(read::StatsArgs),
+    /// Depth, age, priorities, due counts, locks (flagging stale ones) and
+    /// dead letters of a queue; of a parent of queues, each queue's count.
+    Stats(stats::StatsArgs),
     /// Delete every item of a queue (other children are kept).
     Purge(purge::QueuePurgeArgs),
     /// Print items as they are added and removed.
@@ -106,31 +119,69 @@ impl Command {
     }
 }
 
+/// The connect string used without `--connect` and `ZK_CONNECT`.
+const DEFAULT_CONNECT: &str = "127.0.0.1:2181";
+
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return usage_error(&err),
+    };
+    let json = cli.json;
+    match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("zkq: {err:#}");
+            common::print_error(json, &format!("{err:#}"));
             ExitCode::FAILURE
         }
     }
+}
+
+/// Prints a usage error (or the help or version asked for) and returns its
+/// exit code; under `--json` a usage error is an `{"error": ...}` object.
+fn usage_error(err: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    let asked = matches!(
+        err.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    );
+    if !asked && std::env::args_os().any(|arg| arg == "--json") {
+        // The error's lines before the usage, on one line.
+        let text = err.render().to_string();
+        let message = text
+            .lines()
+            .take_while(|line| !line.trim().is_empty())
+            .map(str::trim)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let message = message.trim_start_matches("error: ").to_owned();
+        common::print_error(true, &message);
+        return ExitCode::from(2);
+    }
+    let _ = err.print();
+    ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2))
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     for path in cli.command.paths() {
         zk_queue::path::validate(path)?;
     }
-    let ctx = common::Context::connect(&cli.connect, cli.session_timeout, cli.auth.as_deref(), cli.json)?;
+    let connect = cli
+        .connect
+        .clone()
+        .or_else(|| std::env::var("ZK_CONNECT").ok().filter(|c| !c.trim().is_empty()))
+        .unwrap_or_else(|| DEFAULT_CONNECT.to_owned());
+    let ctx = common::Context::connect(&connect, cli.session_timeout, cli.auth.as_deref(), cli.json)?;
     let result = match cli.command {
         Command::Put(args) => put::run(&ctx, args),
         Command::Take(args) => take::run(&ctx, args),
         Command::Peek(args) => read::peek(&ctx, args),
         Command::Ls(args) => read::ls(&ctx, args),
-        Command::Stats(args) => read::stats(&ctx, args),
+        Command::Stats(args) => stats::run(&ctx, args),
         Command::Purge(args) => purge::run(&ctx, args),
         Command::Watch(args) => watch::run(&ctx, args),
         Command::DeadLetter(command) => dead_letter::run(&ctx, command),
-        Command::Recipe(args) => recipe::run(&ctx, &cli.connect, cli.session_timeout, args),
+        Command::Recipe(args) => recipe::run(&ctx, &connect, cli.session_timeout, args),
     };
     ctx.client.close();
     result

@@ -41,8 +41,10 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
-/// Deletes every item (of the detected layout) under the path.
+/// Deletes every item (of the detected layout) under the path; refuses a
+/// lock directory.
 pub fn run(ctx: &Context, args: QueuePurgeArgs) -> anyhow::Result<()> {
+    crate::node::refuse_lock_directory(ctx, &args.purge.path)?;
     if let Some(shards) = crate::shards::of(ctx, &args.purge.path)? {
         return crate::shards::purge_all(ctx, &args, &shards);
     }

@@ -1,4 +1,21 @@
-//! `zkq put`.
+//! `zkq put`, which refuses what the queue's kind would misorder.
+//!
+//! zk-queue records no kind on a queue node (only its consumers' lock
+//! path), so the kind is learned from the names of the items there
+//! ([`Listing`]: the layout of most items, and for a Curator queue the
+//! most common non-plain kind). A put whose items the queue's consumers
+//! would take out of order is refused unless `--force`:
+//!
+//! - a put without `--priority` into a priority queue, or with
+//!   `--priority` into a queue of another kind (a FIFO queue sorts the
+//!   priority names by their text);
+//! - `--delay-ms`/`--at` or `--id` into a queue of another kind;
+//! - `--classic` into a Curator queue, or Curator items into a classic one
+//!   (their consumers skip the other layout's names).
+//!
+//! A plain put into a delay or id queue is allowed: their consumers take a
+//! plain name as due now, or in sequence order, as they take the items
+//! they requeue. An empty or missing queue cannot be judged: any put goes.
 
 use std::io::BufRead;
 use std::time::Duration;
@@ -6,6 +23,7 @@ use std::time::Duration;
 use anyhow::{bail, Context as _};
 use clap::Args;
 use serde::Serialize;
+use zk_queue::inspect::{Kind, Layout, Listing};
 use zk_queue::{BytesSerializer, DeliverAt, Queue, QueueBuilder, SimpleQueue};
 
 use crate::common::Context;
@@ -34,6 +52,60 @@ pub struct PutArgs {
     /// Write classic `qn-` items of raw bytes instead of Curator items.
     #[arg(long)]
     classic: bool,
+    /// Put even what the queue's kind would misorder (a put without
+    /// `--priority` into a priority queue, with `--priority` into a FIFO
+    /// queue, ...).
+    #[arg(long)]
+    force: bool,
+}
+
+impl PutArgs {
+    /// The layout and kind of the items this put writes.
+    fn writes(&self) -> (Layout, Kind) {
+        if self.classic {
+            (Layout::Classic, Kind::Plain)
+        } else if self.priority.is_some() {
+            (Layout::Curator, Kind::Priority)
+        } else if self.delay_ms.is_some() || self.at.is_some() {
+            (Layout::Curator, Kind::Delay)
+        } else if self.id.is_some() {
+            (Layout::Curator, Kind::Id)
+        } else {
+            (Layout::Curator, Kind::Plain)
+        }
+    }
+}
+
+/// Why a put writing `writes` into a queue listed as `listing` would be
+/// misordered, if it would.
+fn misorder(listing: &Listing, writes: (Layout, Kind)) -> Option<String> {
+    if listing.items.is_empty() {
+        return None;
+    }
+    let (layout, kind) = writes;
+    if layout != listing.layout {
+        return Some(format!(
+            "it holds {} items and this put writes {layout} ones, which its consumers skip",
+            listing.layout
+        ));
+    }
+    let fits = kind == listing.kind || (kind == Kind::Plain && matches!(listing.kind, Kind::Delay | Kind::Id));
+    if fits {
+        return None;
+    }
+    let queue = match listing.kind {
+        Kind::Plain => "a FIFO queue (plain items)",
+        Kind::Priority => "a priority queue",
+        Kind::Delay => "a delay queue",
+        Kind::Id => "an id queue",
+    };
+    let put = match kind {
+        Kind::Plain => "a plain item (no --priority)",
+        Kind::Priority => "a --priority item",
+        Kind::Delay => "a --delay-ms/--at item",
+        Kind::Id => "an --id item",
+    };
+    Some(format!("it is {queue}, whose consumers would take {put} out of order"))
 }
 
 #[derive(Serialize)]
@@ -56,6 +128,16 @@ pub fn run(ctx: &Context, mut args: PutArgs) -> anyhow::Result<()> {
             .collect()
     };
     let count = messages.len();
+    if count > 0 && !args.force {
+        let listing = match ctx.client.get_children(&args.path) {
+            Ok((names, _)) => Listing::of(names, None),
+            Err(e) if e.is_no_node() => Listing::of(Vec::<String>::new(), None),
+            Err(e) => return Err(e.into()),
+        };
+        if let Some(why) = misorder(&listing, args.writes()) {
+            bail!("refusing to put into {}: {why} (--force to put anyway)", args.path);
+        }
+    }
     if count > 0 {
         if args.classic {
             let queue = SimpleQueue::new(&ctx.client, &args.path)?;

@@ -1,16 +1,14 @@
-//! `zkq peek`, `zkq ls` and `zkq stats`: read-only views of a queue.
+//! `zkq peek` and `zkq ls`: read-only views of a queue's items.
 
-use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use serde::Serialize;
-use zk_queue::inspect::{self, decode_item, ItemName, Kind, Layout, Listing};
-
-use zk_queue::admin::DeadLetters;
+use zk_queue::inspect::{decode_item, ItemName, Layout, Listing};
 use zk_queue::path::join as child;
 
-use crate::common::{list, now_ms, preview, Context};
+use crate::common::{json_preview, now_ms, preview, Context};
+use crate::node::{self, Node};
 use crate::shards;
 
 #[derive(Debug, Args)]
@@ -34,18 +32,6 @@ pub struct LsArgs {
     after: Option<String>,
 }
 
-#[derive(Debug, Args)]
-pub struct StatsArgs {
-    /// The queue's path.
-    pub path: String,
-    /// The queue's lock path, to count locks held.
-    #[arg(long)]
-    pub lock_path: Option<String>,
-    /// The queue's dead-letter path, to count dead letters.
-    #[arg(long)]
-    pub dead_letter_path: Option<String>,
-}
-
 /// One item as `peek` and `dead-letter list` show it.
 #[derive(Serialize)]
 pub struct PeekedItem {
@@ -62,7 +48,14 @@ pub struct PeekedItem {
     /// Records in the node (several for a multi put); absent if corrupt.
     #[serde(skip_serializing_if = "Option::is_none")]
     records: Option<usize>,
-    attempts: u32,
+    /// A queue item's attempt: which delivery of it the next one is (the
+    /// current one while a consumer holds it), as `ItemMeta::attempt`
+    /// counts it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attempt: Option<u32>,
+    /// A dead letter's deliveries made (the attempt it died after).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attempts: Option<u32>,
     /// The first put, epoch milliseconds, if the item records it (a
     /// requeued item does).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -70,10 +63,23 @@ pub struct PeekedItem {
     /// A dead letter's story: why, when and where it died.
     #[serde(skip_serializing_if = "Option::is_none")]
     death: Option<DeathOutput>,
-    /// The first record's first characters.
-    preview: String,
+    /// The first record: a JSON object or array as that JSON value, else
+    /// its first characters as text.
+    preview: serde_json::Value,
+    /// The first record's first characters as text, for the human output.
+    #[serde(skip)]
+    preview_text: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
+}
+
+/// How `describe` counts attempts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Counting {
+    /// A queue's items: the attempt of the next delivery.
+    Queue,
+    /// Dead letters: the deliveries made.
+    DeadLetters,
 }
 
 /// Why, when and where a dead letter died.
@@ -95,8 +101,15 @@ fn epoch_ms(time: SystemTime) -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-/// Reads and describes `items` of a queue at `path`; vanished items are left out.
-pub fn describe(ctx: &Context, path: &str, layout: Layout, items: &[ItemName]) -> anyhow::Result<Vec<PeekedItem>> {
+/// Reads and describes `items` of a queue (or dead-letter path, as
+/// `counting` says) at `path`; vanished items are left out.
+pub fn describe(
+    ctx: &Context,
+    path: &str,
+    layout: Layout,
+    items: &[ItemName],
+    counting: Counting,
+) -> anyhow::Result<Vec<PeekedItem>> {
     let paths: Vec<String> = items.iter().map(|i| child(path, &i.name)).collect();
     let mut out = Vec::with_capacity(items.len());
     for chunk in items.iter().zip(paths).collect::<Vec<_>>().chunks(1_000) {
@@ -108,14 +121,20 @@ pub fn describe(ctx: &Context, path: &str, layout: Layout, items: &[ItemName]) -
                 Err(e) => return Err(e.into()),
             };
             let decoded = decode_item(layout, &data);
-            let (records, attempts, preview_text, error) = match &decoded {
+            let (records, failed, attempt, first, error) = match &decoded {
                 Ok(decoded) => (
                     Some(decoded.records.len()),
                     decoded.attempts,
-                    decoded.records.first().map(|r| preview(r, 40)).unwrap_or_default(),
+                    decoded.attempt(),
+                    decoded.records.first().map(Vec::as_slice).unwrap_or_default(),
                     decoded.trailer_error.as_ref().map(|e| e.to_string()),
                 ),
-                Err(e) => (None, 0, preview(&data, 40), Some(e.to_string())),
+                Err(e) => (None, 0, 1, data.as_slice(), Some(e.to_string())),
+            };
+            let (preview_json, preview_text) = (json_preview(first, 40), preview(first, 40));
+            let (attempt, attempts) = match counting {
+                Counting::Queue => (Some(attempt), None),
+                Counting::DeadLetters => (None, Some(failed)),
             };
             let decoded = decoded.ok();
             let put_at = decoded.as_ref().and_then(|d| d.put_at).map(epoch_ms);
@@ -133,10 +152,12 @@ pub fn describe(ctx: &Context, path: &str, layout: Layout, items: &[ItemName]) -
                 id: item.id.clone(),
                 size: data.len(),
                 records,
+                attempt,
                 attempts,
                 put_at,
                 death,
-                preview: preview_text,
+                preview: preview_json,
+                preview_text,
                 error,
             });
         }
@@ -161,7 +182,13 @@ pub fn print_described(ctx: &Context, items: &[PeekedItem]) -> anyhow::Result<()
         if let Some(id) = &item.id {
             line += &format!("\tid={id}");
         }
-        line += &format!("\tsize={}\tattempts={}", item.size, item.attempts);
+        line += &format!("\tsize={}", item.size);
+        if let Some(attempt) = item.attempt {
+            line += &format!("\tattempt={attempt}");
+        }
+        if let Some(attempts) = item.attempts {
+            line += &format!("\tattempts={attempts}");
+        }
         if let Some(records) = item.records.filter(|r| *r != 1) {
             line += &format!("\trecords={records}");
         }
@@ -177,19 +204,20 @@ pub fn print_described(ctx: &Context, items: &[PeekedItem]) -> anyhow::Result<()
         if let Some(error) = &item.error {
             line += &format!("\tcorrupt: {error}");
         }
-        line += &format!("\t{}", item.preview);
+        line += &format!("\t{}", item.preview_text);
         println!("{line}");
     }
     Ok(())
 }
 
 pub fn peek(ctx: &Context, args: PeekArgs) -> anyhow::Result<()> {
-    if let Some(shards) = shards::of(ctx, &args.path)? {
-        return shards::peek(ctx, &args.path, args.count, &shards);
-    }
-    let listing = list(ctx, &args.path)?;
+    let listing = match node::classify(ctx, &args.path)? {
+        Node::Queue(listing) => listing,
+        Node::Sharded(shards) => return shards::peek(ctx, &args.path, args.count, &shards),
+        other => anyhow::bail!("{}", node::not_a_queue(&args.path, &other)),
+    };
     let head: Vec<ItemName> = listing.items.into_iter().take(args.count).collect();
-    let items = describe(ctx, &args.path, listing.layout, &head)?;
+    let items = describe(ctx, &args.path, listing.layout, &head, Counting::Queue)?;
     print_described(ctx, &items)
 }
 
@@ -201,14 +229,15 @@ struct LsOutput<'a> {
 }
 
 pub fn ls(ctx: &Context, args: LsArgs) -> anyhow::Result<()> {
-    let (mut names, _) = ctx.client.get_children(&args.path)?;
+    let listing = node::queue(ctx, &args.path)?;
+    let mut names: Vec<String> = listing.items.iter().map(|i| i.name.clone()).collect();
     // The --after name may be gone (taken): list it too to find its place.
     if let Some(after) = &args.after {
         if !names.contains(after) {
             names.push(after.clone());
         }
     }
-    let listing = Listing::of(names, None);
+    let listing = Listing::of(names, Some(listing.layout));
     let start = match &args.after {
         Some(after) => listing
             .items
@@ -234,158 +263,5 @@ pub fn ls(ctx: &Context, args: LsArgs) -> anyhow::Result<()> {
             eprintln!("more: --after {next}");
         }
         Ok(())
-    }
-}
-
-#[derive(Serialize, Default)]
-pub struct Stats {
-    layout: String,
-    kind: String,
-    /// Item nodes.
-    pub items: usize,
-    /// Children that are not items.
-    foreign: usize,
-    /// The head item's name and age in milliseconds (from its creation time).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    head: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub oldest_age_ms: Option<i64>,
-    /// Items per priority (priority queues).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    priorities: Option<BTreeMap<i32, usize>>,
-    /// Items due now and later (delay queues).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    due: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    not_due: Option<usize>,
-    /// This crate's consumers registered on the queue (see
-    /// `inspect::consumer_registry`), if any registry exists.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    consumers: Option<usize>,
-    /// Lock nodes under the lock path, and their owners (lock data).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub locks: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    lock_owners: Option<BTreeMap<String, String>>,
-    /// Items under the dead-letter path.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub dead_letters: Option<usize>,
-}
-
-pub fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
-    if let Some(shards) = shards::of(ctx, &args.path)? {
-        return shards::stats(ctx, &args, &shards);
-    }
-    let stats = collect(
-        ctx,
-        &args.path,
-        args.lock_path.as_deref(),
-        args.dead_letter_path.as_deref(),
-    )?;
-    if ctx.json {
-        return ctx.print_json(&stats);
-    }
-    print_stats(&stats, "");
-    Ok(())
-}
-
-/// The statistics of the queue at `path`, with its locks and dead letters
-/// if their paths are given.
-pub fn collect(
-    ctx: &Context,
-    path: &str,
-    lock_path: Option<&str>,
-    dead_letter_path: Option<&str>,
-) -> anyhow::Result<Stats> {
-    let listing = list(ctx, path)?;
-    let mut stats = Stats {
-        layout: listing.layout.to_string(),
-        kind: listing.kind.to_string(),
-        items: listing.items.len(),
-        foreign: listing.foreign.len(),
-        ..Stats::default()
-    };
-    if let Some(head) = listing.items.first() {
-        if let Some(stat) = ctx.client.exists(&child(path, &head.name))? {
-            stats.head = Some(head.name.clone());
-            stats.oldest_age_ms = Some((now_ms() - stat.ctime).max(0));
-        }
-    }
-    match listing.kind {
-        Kind::Priority => {
-            let mut by_priority = BTreeMap::new();
-            for item in &listing.items {
-                // A plain name in a priority queue (a requeued item) counts as 0.
-                *by_priority.entry(item.priority.unwrap_or(0)).or_insert(0) += 1;
-            }
-            stats.priorities = Some(by_priority);
-        }
-        Kind::Delay => {
-            let now = now_ms();
-            let due = listing.items.iter().filter(|i| i.due.is_none_or(|d| d <= now)).count();
-            stats.due = Some(due);
-            stats.not_due = Some(listing.items.len() - due);
-        }
-        Kind::Plain | Kind::Id => {}
-    }
-    if let Some(lock_path) = lock_path {
-        let names = match ctx.client.get_children(lock_path) {
-            Ok((names, _)) => names,
-            Err(e) if e.is_no_node() => Vec::new(),
-            Err(e) => return Err(e.into()),
-        };
-        let mut owners = BTreeMap::new();
-        for name in &names {
-            match ctx.client.get_data(&child(lock_path, name)) {
-                Ok((data, _)) => {
-                    owners.insert(name.clone(), String::from_utf8_lossy(&data).into_owned());
-                }
-                Err(e) if e.is_no_node() => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        stats.locks = Some(owners.len());
-        stats.lock_owners = Some(owners);
-    }
-    stats.consumers = match ctx.client.get_children(&inspect::consumer_registry(path)) {
-        Ok((names, _)) => Some(names.iter().filter(|n| inspect::is_consumer_registration(n)).count()),
-        Err(e) if e.is_no_node() => None,
-        Err(e) => return Err(e.into()),
-    };
-    if let Some(dlq) = dead_letter_path {
-        stats.dead_letters = Some(DeadLetters::new(&ctx.client, dlq)?.names()?.len());
-    }
-    Ok(stats)
-}
-
-/// Prints `stats` as text, each line after `indent`.
-pub fn print_stats(stats: &Stats, indent: &str) {
-    println!("{indent}layout: {}", stats.layout);
-    println!("{indent}kind: {}", stats.kind);
-    println!("{indent}items: {}", stats.items);
-    println!("{indent}foreign children: {}", stats.foreign);
-    if let (Some(head), Some(age)) = (&stats.head, stats.oldest_age_ms) {
-        println!("{indent}head: {head} (age {age} ms)");
-    }
-    if let Some(priorities) = &stats.priorities {
-        for (priority, count) in priorities {
-            println!("{indent}priority {priority}: {count}");
-        }
-    }
-    if let (Some(due), Some(not_due)) = (stats.due, stats.not_due) {
-        println!("{indent}due: {due}");
-        println!("{indent}not due: {not_due}");
-    }
-    if let Some(owners) = &stats.lock_owners {
-        println!("{indent}locks: {}", owners.len());
-        for (name, owner) in owners {
-            println!("{indent}  {name}: {owner}");
-        }
-    }
-    if let Some(consumers) = stats.consumers {
-        println!("{indent}registered consumers: {consumers}");
-    }
-    if let Some(dead) = stats.dead_letters {
-        println!("{indent}dead letters: {dead}");
     }
 }

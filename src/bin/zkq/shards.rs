@@ -12,7 +12,8 @@ use zk_queue::path::join as child;
 use crate::common::{list, Context};
 use crate::locks::LockArgs;
 use crate::purge::{purge, QueuePurgeArgs};
-use crate::read::{collect, describe, print_described, print_stats, PeekedItem, Stats, StatsArgs};
+use crate::read::{describe, print_described, Counting, PeekedItem};
+use crate::stats::{collect, print_stats, Stats, StatsArgs};
 
 /// The shards of the queue at `path`, sorted, if it is sharded: it has
 /// children and every one is a shard.
@@ -68,7 +69,7 @@ pub fn stats(ctx: &Context, args: &StatsArgs, shards: &[String]) -> anyhow::Resu
         let stats = collect(ctx, &child(&args.path, shard), locks.as_deref(), dead.as_deref())?;
         total.items += stats.items;
         total.oldest_age_ms = total.oldest_age_ms.max(stats.oldest_age_ms);
-        if let Some(locks) = stats.locks {
+        if let Some(locks) = stats.locks() {
             *total.locks.get_or_insert(0) += locks;
         }
         if let Some(dead) = stats.dead_letters {
@@ -116,7 +117,7 @@ pub fn peek(ctx: &Context, path: &str, count: usize, shards: &[String]) -> anyho
         let head: Vec<_> = listing.items.into_iter().take(count).collect();
         each.push(ShardPeek {
             shard: shard.clone(),
-            items: describe(ctx, &shard_path, listing.layout, &head)?,
+            items: describe(ctx, &shard_path, listing.layout, &head, Counting::Queue)?,
         });
     }
     if ctx.json {

@@ -31,6 +31,7 @@ struct Taken {
 }
 
 pub fn run(ctx: &Context, args: TakeArgs) -> anyhow::Result<()> {
+    crate::node::refuse_lock_directory(ctx, &args.path)?;
     let queue = args.locks.apply(RawQueue::new(&ctx.client, &args.path)?)?;
     let taken = queue.take_timeout(args.count, args.timeout)?;
     if !taken.held.is_empty() {

@@ -47,7 +47,7 @@ fn cli_dead_letter_list_requeue_and_purge() {
     assert_eq!(moved, serde_json::json!({"requeued": 2, "skipped": 1}));
     assert_eq!(children(&zk, &dead).len(), 1, "the corrupt one stays");
     let peeked = json(&["peek", &queue]);
-    assert_eq!(peeked[0]["attempts"], 0, "attempts start again");
+    assert_eq!(peeked[0]["attempt"], 1, "attempts start again");
     assert_eq!(peeked[0]["kind"], "plain");
     assert_eq!(ok(&["take", &queue, "-n", "2", "--timeout", "1s"]), "failed\nsecond\n");
 
@@ -117,5 +117,5 @@ fn cli_dead_letter_list_tells_why_each_died_and_requeue_keeps_the_priority() {
         (peeked[0]["kind"].as_str(), peeked[0]["priority"].as_i64()),
         (Some("priority"), Some(3))
     );
-    assert_eq!(peeked[0]["attempts"], 0, "attempts start again");
+    assert_eq!(peeked[0]["attempt"], 1, "attempts start again");
 }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use zk_queue::{Delivery, ItemReceiver, QueueBuilder, StringSerializer};
+use zk_queue::{client::CreateMode, Delivery, ItemReceiver, QueueBuilder, StringSerializer};
 
 use super::{children, json, ok, zkq};
 use crate::support::client;
@@ -101,5 +101,86 @@ fn a_consumer_never_records_its_lock_path_over_data_of_the_queue_nodes_own() {
     assert_eq!(zk.get_data(&path).unwrap().0, b"10.0.0.1");
     let raw = zk_queue::admin::RawQueue::new(&zk, &path).unwrap();
     assert_eq!(raw.recorded_lock_path().unwrap(), None);
+    consumer.close();
+}
+
+#[test]
+fn cli_stats_reads_the_recorded_lock_path_and_flags_locks_of_gone_items_and_persistent_locks() {
+    let path = unique_path("cli-stale-locks");
+    let locks = format!("{path}-locks");
+    let zk = client();
+    let (consumer, _receiver, delivery) = holding_the_first_of_two(&zk, &path, &locks);
+    let held = delivery.meta().name().to_owned();
+    // An ephemeral lock of an item no longer in the queue, and a persistent
+    // lock (no session's end will remove it) of another gone item.
+    let other = client();
+    other
+        .create(
+            &format!("{locks}/queue-0000000098"),
+            b"crashed-worker",
+            CreateMode::Ephemeral,
+        )
+        .unwrap();
+    zk.create(&format!("{locks}/queue-0000000099"), b"by-hand", CreateMode::Persistent)
+        .unwrap();
+
+    // No --lock-path: the recorded one is used.
+    let stats = json(&["stats", &path]);
+    assert_eq!(stats["lock_path"], locks.as_str(), "{stats}");
+    assert_eq!(stats["lock_path_recorded"], true, "{stats}");
+    assert_eq!(stats["locks"], 3, "{stats}");
+    assert_eq!(stats["stale_locks"], 2, "{stats}");
+    let details = stats["lock_details"].as_array().unwrap();
+    let detail = |name: &str| details.iter().find(|d| d["name"] == name).unwrap().clone();
+    let live = detail(&held);
+    assert_eq!(
+        (
+            live["item_present"].as_bool(),
+            live["session_state"].as_str(),
+            live.get("stale")
+        ),
+        (Some(true), Some("connected"), None),
+        "{live}"
+    );
+    assert_eq!(live["session"], format!("0x{:x}", zk.session_id().unwrap()), "{live}");
+    let orphan = detail("queue-0000000098");
+    assert_eq!(orphan["stale"], serde_json::json!(["item gone"]), "{orphan}");
+    assert_eq!(
+        orphan["session"],
+        format!("0x{:x}", other.session_id().unwrap()),
+        "{orphan}"
+    );
+    let by_hand = detail("queue-0000000099");
+    assert_eq!(
+        by_hand["stale"],
+        serde_json::json!(["item gone", "persistent"]),
+        "{by_hand}"
+    );
+    assert!(by_hand.get("session").is_none(), "{by_hand}");
+    assert!(
+        stats["sessions"].as_str().unwrap().starts_with("from dump on "),
+        "{stats}"
+    );
+
+    let text = ok(&["stats", &path]);
+    assert!(
+        text.contains(&format!("lock path: {locks} (recorded by the queue's consumers)\n")),
+        "{text}"
+    );
+    assert!(text.contains("queue-0000000098: crashed-worker\tsession="), "{text}");
+    assert!(text.contains("(connected)\tstale: item gone\n"), "{text}");
+    assert!(
+        text.contains("queue-0000000099: by-hand\tstale: item gone, persistent\n"),
+        "{text}"
+    );
+    assert!(text.contains("stale locks: 2\n"), "{text}");
+
+    // The ephemeral lock's session ends: the lock goes with it.
+    other.close();
+    zk.delete(&format!("{locks}/queue-0000000099"), None).unwrap();
+    crate::support::eventually(Duration::from_secs(30), "the closed session's lock is gone", || {
+        json(&["stats", &path])["stale_locks"] == 0
+    });
+    delivery.ack();
     consumer.close();
 }

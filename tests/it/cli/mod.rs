@@ -12,16 +12,21 @@
 //! - `recipes`: `recipe` on lock, semaphore, latch and barrier paths;
 //!   `recipe_ensemble`: its session marks on an ensemble.
 
+mod attempts;
 mod dead_letter;
 mod errors;
+mod gone_session;
 mod inspect;
 mod locks;
+mod output;
 mod purge;
+mod put_kinds;
 mod put_take;
 mod recipe_ensemble;
 mod recipes;
 mod sharded;
 mod usage;
+mod what_it_is;
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};

@@ -23,7 +23,7 @@ fn cli_plain_put_ls_peek_take_round_trip() {
     assert_eq!(peeked.len(), 2);
     assert_eq!(peeked[0]["preview"], "a");
     assert_eq!(peeked[0]["kind"], "plain");
-    assert_eq!(peeked[0]["attempts"], 0);
+    assert_eq!(peeked[0]["attempt"], 1, "the first delivery will be attempt 1");
     assert_eq!(
         peeked[0]["size"],
         11 + 24,

@@ -300,17 +300,19 @@ fn cli_recipe_shows_a_barrier_set_or_cleared_only_when_told_it_is_one() {
 fn cli_recipe_refuses_a_queue_path_and_a_missing_path_with_one_line() {
     let queue = unique_path("cli-recipe-not-a-recipe");
     ok(&["put", &queue, "a", "b"]);
-    for args in [vec!["recipe", queue.as_str()], vec!["--json", "recipe", queue.as_str()]] {
-        let out = zkq(&args);
-        assert_eq!(out.status.code(), Some(1), "{args:?}");
-        assert!(out.stdout.is_empty());
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(stderr.lines().count(), 1, "{stderr}");
-        assert!(
-            stderr.starts_with(&format!("zkq: {queue} is not a recipe path: none of its 2 children")),
-            "{stderr}"
-        );
-    }
+    let refusal = format!("{queue} is not a recipe path: none of its 2 children");
+    let out = zkq(&["recipe", queue.as_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with(&format!("zkq: {refusal}")), "{stderr}");
+    // Under --json the error is one JSON object on stdout.
+    let out = zkq(&["--json", "recipe", queue.as_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    let error: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(error["error"].as_str().unwrap().starts_with(&refusal), "{error}");
     let missing = unique_path("cli-recipe-missing");
     for kind in [None, Some("mutex"), Some("semaphore"), Some("double-barrier")] {
         let mut args = vec!["recipe", missing.as_str()];

@@ -80,3 +80,66 @@ fn cli_connect_from_env_and_digest_auth() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("zkq: --auth must be user:password"));
 }
+
+#[test]
+fn cli_dead_letter_requeue_takes_its_target_as_the_readme_shows_and_usage_omits_connect() {
+    let readme = include_str!("../../../README.md");
+    let shown = "$ zkq dead-letter requeue /jobs-dead --to /jobs";
+    assert!(readme.contains(shown), "the README shows {shown:?}");
+    // The same arguments, on paths of this test.
+    let dead = unique_path("cli-readme-dead");
+    let queue = unique_path("cli-readme-jobs");
+    super::ok(&["put", &dead, "lost"]);
+    let out = zkq(&["dead-letter", "requeue", &dead, "--to", &queue]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "1\n");
+    assert_eq!(super::ok(&["take", &queue, "--timeout", "1s"]), "lost\n");
+
+    // A usage error with ZK_CONNECT set: --connect is not shown as required.
+    let out = Command::new(env!("CARGO_BIN_EXE_zkq"))
+        .env("ZK_CONNECT", shared_connect_string())
+        .args(["dead-letter", "requeue", "/jobs-dead"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("Usage: zkq dead-letter requeue --to <QUEUE> <DEAD_LETTER_PATH>\n"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("--connect"), "{stderr}");
+}
+
+/// How long a refused connection may take to be reported: one probe per
+/// address ([`PROBE`], the longest a probe waits) ...
+const PROBE: Duration = Duration::from_secs(1);
+/// ... plus this for starting the process on a loaded machine.
+const LOAD_MARGIN: Duration = Duration::from_secs(5);
+
+#[test]
+fn cli_fails_at_once_when_every_server_refuses_not_after_the_session_timeout() {
+    // Ports nothing listens on: bound, then released.
+    let free = || {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let connect = format!("127.0.0.1:{},127.0.0.1:{}", free(), free());
+    let started = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_zkq"))
+        .args(["--connect", &connect, "--session-timeout", "60s", "ls", "/q"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with(&format!(
+            "zkq: cannot connect to {connect}: every server refused the connection ("
+        )),
+        "{stderr}"
+    );
+    let bound = PROBE * 2 + LOAD_MARGIN;
+    assert!(elapsed < bound, "{elapsed:?}, bound {bound:?}, session timeout 60s");
+}

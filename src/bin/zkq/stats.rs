@@ -1,0 +1,185 @@
+//! `zkq stats`: depth, age, priorities, due counts, locks and dead letters
+//! of a queue; of a parent of queues, each queue's count
+//! ([`crate::parents`]).
+
+use std::collections::BTreeMap;
+
+use clap::Args;
+use serde::Serialize;
+use zk_queue::admin::DeadLetters;
+use zk_queue::inspect::{self, Kind, Listing};
+use zk_queue::path::join as child;
+
+use crate::common::{list, now_ms, Context};
+use crate::locks::{survey_locks, LockReport};
+use crate::node::{self, Node};
+use crate::parents;
+use crate::shards;
+
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// The queue's path (or a parent of queues: each queue under it, with
+    /// its count).
+    pub path: String,
+    /// The queue's lock path, to count locks held and flag stale ones.
+    /// Default: the lock path the queue's consumers recorded on the queue
+    /// node, if any.
+    #[arg(long)]
+    pub lock_path: Option<String>,
+    /// The queue's dead-letter path, to count dead letters.
+    #[arg(long)]
+    pub dead_letter_path: Option<String>,
+}
+
+#[derive(Serialize, Default)]
+pub struct Stats {
+    layout: String,
+    kind: String,
+    /// Item nodes.
+    pub items: usize,
+    /// Children that are not items.
+    foreign: usize,
+    /// The head item's name and age in milliseconds (from its creation time).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    head: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oldest_age_ms: Option<i64>,
+    /// Items per priority (priority queues).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    priorities: Option<BTreeMap<i32, usize>>,
+    /// Items due now and later (delay queues).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    due: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_due: Option<usize>,
+    /// This crate's consumers registered on the queue (see
+    /// `inspect::consumer_registry`), if any registry exists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    consumers: Option<usize>,
+    /// The locks under the lock path given or recorded.
+    #[serde(flatten)]
+    pub lock_report: Option<LockReport>,
+    /// Items under the dead-letter path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dead_letters: Option<usize>,
+}
+
+impl Stats {
+    /// Lock nodes under the lock path, if one is known.
+    pub fn locks(&self) -> Option<usize> {
+        self.lock_report.as_ref().map(|r| r.locks)
+    }
+}
+
+pub fn run(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
+    let listing = match node::classify(ctx, &args.path)? {
+        Node::Queue(listing) => listing,
+        Node::Sharded(shards) => return shards::stats(ctx, &args, &shards),
+        Node::NotAQueue(children) => return parents::stats(ctx, &args.path, &children),
+        other => anyhow::bail!("{}", node::not_a_queue(&args.path, &other)),
+    };
+    let stats = collect_listed(
+        ctx,
+        &args.path,
+        listing,
+        args.lock_path.as_deref(),
+        args.dead_letter_path.as_deref(),
+    )?;
+    if ctx.json {
+        return ctx.print_json(&stats);
+    }
+    print_stats(&stats, "");
+    Ok(())
+}
+
+/// The statistics of the queue at `path`, with its locks (under the lock
+/// path given, or else the one its consumers recorded) and dead letters if
+/// their paths are given.
+pub fn collect(
+    ctx: &Context,
+    path: &str,
+    lock_path: Option<&str>,
+    dead_letter_path: Option<&str>,
+) -> anyhow::Result<Stats> {
+    let listing = list(ctx, path)?;
+    collect_listed(ctx, path, listing, lock_path, dead_letter_path)
+}
+
+/// [`collect`] of a queue already listed.
+fn collect_listed(
+    ctx: &Context,
+    path: &str,
+    listing: Listing,
+    lock_path: Option<&str>,
+    dead_letter_path: Option<&str>,
+) -> anyhow::Result<Stats> {
+    let mut stats = Stats {
+        layout: listing.layout.to_string(),
+        kind: listing.kind.to_string(),
+        items: listing.items.len(),
+        foreign: listing.foreign.len(),
+        ..Stats::default()
+    };
+    if let Some(head) = listing.items.first() {
+        if let Some(stat) = ctx.client.exists(&child(path, &head.name))? {
+            stats.head = Some(head.name.clone());
+            stats.oldest_age_ms = Some((now_ms() - stat.ctime).max(0));
+        }
+    }
+    match listing.kind {
+        Kind::Priority => {
+            let mut by_priority = BTreeMap::new();
+            for item in &listing.items {
+                // A plain name in a priority queue (a requeued item) counts as 0.
+                *by_priority.entry(item.priority.unwrap_or(0)).or_insert(0) += 1;
+            }
+            stats.priorities = Some(by_priority);
+        }
+        Kind::Delay => {
+            let now = now_ms();
+            let due = listing.items.iter().filter(|i| i.due.is_none_or(|d| d <= now)).count();
+            stats.due = Some(due);
+            stats.not_due = Some(listing.items.len() - due);
+        }
+        Kind::Plain | Kind::Id => {}
+    }
+    stats.lock_report = survey_locks(ctx, path, lock_path, &listing)?;
+    stats.consumers = match ctx.client.get_children(&inspect::consumer_registry(path)) {
+        Ok((names, _)) => Some(names.iter().filter(|n| inspect::is_consumer_registration(n)).count()),
+        Err(e) if e.is_no_node() => None,
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(dlq) = dead_letter_path {
+        stats.dead_letters = Some(DeadLetters::new(&ctx.client, dlq)?.names()?.len());
+    }
+    Ok(stats)
+}
+
+/// Prints `stats` as text, each line after `indent`.
+pub fn print_stats(stats: &Stats, indent: &str) {
+    println!("{indent}layout: {}", stats.layout);
+    println!("{indent}kind: {}", stats.kind);
+    println!("{indent}items: {}", stats.items);
+    println!("{indent}foreign children: {}", stats.foreign);
+    if let (Some(head), Some(age)) = (&stats.head, stats.oldest_age_ms) {
+        println!("{indent}head: {head} (age {age} ms)");
+    }
+    if let Some(priorities) = &stats.priorities {
+        for (priority, count) in priorities {
+            println!("{indent}priority {priority}: {count}");
+        }
+    }
+    if let (Some(due), Some(not_due)) = (stats.due, stats.not_due) {
+        println!("{indent}due: {due}");
+        println!("{indent}not due: {not_due}");
+    }
+    if let Some(report) = &stats.lock_report {
+        report.print(indent);
+    }
+    if let Some(consumers) = stats.consumers {
+        println!("{indent}registered consumers: {consumers}");
+    }
+    if let Some(dead) = stats.dead_letters {
+        println!("{indent}dead letters: {dead}");
+    }
+}
