@@ -129,6 +129,8 @@
 //! - `serde`: `JsonSerializer` and `CompactSerializer` for any serde type.
 //! - `cli`: the `zkq` command-line tool for operators.
 //! - `testing`: `TestingServer`, `TestingCluster` and `FaultProxy`.
+//! - `metrics`: counters, gauges and histograms of queues and clients
+//!   through the `metrics` facade (the `metrics` module).
 //!
 //! # Threads and blocking
 //! [`ZkClient`] is cheap to clone and may be used from any number of threads;
@@ -173,12 +175,18 @@
 //! (`Suspended` and `Lost` at WARN), nothing above INFO for a clean close.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod admin;
 pub mod client;
 mod codec;
 mod error;
 pub mod inspect;
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub mod metrics;
+#[cfg(not(feature = "metrics"))]
+mod metrics;
 mod naming;
 pub mod path;
 mod queue;

@@ -192,7 +192,7 @@ impl ZkClient {
     }
 
     fn start(config: Config, auth: Vec<(String, Vec<u8>)>) -> Result<ZkClient> {
-        let hub = Arc::new(Hub::new());
+        let hub = Arc::new(Hub::new(crate::metrics::ClientMetrics::new(&config.connect_string)));
         let reporter = Arc::clone(&hub);
         let link = Link::open(
             LinkConfig {
