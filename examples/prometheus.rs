@@ -56,7 +56,9 @@ fn main() -> anyhow::Result<()> {
     let listen = SocketAddr::from((Ipv4Addr::LOCALHOST, args.port));
     // Buckets for both histograms (seconds), so Prometheus can aggregate
     // them across processes; without, the exporter writes summaries.
-    let buckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0];
+    let buckets = [
+        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+    ];
     PrometheusBuilder::new()
         .with_http_listener(listen)
         .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &buckets)?

@@ -75,7 +75,10 @@ pub fn describe() {
     describe_counter!(names::ACKS, "Records the consumer acknowledged.");
     describe_counter!(names::REQUEUES, "Items requeued after a failed delivery.");
     describe_counter!(names::DEAD_LETTERS, "Items moved to the dead-letter path.");
-    describe_counter!(names::LEASE_LOSSES, "Items whose lock was lost before they were settled.");
+    describe_counter!(
+        names::LEASE_LOSSES,
+        "Items whose lock was lost before they were settled."
+    );
     describe_histogram!(
         names::PUT_TO_CONSUME,
         Unit::Seconds,

@@ -60,19 +60,20 @@ impl QueueMetrics {
     /// The handles of queue `path`, from the recorder installed now; its
     /// gauges sampled every `interval` (never if zero).
     pub(crate) fn new(path: &str, interval: Duration) -> QueueMetrics {
-        let queue = ("queue", path.to_owned());
+        let queue = [("queue", path.to_owned())];
         let requeue = |attempt: u32| {
-            counter!(names::REQUEUES, &[queue.clone(), ("attempt", attempt_label(attempt).to_owned())])
+            let labels = [queue[0].clone(), ("attempt", attempt_label(attempt).to_owned())];
+            counter!(names::REQUEUES, &labels)
         };
         QueueMetrics {
             interval,
-            puts: counter!(names::PUTS, &[queue.clone()]),
-            takes: counter!(names::TAKES, &[queue.clone()]),
-            acks: counter!(names::ACKS, &[queue.clone()]),
+            puts: counter!(names::PUTS, &queue),
+            takes: counter!(names::TAKES, &queue),
+            acks: counter!(names::ACKS, &queue),
             requeues: [requeue(1), requeue(2), requeue(3)],
-            dead_letters: counter!(names::DEAD_LETTERS, &[queue.clone()]),
-            lease_losses: counter!(names::LEASE_LOSSES, &[queue.clone()]),
-            put_to_consume: histogram!(names::PUT_TO_CONSUME, &[queue]),
+            dead_letters: counter!(names::DEAD_LETTERS, &queue),
+            lease_losses: counter!(names::LEASE_LOSSES, &queue),
+            put_to_consume: histogram!(names::PUT_TO_CONSUME, &queue),
         }
     }
 

@@ -81,7 +81,10 @@ impl Example {
     /// Sends the example a line: the go-ahead it waits for.
     pub fn go_on(&mut self) {
         let stdin = self.stdin.as_mut().expect("stdin open");
-        stdin.write_all(b"\n").and_then(|()| stdin.flush()).expect("writing to the example");
+        stdin
+            .write_all(b"\n")
+            .and_then(|()| stdin.flush())
+            .expect("writing to the example");
     }
 
     /// Lets the example exit and waits for it.
@@ -100,7 +103,10 @@ impl Example {
     pub fn scrape(&self) -> Scrape {
         let mut stream = TcpStream::connect((Ipv4Addr::LOCALHOST, self.port)).expect("connecting to /metrics");
         stream.set_read_timeout(Some(STEP)).unwrap();
-        let request = format!("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n\r\n", self.port);
+        let request = format!(
+            "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n\r\n",
+            self.port
+        );
         stream.write_all(request.as_bytes()).expect("sending the request");
         let mut response = String::new();
         stream.read_to_string(&mut response).expect("reading the response");
@@ -132,7 +138,7 @@ fn free_port() -> u16 {
 pub struct Scrape(BTreeMap<String, f64>);
 
 impl Scrape {
-    fn parse(body: &str) -> Scrape {
+    pub fn parse(body: &str) -> Scrape {
         let samples = body
             .lines()
             .filter(|line| line.starts_with("zk_queue_"))

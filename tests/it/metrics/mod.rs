@@ -3,6 +3,7 @@
 //! `exporter.rs` runs the example and reads the page.
 
 mod exporter;
+mod in_process;
 
 use std::time::Duration;
 
@@ -75,7 +76,11 @@ fn the_prometheus_example_exports_its_workloads_counts_over_http() {
     let requeues = |attempt| done.value(names::REQUEUES, &[queue[0], ("attempt", attempt)]);
     assert_eq!(requeues("1"), (FLAKY + POISON) as f64, "first deliveries failed");
     assert_eq!(requeues("2"), POISON as f64, "second deliveries failed");
-    assert_eq!(requeues("3+"), POISON as f64, "third deliveries failed (the fourth is a dead letter)");
+    assert_eq!(
+        requeues("3+"),
+        POISON as f64,
+        "third deliveries failed (the fourth is a dead letter)"
+    );
     let consumed_count = format!("{}_count", names::PUT_TO_CONSUME);
     assert_eq!(done.value(&consumed_count, &queue), acknowledged as f64);
     let waited = done.value(&format!("{}_sum", names::PUT_TO_CONSUME), &queue);
@@ -135,7 +140,10 @@ fn the_prometheus_example_counts_a_reconnect_and_a_session_loss() {
     let observer = client();
     let registry = consumer_registry(&path);
     eventually(SAMPLED, "the server expired the example's session", || {
-        observer.get_children(&registry).map(|(c, _)| c.is_empty()).unwrap_or(true)
+        observer
+            .get_children(&registry)
+            .map(|(c, _)| c.is_empty())
+            .unwrap_or(true)
     });
     proxy.heal();
     eventually(SAMPLED, "the session loss and the new session are counted", || {
