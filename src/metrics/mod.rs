@@ -3,16 +3,27 @@
 //! `metrics-exporter-prometheus`) before building clients and queues, and
 //! they report to it. Without the feature nothing of this is compiled.
 //!
-//! A queue's handles take their labels when the queue is built, and a
-//! client's when it connects: a recorder installed later sees nothing of
-//! them.
+//! A queue registers its series with the recorder in force where it is
+//! built (the global one, or one in scope through
+//! [`with_local_recorder`](::metrics::with_local_recorder)), and a
+//! client its connection series where it connects: a recorder installed
+//! later sees nothing of them. Every series of a queue is there from its
+//! start, at zero until something is counted. A client's request histograms
+//! are registered at each operation's first request, with the global
+//! recorder.
 //!
 //! # Names and labels
 //! Label `queue` is the queue's path (as given to
 //! [`QueueBuilder::new`](crate::QueueBuilder::new), below the client's
-//! chroot); label `client` is the client's connect string. Both are as many
-//! as the queues and clients a process builds. Counts are of this process
-//! only, like [`QueueStats`](crate::QueueStats).
+//! chroot; each shard of a [`ShardedQueue`](crate::ShardedQueue) has its
+//! own); label `client` is the client's connect string. So there are as
+//! many series as queues and connect strings a process uses, never one per
+//! item or per request. Counts are of this process only, like
+//! [`QueueStats`](crate::QueueStats). Handles of one queue in one process
+//! (a producer and a consumer, say) add to the same counters, and clients
+//! of one connect string likewise; a gauge shows what was set last, so
+//! give all but one such handle a zero
+//! [`metrics_interval`](crate::QueueBuilder::metrics_interval).
 //!
 //! | name | type | labels | what |
 //! | --- | --- | --- | --- |
@@ -48,6 +59,7 @@
 //! ```
 
 #[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub mod names;
 #[cfg(feature = "metrics")]
 mod record;

@@ -239,3 +239,14 @@ impl ClientMetrics {
         self.requests.write().insert(operation, histogram);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requeue_attempts_fall_in_three_labels() {
+        let labels: Vec<_> = [1, 2, 3, 4, 99, u32::MAX].into_iter().map(attempt_label).collect();
+        assert_eq!(labels, ["1", "2", "3+", "3+", "3+", "3+"]);
+    }
+}
