@@ -33,7 +33,7 @@
 //! | `zk_queue_requeues_total` | counter | `queue`, `attempt` | items requeued after a failed delivery; `attempt` is the delivery that failed: `1`, `2` or `3+` |
 //! | `zk_queue_dead_letters_total` | counter | `queue` | items moved to the dead-letter path (failed too often, or undecodable) |
 //! | `zk_queue_lease_losses_total` | counter | `queue` | items whose lock was lost before they were settled |
-//! | `zk_queue_put_to_consume_seconds` | histogram | `queue` | per acknowledged record: from its item's first put (kept across requeues) to the acknowledgement |
+//! | `zk_queue_put_to_consume_seconds` | histogram | `queue` | per acknowledged record: from its item's first put (kept across requeues) to the acknowledgement; the put time is the one the item records, its node's creation by the server's clock, so clock skew between this host and ZooKeeper shifts it (a negative wait reads as 0) |
 //! | `zk_queue_in_flight` | gauge, sampled | `queue` | items this process claimed and has not settled |
 //! | `zk_queue_depth` | gauge, sampled | `queue` | the nodes in the queue (one `exists` of the queue node: its children count; a `put_multi` node is one) |
 //! | `zk_queue_client_connected` | gauge | `client` | 1 while connected, 0 while suspended or lost, and once closed |

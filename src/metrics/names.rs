@@ -1,5 +1,15 @@
 //! The names of the metrics this crate records; see the
-//! [module documentation](super) for their labels and meaning.
+//! [module documentation](super) for their labels and meaning. They follow
+//! Prometheus' conventions: counters end in `_total`, histograms in their
+//! unit.
+//!
+//! ```
+//! use zk_queue::metrics::names;
+//! let counters = [names::PUTS, names::TAKES, names::ACKS, names::REQUEUES, names::DEAD_LETTERS,
+//!     names::LEASE_LOSSES, names::CLIENT_RECONNECTS, names::CLIENT_SESSION_LOSSES];
+//! assert!(counters.iter().all(|name| name.starts_with("zk_queue_") && name.ends_with("_total")));
+//! assert!([names::PUT_TO_CONSUME, names::CLIENT_REQUEST].iter().all(|name| name.ends_with("_seconds")));
+//! ```
 
 /// Counter: items stored in a queue by this process (a `put_multi` of three
 /// counts three). Label `queue`.
