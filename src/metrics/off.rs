@@ -48,6 +48,8 @@ impl ClientMetrics {
         ClientMetrics
     }
     #[inline(always)]
+    pub(crate) fn opened(&self, _state: crate::ConnectionState) {}
+    #[inline(always)]
     pub(crate) fn state(&self, _state: crate::ConnectionState) {}
     #[inline(always)]
     pub(crate) fn closed(&self) {}

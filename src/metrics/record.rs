@@ -198,18 +198,22 @@ pub(crate) struct ClientMetrics {
 
 impl ClientMetrics {
     /// The handles of a client of `connect_string`, from the recorder
-    /// installed now; it is connected.
+    /// installed now; the connection gauge is set once it
+    /// [`opened`](Self::opened).
     pub(crate) fn new(connect_string: &str) -> ClientMetrics {
         let client = [("client", connect_string.to_owned())];
-        let metrics = ClientMetrics {
+        ClientMetrics {
             connected: gauge!(names::CLIENT_CONNECTED, &client),
             reconnects: counter!(names::CLIENT_RECONNECTS, &client),
             session_losses: counter!(names::CLIENT_SESSION_LOSSES, &client),
             client: connect_string.to_owned(),
             requests: RwLock::new(HashMap::new()),
-        };
-        metrics.connected.set(1.0);
-        metrics
+        }
+    }
+
+    /// The client connected, and its connection is in `state` now.
+    pub(crate) fn opened(&self, state: ConnectionState) {
+        self.connected.set(if state.is_connected() { 1.0 } else { 0.0 });
     }
 
     /// The client's connection went to `state`.
