@@ -41,11 +41,14 @@
 //! | `zk_queue_client_session_losses_total` | counter | `client` | sessions lost (expired, or authentication refused) |
 //! | `zk_queue_client_request_seconds` | histogram | `client`, `operation` | each attempt of a request, from sending it to its answer or failure; `operation` is `create`, `delete`, `exists`, `get_data`, `get_children`, `multi`, ... |
 //!
-//! The sampled gauges are set by one thread per queue handle, at once when
-//! the queue is built and then every
+//! The sampled gauges are set by one thread per queue handle (each shard of
+//! a sharded queue is one), named `zkq-metrics <path>`, at once when the
+//! queue is built and then every
 //! [`QueueBuilder::metrics_interval`](crate::QueueBuilder::metrics_interval)
 //! (10 seconds by default; zero for no sampler and no gauges), until the
-//! queue closes. Each sample costs one `exists` request.
+//! queue closes. Each sample costs one `exists` request; while no server
+//! answers, the depth keeps its last value. Everything else is recorded
+//! where it happens, by the thread that does it.
 //!
 //! Histograms record seconds; how they are bucketed or summarized is the
 //! exporter's choice (`metrics-exporter-prometheus` writes summaries unless
