@@ -129,6 +129,8 @@
 //! - `serde`: `JsonSerializer` and `CompactSerializer` for any serde type.
 //! - `cli`: the `zkq` command-line tool for operators.
 //! - `testing`: `TestingServer`, `TestingCluster` and `FaultProxy`.
+//! - `metrics`: counters, gauges and histograms of queues and clients
+//!   through the `metrics` facade (the `metrics` module).
 //!
 //! None is on by default. On docs.rs every item that needs a feature says
 //! which.
@@ -184,6 +186,11 @@ pub mod client;
 mod codec;
 mod error;
 pub mod inspect;
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub mod metrics;
+#[cfg(not(feature = "metrics"))]
+mod metrics;
 mod naming;
 pub mod path;
 mod queue;

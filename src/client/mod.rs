@@ -192,7 +192,7 @@ impl ZkClient {
     }
 
     fn start(config: Config, auth: Vec<(String, Vec<u8>)>) -> Result<ZkClient> {
-        let hub = Arc::new(Hub::new());
+        let hub = Arc::new(Hub::new(crate::metrics::ClientMetrics::new(&config.connect_string)));
         let reporter = Arc::clone(&hub);
         let link = Link::open(
             LinkConfig {
@@ -205,6 +205,7 @@ impl ZkClient {
             Box::new(move |event| reporter.report(event)),
         )?;
         log::info!("connected to {}", config.connect_string);
+        hub.metrics.opened(hub.state());
         let no_multi_read = AtomicBool::new(!config.multi_read);
         let no_subtree_watch = AtomicBool::new(!config.persistent_watches);
         Ok(ZkClient {

@@ -235,9 +235,9 @@ impl ZkClient {
         deadline: Instant,
         started: Instant,
     ) -> Result<Reply> {
-        let raw = pending
-            .wait(deadline)
-            .map_err(|failure| self.failed(operation, path, failure, started.elapsed()))?;
+        let raw = pending.wait(deadline);
+        self.shared.hub.metrics.answered(operation, started);
+        let raw = raw.map_err(|failure| self.failed(operation, path, failure, started.elapsed()))?;
         decode_reply(pending.kind(), raw.err, raw.body(), self.shared.link().chroot()).map_err(|e| match e {
             ReplyError::Code(code) => Error::from_code(code, path),
             ReplyError::Malformed(malformed) => Error::ZooKeeper {

@@ -7,6 +7,7 @@ use crossbeam_channel::{Receiver, Sender};
 use parking_lot::Mutex;
 
 use super::session::LinkEvent;
+use crate::metrics::ClientMetrics;
 use crate::sync::Latch;
 
 /// The state of a client's connection to the ensemble, as Curator names it.
@@ -50,6 +51,8 @@ impl ConnectionState {
 /// The latest state, its listeners and the latches of blocked callers; the
 /// session thread reports to it, and it only signals.
 pub(crate) struct Hub {
+    /// The client's metrics (feature `metrics`; nothing without it).
+    pub(crate) metrics: ClientMetrics,
     state: Mutex<ConnectionState>,
     listeners: Mutex<Vec<Sender<ConnectionState>>>,
     /// Latches of blocked callers, opened on every state change and on close.
@@ -58,8 +61,9 @@ pub(crate) struct Hub {
 }
 
 impl Hub {
-    pub(crate) fn new() -> Hub {
+    pub(crate) fn new(metrics: ClientMetrics) -> Hub {
         Hub {
+            metrics,
             state: Mutex::new(ConnectionState::Connected),
             listeners: Mutex::new(Vec::new()),
             wakers: Mutex::new(Vec::new()),
@@ -84,6 +88,7 @@ impl Hub {
             ConnectionState::Suspended | ConnectionState::Lost => log::warn!("zookeeper session {state:?}"),
         }
         *self.state.lock() = state;
+        self.metrics.state(state);
         self.listeners.lock().retain(|tx| tx.send(state).is_ok());
         self.wake_all();
     }
@@ -112,6 +117,7 @@ impl Hub {
 
     /// Disconnects every listener and wakes every blocked caller: the client closed.
     pub(crate) fn close(&self) {
+        self.metrics.closed();
         self.listeners.lock().clear();
         self.wake_all();
     }

@@ -57,6 +57,9 @@ pub struct QueueBuilder<T> {
     puts: PutMode,
     error_mode_set: bool,
     put_in_background_set: bool,
+    /// How often the metrics sampler reads the queue's gauges.
+    #[cfg(feature = "metrics")]
+    metrics_interval: Duration,
 }
 
 impl<T: Send + 'static> QueueBuilder<T> {
@@ -99,6 +102,8 @@ impl<T: Send + 'static> QueueBuilder<T> {
             },
             error_mode_set: false,
             put_in_background_set: false,
+            #[cfg(feature = "metrics")]
+            metrics_interval: Duration::from_secs(10),
         }
     }
 
@@ -371,6 +376,30 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// ```
     pub fn rescan_interval(mut self, interval: Duration) -> Self {
         self.options.rescan_interval = interval;
+        self
+    }
+
+    /// How often the queue's sampled gauges (`zk_queue_depth`,
+    /// `zk_queue_in_flight`; see [`metrics`](crate::metrics)) are read: once
+    /// when the queue is built, then every `interval`, each time with one
+    /// `exists` request. Zero starts no sampler, and the gauges are not
+    /// recorded. Defaults to 10 seconds.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
+    /// # let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// use std::time::Duration;
+    /// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer)
+    ///     .metrics_interval(Duration::from_secs(30))
+    ///     .build_queue()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[cfg(feature = "metrics")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+    pub fn metrics_interval(mut self, interval: Duration) -> Self {
+        self.metrics_interval = interval;
         self
     }
 
@@ -663,6 +692,8 @@ impl<T: Send + 'static> QueueBuilder<T> {
             puts: self.puts,
             error_mode_set: self.error_mode_set,
             put_in_background_set: self.put_in_background_set,
+            #[cfg(feature = "metrics")]
+            metrics_interval: self.metrics_interval,
         }
     }
 
@@ -736,6 +767,9 @@ impl<T: Send + 'static> QueueBuilder<T> {
         if self.puts.max_items.is_some() && !self.put_in_background_set {
             self.puts.in_background = false;
         }
+        #[cfg(feature = "metrics")]
+        let counters = Arc::new(QueueCounters::for_queue(&self.path, self.metrics_interval));
+        #[cfg(not(feature = "metrics"))]
         let counters = Arc::new(QueueCounters::default());
         let store = Store::new(
             self.client.clone(),

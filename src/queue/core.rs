@@ -101,11 +101,14 @@ pub(in crate::queue) struct Core<T> {
     /// Shared with the handle's producer, which counts the puts.
     pub(crate) counters: Arc<QueueCounters>,
     engine: Mutex<Option<Engine>>,
+    /// Samples the queue's gauges (feature `metrics`; nothing without it).
+    sampler: Mutex<crate::metrics::Sampler>,
 }
 
 impl<T> Core<T> {
     /// Stops claiming and waits for in-flight items until `deadline`.
     pub(crate) fn stop(&self, deadline: Instant) {
+        self.sampler.lock().stop();
         if let Some(engine) = self.engine.lock().take() {
             engine.stop(deadline);
         }
@@ -131,6 +134,7 @@ impl<T: Send + 'static> Core<T> {
             options,
             counters,
             engine: Mutex::new(None),
+            sampler: Mutex::new(Default::default()),
         }
     }
 
@@ -139,6 +143,7 @@ impl<T: Send + 'static> Core<T> {
     /// fails, closing the queue stops the threads it started.
     pub(crate) fn start(self: &Arc<Self>) -> Result<()> {
         self.ensure_nodes()?;
+        *self.sampler.lock() = crate::metrics::Sampler::start(&self.client, &self.path, &self.counters);
         if self.consumer.is_some() {
             // `exists` is never ACL-checked: one read refuses a consumer that
             // could not take a single item now, instead of at its first scan.

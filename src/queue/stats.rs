@@ -166,9 +166,22 @@ pub(crate) struct QueueCounters {
     pub(crate) lease_lost: AtomicU64,
     pub(crate) removed_while_held: AtomicU64,
     pub(crate) claims_lost: AtomicU64,
+    /// The same events, for the installed metrics recorder (feature
+    /// `metrics`; nothing without it).
+    pub(crate) metrics: crate::metrics::QueueMetrics,
 }
 
 impl QueueCounters {
+    /// The counters of the queue at `path`, whose metrics' gauges are
+    /// sampled every `metrics_interval` (feature `metrics`).
+    #[cfg(feature = "metrics")]
+    pub(crate) fn for_queue(path: &str, metrics_interval: std::time::Duration) -> QueueCounters {
+        QueueCounters {
+            metrics: crate::metrics::QueueMetrics::new(path, metrics_interval),
+            ..QueueCounters::default()
+        }
+    }
+
     /// Adds `n` to a counter.
     pub(crate) fn add(counter: &AtomicU64, n: usize) {
         counter.fetch_add(u64::try_from(n).unwrap_or(u64::MAX), Ordering::Relaxed);

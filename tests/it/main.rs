@@ -23,6 +23,8 @@ mod faults;
 mod harness;
 mod hostile;
 mod leader_latch;
+#[cfg(feature = "metrics")]
+mod metrics;
 mod mutex;
 mod queue;
 mod rwlock;

@@ -130,6 +130,7 @@ impl End {
                 attempts, pause, cause, ..
             } => {
                 QueueCounters::bump(&core.counters.requeued);
+                core.counters.metrics.requeued(*attempts);
                 // An expected failure, retried: worth a line, not an
                 // operator's attention.
                 log::info!(
@@ -139,6 +140,7 @@ impl End {
             End::GiveBack { records, .. } => log::debug!("{item_path}: {records} released records put back"),
             End::DeadLetter { to, reason, .. } => {
                 QueueCounters::bump(&core.counters.dead_lettered);
+                core.counters.metrics.dead_lettered();
                 log::warn!("moved {item_path} to {to}: {reason}");
                 core.tell_error(reason);
             }

@@ -155,6 +155,9 @@ impl<T: Send + 'static> InFlight<T> {
             Err(_) => &core.counters.consumer_errors,
         };
         QueueCounters::bump(counter);
+        if !matches!(&answer, Err(e) if Released::is(e)) {
+            core.counters.metrics.taken(answer.is_ok(), self.meta.put_time());
+        }
         let Err(e) = answer else { return self.advance(cx) };
         let released = Released::is(&e);
         match &self.held {

@@ -90,6 +90,9 @@ impl<T: Send + 'static> Outcomes<T> {
             Err(_) => &self.counters.put_failures,
         };
         QueueCounters::add(counter, items.len());
+        if result.is_ok() {
+            self.counters.metrics.put(items.len());
+        }
         for listener in self.listeners.read().iter() {
             let call = std::panic::AssertUnwindSafe(|| match result {
                 Ok(()) => listener.put_completed(items),

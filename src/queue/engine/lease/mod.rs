@@ -409,6 +409,7 @@ pub(super) fn report<T: Send + 'static>(core: &Core<T>, error: &Error) {
 /// A lost lease on `item_path`, counted.
 pub(super) fn lease_lost<T>(core: &Core<T>, item_path: &str) -> Error {
     QueueCounters::bump(&core.counters.lease_lost);
+    core.counters.metrics.lease_lost();
     Error::LeaseLost {
         path: item_path.to_owned(),
     }

@@ -1,0 +1,58 @@
+//! Without the `metrics` feature: the same calls as `record`, doing nothing.
+//! Every method is an empty inline function, so the call sites compile to
+//! nothing.
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use crate::client::ZkClient;
+use crate::queue::QueueCounters;
+
+/// A queue's metrics: none.
+#[derive(Debug, Default)]
+pub(crate) struct QueueMetrics;
+
+impl QueueMetrics {
+    #[inline(always)]
+    pub(crate) fn put(&self, _items: usize) {}
+    #[inline(always)]
+    pub(crate) fn taken(&self, _acknowledged: bool, _put_at: SystemTime) {}
+    #[inline(always)]
+    pub(crate) fn requeued(&self, _attempt: u32) {}
+    #[inline(always)]
+    pub(crate) fn dead_lettered(&self) {}
+    #[inline(always)]
+    pub(crate) fn lease_lost(&self) {}
+}
+
+/// A queue's sampler: none.
+#[derive(Debug, Default)]
+pub(crate) struct Sampler;
+
+impl Sampler {
+    #[inline(always)]
+    pub(crate) fn start(_client: &ZkClient, _path: &str, _counters: &Arc<QueueCounters>) -> Sampler {
+        Sampler
+    }
+    #[inline(always)]
+    pub(crate) fn stop(&mut self) {}
+}
+
+/// A client's metrics: none.
+#[derive(Debug, Default)]
+pub(crate) struct ClientMetrics;
+
+impl ClientMetrics {
+    #[inline(always)]
+    pub(crate) fn new(_connect_string: &str) -> ClientMetrics {
+        ClientMetrics
+    }
+    #[inline(always)]
+    pub(crate) fn opened(&self, _state: crate::ConnectionState) {}
+    #[inline(always)]
+    pub(crate) fn state(&self, _state: crate::ConnectionState) {}
+    #[inline(always)]
+    pub(crate) fn closed(&self) {}
+    #[inline(always)]
+    pub(crate) fn answered(&self, _operation: &'static str, _started: std::time::Instant) {}
+}
