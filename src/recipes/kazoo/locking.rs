@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use super::{put_entry, wait_for_change, KazooEntry, Wait};
+use super::{put_entry, taking, wait_for_change, KazooEntry, Wait};
 use crate::client::{ChildWatch, CreateMode, Opts, ZkClient};
 use crate::error::{Error, Result};
 use crate::naming::{entries_in_order, ENTRIES_DIR, TAKEN_DIR};
@@ -124,7 +124,7 @@ impl KazooLockingQueue {
     /// # }
     /// ```
     pub fn take(&self) -> Result<KazooEntry> {
-        self.take_with(Wait::Until(None))?.ok_or(Error::Closed)
+        taking(&self.client, || self.take_with(Wait::Until(None)))?.ok_or(Error::Closed)
     }
 
     /// Locks and returns the first entry no one holds, `None` if there is
@@ -141,7 +141,7 @@ impl KazooLockingQueue {
     /// # }
     /// ```
     pub fn try_take(&self) -> Result<Option<KazooEntry>> {
-        self.take_with(Wait::No)
+        taking(&self.client, || self.take_with(Wait::No))
     }
 
     /// Locks and returns the first entry no one holds, waiting up to
@@ -157,7 +157,7 @@ impl KazooLockingQueue {
     /// # }
     /// ```
     pub fn take_timeout(&self, timeout: Duration) -> Result<Option<KazooEntry>> {
-        self.take_with(Wait::Until(Instant::now().checked_add(timeout)))
+        taking(&self.client, || self.take_with(Wait::Until(Instant::now().checked_add(timeout))))
     }
 
     /// The number of entries, held ones included (as kazoo's `len`).

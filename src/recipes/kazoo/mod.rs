@@ -54,6 +54,7 @@ pub use entry::KazooEntry;
 pub use locking::KazooLockingQueue;
 pub use queue::KazooQueue;
 
+use super::deadline::call_error;
 use crate::client::{CreateMode, Opts, ZkClient};
 use crate::error::{Error, Result};
 use crate::naming::{entry_prefix, MAX_PRIORITY};
@@ -94,6 +95,11 @@ impl Wait {
 /// Creates an entry of `priority` under `dir` holding `data`, creating `dir`
 /// if it is missing; returns the entry's path.
 fn put_entry(client: &ZkClient, dir: &str, data: &[u8], priority: u16, deadline: Option<Instant>) -> Result<String> {
+    let started = Instant::now();
+    create_entry(client, dir, data, priority, deadline).map_err(|e| call_error(client, e, started, "put"))
+}
+
+fn create_entry(client: &ZkClient, dir: &str, data: &[u8], priority: u16, deadline: Option<Instant>) -> Result<String> {
     if priority > MAX_PRIORITY {
         return Err(Error::InvalidArgument(format!(
             "priority must be between 0 and {MAX_PRIORITY}, not {priority}"
@@ -108,6 +114,13 @@ fn put_entry(client: &ZkClient, dir: &str, data: &[u8], priority: u16, deadline:
         }
         other => other.map(|(created, _)| created),
     }
+}
+
+/// Runs the take family's one implementation `take`, its error told in the
+/// recipes' vocabulary ([`call_error`]).
+fn taking<T>(client: &ZkClient, take: impl FnOnce() -> Result<T>) -> Result<T> {
+    let started = Instant::now();
+    take().map_err(|e| call_error(client, e, started, "take"))
 }
 
 /// Waits until `latch` opens (a watch fired, the connection changed, the

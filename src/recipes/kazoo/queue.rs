@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{put_entry, wait_for_change, Wait};
+use super::{put_entry, taking, wait_for_change, Wait};
 use crate::client::{Deleted, ZkClient};
 use crate::error::{Error, Result};
 use crate::naming::entries_in_order;
@@ -127,7 +127,7 @@ impl KazooQueue {
     /// # }
     /// ```
     pub fn take(&self) -> Result<Vec<u8>> {
-        self.take_with(Wait::Until(None))?.ok_or(Error::Closed)
+        taking(&self.client, || self.take_with(Wait::Until(None)))?.ok_or(Error::Closed)
     }
 
     /// Removes and returns the first entry, `None` if there is none (kazoo's
@@ -144,7 +144,7 @@ impl KazooQueue {
     /// # }
     /// ```
     pub fn try_take(&self) -> Result<Option<Vec<u8>>> {
-        self.take_with(Wait::No)
+        taking(&self.client, || self.take_with(Wait::No))
     }
 
     /// Removes and returns the first entry, waiting up to `timeout` for one;
@@ -160,7 +160,7 @@ impl KazooQueue {
     /// # }
     /// ```
     pub fn take_timeout(&self, timeout: Duration) -> Result<Option<Vec<u8>>> {
-        self.take_with(Wait::Until(Instant::now().checked_add(timeout)))
+        taking(&self.client, || self.take_with(Wait::Until(Instant::now().checked_add(timeout))))
     }
 
     /// The number of entries (kazoo's `len(queue)` counts every child).

@@ -3,8 +3,10 @@
 //! `Queue` and [`KazooQueue`](zk_queue::recipes::KazooQueue) both ways
 //! (`queue`), and kazoo's `LockingQueue` and
 //! [`KazooLockingQueue`](zk_queue::recipes::KazooLockingQueue) both ways,
-//! neither side taking what the other holds (`locking`).
+//! neither side taking what the other holds (`locking`); deadlines with the
+//! server down or stalled (`deadlines`).
 
+mod deadlines;
 mod locking;
 mod peer;
 mod queue;
