@@ -160,7 +160,10 @@ impl KazooEntry {
     /// # }
     /// ```
     pub fn release(mut self) -> Result<()> {
-        match self.client.delete_with(&self.lock, None, Opts::new().fenced(self.session)) {
+        match self
+            .client
+            .delete_with(&self.lock, None, Opts::new().fenced(self.session))
+        {
             Ok(_) | Err(Error::NoNode { .. }) | Err(Error::SessionExpired) => {
                 self.settled = true;
                 Ok(())

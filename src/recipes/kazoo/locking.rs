@@ -157,7 +157,9 @@ impl KazooLockingQueue {
     /// # }
     /// ```
     pub fn take_timeout(&self, timeout: Duration) -> Result<Option<KazooEntry>> {
-        taking(&self.client, || self.take_with(Wait::Until(Instant::now().checked_add(timeout))))
+        taking(&self.client, || {
+            self.take_with(Wait::Until(Instant::now().checked_add(timeout)))
+        })
     }
 
     /// The number of entries, held ones included (as kazoo's `len`).
@@ -240,9 +242,11 @@ impl KazooLockingQueue {
         let lock = path::join(&self.taken, name);
         let token = crate::naming::random_uuid().replace('-', "");
         let session = self.client.session();
-        let created = self
-            .client
-            .create_with(&lock, token.as_bytes(), opts.mode(CreateMode::Ephemeral).fenced(session));
+        let created = self.client.create_with(
+            &lock,
+            token.as_bytes(),
+            opts.mode(CreateMode::Ephemeral).fenced(session),
+        );
         match created {
             Ok(_) => {}
             // A retried create whose first attempt was applied finds its own lock.

@@ -108,7 +108,13 @@ impl KazooQueue {
     /// # }
     /// ```
     pub fn put_timeout(&self, data: &[u8], priority: u16, timeout: Duration) -> Result<String> {
-        put_entry(&self.client, &self.dir, data, priority, Instant::now().checked_add(timeout))
+        put_entry(
+            &self.client,
+            &self.dir,
+            data,
+            priority,
+            Instant::now().checked_add(timeout),
+        )
     }
 
     /// Removes and returns the first entry, waiting as long as it takes for
@@ -160,7 +166,9 @@ impl KazooQueue {
     /// # }
     /// ```
     pub fn take_timeout(&self, timeout: Duration) -> Result<Option<Vec<u8>>> {
-        taking(&self.client, || self.take_with(Wait::Until(Instant::now().checked_add(timeout))))
+        taking(&self.client, || {
+            self.take_with(Wait::Until(Instant::now().checked_add(timeout)))
+        })
     }
 
     /// The number of entries (kazoo's `len(queue)` counts every child).

@@ -34,7 +34,11 @@ fn waiting_and_try_takes_end_with_unreachable_by_their_deadline_with_the_server_
     let queue = KazooQueue::new(&client, &unique_path("kazoo-down-queue")).unwrap();
     let locking = KazooLockingQueue::new(&client, &unique_path("kazoo-down-locking")).unwrap();
     thread::scope(|s| {
-        let plain = s.spawn(|| within("KazooQueue::take_timeout", BOUND + LATE_WHEN_DOWN, || queue.take_timeout(BOUND)));
+        let plain = s.spawn(|| {
+            within("KazooQueue::take_timeout", BOUND + LATE_WHEN_DOWN, || {
+                queue.take_timeout(BOUND)
+            })
+        });
         let locked = s.spawn(|| {
             within("KazooLockingQueue::take_timeout", BOUND + LATE_WHEN_DOWN, || {
                 locking.take_timeout(BOUND).map(|e| e.map(|e| e.name().to_owned()))

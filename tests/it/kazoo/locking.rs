@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
 use zk_queue::recipes::KazooLockingQueue;
 
 use super::peer::{kazoo_put, KazooPeer, LINE_WAIT};
@@ -37,7 +36,10 @@ fn kazoo_consume(path: &str, count: usize, timeout: Duration) -> (Vec<String>, b
     ])
     .finish();
     let timed_out = lines.last().is_some_and(|l| l["none"] == true);
-    let data = lines.iter().filter_map(|l| l["data"].as_str().map(str::to_owned)).collect();
+    let data = lines
+        .iter()
+        .filter_map(|l| l["data"].as_str().map(str::to_owned))
+        .collect();
     (data, timed_out)
 }
 
@@ -87,15 +89,22 @@ fn an_entry_kazoo_holds_is_not_taken_here_until_kazoo_releases_it() {
     let held = holder.next_line();
     assert_eq!(held["held"], "z-0", "kazoo holds the first entry: {held}");
     let held_name = held["name"].as_str().unwrap().to_owned();
-    assert!(nodes(&client, &format!("{path}/taken")).contains(&held_name), "kazoo's lock is there");
+    assert!(
+        nodes(&client, &format!("{path}/taken")).contains(&held_name),
+        "kazoo's lock is there"
+    );
 
     // The others are taken here, the held one is not.
     assert_eq!(consume_all(&queue), ["z-1", "z-2"]);
     let bound = Duration::from_millis(500);
     let waited = within("a take past kazoo's lock", bound, || queue.take_timeout(bound).unwrap());
-    assert!(waited.is_none(), "took {:?}, which kazoo holds", waited.map(|e| e.name().to_owned()));
+    assert!(
+        waited.is_none(),
+        "took {:?}, which kazoo holds",
+        waited.map(|e| e.name().to_owned())
+    );
     holder.send("holds");
-    assert_eq!(holder.next_line(), Value::from(serde_json::json!({"holds": true})));
+    assert_eq!(holder.next_line(), serde_json::json!({"holds": true}));
 
     // Released by kazoo: a waiting take here gets it.
     std::thread::scope(|s| {

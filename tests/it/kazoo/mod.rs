@@ -13,7 +13,11 @@ mod queue;
 
 /// Items `<tag>-<i>` with the given priorities, in put order.
 fn items(tag: &str, priorities: &[u16]) -> Vec<(u16, String)> {
-    priorities.iter().enumerate().map(|(i, p)| (*p, format!("{tag}-{i}"))).collect()
+    priorities
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (*p, format!("{tag}-{i}")))
+        .collect()
 }
 
 /// The data of `items` (in put order) in the order kazoo's consumers take

@@ -120,7 +120,9 @@ impl KazooPeer {
     /// Sends one line to the peer's stdin.
     pub fn send(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().expect("stdin is open");
-        writeln!(stdin, "{line}").and_then(|()| stdin.flush()).unwrap_or_else(|e| panic!("{}: {e}", self.description));
+        writeln!(stdin, "{line}")
+            .and_then(|()| stdin.flush())
+            .unwrap_or_else(|e| panic!("{}: {e}", self.description));
     }
 
     /// Closes its stdin, reads every line left and checks that it exited
@@ -130,7 +132,10 @@ impl KazooPeer {
         let deadline = Instant::now() + LINE_WAIT;
         let mut rest = Vec::new();
         loop {
-            match self.lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            match self
+                .lines
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            {
                 Ok(line) => rest.push(serde_json::from_str(&line).expect("a JSON line")),
                 Err(RecvTimeoutError::Disconnected) => break,
                 Err(RecvTimeoutError::Timeout) => self.fail("did not finish"),

@@ -82,7 +82,10 @@ fn a_take_timeout_on_an_empty_queue_returns_none_by_its_timeout() {
     let client = client();
     let queue = KazooQueue::new(&client, &path).unwrap();
     let bound = Duration::from_millis(300);
-    assert_eq!(within("empty take_timeout", bound, || queue.take_timeout(bound)).unwrap(), None);
+    assert_eq!(
+        within("empty take_timeout", bound, || queue.take_timeout(bound)).unwrap(),
+        None
+    );
     assert_eq!(queue.try_take().unwrap(), None);
 }
 
