@@ -110,9 +110,11 @@ impl KazooLockingQueue {
     /// Locks and returns the first entry no one holds, waiting as long as it
     /// takes for one.
     ///
+    /// Waits through outages and session expiries (retrying with back-off).
+    ///
     /// # Errors
-    /// ZooKeeper errors once the retry policy gives up; [`Error::Closed`] if
-    /// the client is closed while waiting.
+    /// ZooKeeper errors that retrying cannot mend ([`Error::NotAuthorized`],
+    /// say); [`Error::Closed`] if the client is closed while waiting.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -124,7 +126,10 @@ impl KazooLockingQueue {
     /// # }
     /// ```
     pub fn take(&self) -> Result<KazooEntry> {
-        taking(&self.client, || self.take_with(Wait::Until(None)))?.ok_or(Error::Closed)
+        taking(&self.client, &self.path, Wait::Until(None), || {
+            self.take_with(Wait::Until(None))
+        })?
+        .ok_or(Error::Closed)
     }
 
     /// Locks and returns the first entry no one holds, `None` if there is
@@ -141,11 +146,15 @@ impl KazooLockingQueue {
     /// # }
     /// ```
     pub fn try_take(&self) -> Result<Option<KazooEntry>> {
-        taking(&self.client, || self.take_with(Wait::No))
+        taking(&self.client, &self.path, Wait::No, || self.take_with(Wait::No))
     }
 
     /// Locks and returns the first entry no one holds, waiting up to
     /// `timeout` for one (kazoo's `get(timeout)`); `None` if none came.
+    ///
+    /// Waits through outages until the deadline: [`Error::Unreachable`] if
+    /// no server can be asked then, `None` if a connected server answered
+    /// too late.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -157,9 +166,8 @@ impl KazooLockingQueue {
     /// # }
     /// ```
     pub fn take_timeout(&self, timeout: Duration) -> Result<Option<KazooEntry>> {
-        taking(&self.client, || {
-            self.take_with(Wait::Until(Instant::now().checked_add(timeout)))
-        })
+        let wait = Wait::Until(Instant::now().checked_add(timeout));
+        taking(&self.client, &self.path, wait, || self.take_with(wait))
     }
 
     /// The number of entries, held ones included (as kazoo's `len`).

@@ -59,7 +59,7 @@ use crate::client::{CreateMode, Opts, ZkClient};
 use crate::error::{Error, Result};
 use crate::naming::{entry_prefix, MAX_PRIORITY};
 use crate::path;
-use crate::sync::{earliest, Latch};
+use crate::sync::{earliest, Backoff, Latch};
 
 /// Kazoo's default priority (`put(value)` without one).
 ///
@@ -71,6 +71,11 @@ pub const DEFAULT_PRIORITY: u16 = 100;
 /// How often a waiting take lists again though no watch fired (the server
 /// may drop events the client did not read in time).
 const RESCAN_INTERVAL: Duration = Duration::from_secs(30);
+
+/// The first and the longest pause between attempts of a waiting take
+/// while errors persist.
+const FIRST_WAIT_BACKOFF: Duration = Duration::from_millis(50);
+const MAX_WAIT_BACKOFF: Duration = Duration::from_secs(1);
 
 /// How long a call waits for an entry.
 #[derive(Clone, Copy)]
@@ -116,11 +121,42 @@ fn create_entry(client: &ZkClient, dir: &str, data: &[u8], priority: u16, deadli
     }
 }
 
-/// Runs the take family's one implementation `take`, its error told in the
-/// recipes' vocabulary ([`call_error`]).
-fn taking<T>(client: &ZkClient, take: impl FnOnce() -> Result<T>) -> Result<T> {
+/// Runs `take`, the take family's one implementation, for a call that waits
+/// as `wait` says. A waiting call rides out retryable errors (the ensemble
+/// away, a session expiry) until its deadline, then reports the last one in
+/// the recipes' vocabulary ([`call_error`]); a server that answered too
+/// late gives nothing, as a wait that found nothing.
+fn taking<T>(
+    client: &ZkClient,
+    path: &str,
+    wait: Wait,
+    mut take: impl FnMut() -> Result<Option<T>>,
+) -> Result<Option<T>> {
     let started = Instant::now();
-    take().map_err(|e| call_error(client, e, started, "take"))
+    let ended = |e| call_error(client, e, started, "take");
+    let Wait::Until(deadline) = wait else {
+        return take().map_err(ended);
+    };
+    let mut backoff = Backoff::new(FIRST_WAIT_BACKOFF, MAX_WAIT_BACKOFF);
+    loop {
+        match take() {
+            Err(e) if e.is_retryable() && !client.is_closed() => {
+                let now = Instant::now();
+                if deadline.is_some_and(|d| now >= d) {
+                    return if client.answered_too_late(&e) {
+                        Ok(None)
+                    } else {
+                        Err(ended(e))
+                    };
+                }
+                let pause = backoff.pause();
+                let pause = deadline.map_or(pause, |d| pause.min(d - now));
+                log::debug!("{path}: {e}; still waiting for an entry");
+                std::thread::sleep(pause);
+            }
+            other => return other.map_err(ended),
+        }
+    }
 }
 
 /// Waits until `latch` opens (a watch fired, the connection changed, the

@@ -120,9 +120,11 @@ impl KazooQueue {
     /// Removes and returns the first entry, waiting as long as it takes for
     /// one.
     ///
+    /// Waits through outages and session expiries (retrying with back-off).
+    ///
     /// # Errors
-    /// ZooKeeper errors once the retry policy gives up; [`Error::Closed`] if
-    /// the client is closed while waiting.
+    /// ZooKeeper errors that retrying cannot mend ([`Error::NotAuthorized`],
+    /// say); [`Error::Closed`] if the client is closed while waiting.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -133,7 +135,10 @@ impl KazooQueue {
     /// # }
     /// ```
     pub fn take(&self) -> Result<Vec<u8>> {
-        taking(&self.client, || self.take_with(Wait::Until(None)))?.ok_or(Error::Closed)
+        taking(&self.client, &self.dir, Wait::Until(None), || {
+            self.take_with(Wait::Until(None))
+        })?
+        .ok_or(Error::Closed)
     }
 
     /// Removes and returns the first entry, `None` if there is none (kazoo's
@@ -150,11 +155,15 @@ impl KazooQueue {
     /// # }
     /// ```
     pub fn try_take(&self) -> Result<Option<Vec<u8>>> {
-        taking(&self.client, || self.take_with(Wait::No))
+        taking(&self.client, &self.dir, Wait::No, || self.take_with(Wait::No))
     }
 
     /// Removes and returns the first entry, waiting up to `timeout` for one;
     /// `None` if none came.
+    ///
+    /// Waits through outages until the deadline: [`Error::Unreachable`] if
+    /// no server can be asked then, `None` if a connected server answered
+    /// too late.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -166,9 +175,8 @@ impl KazooQueue {
     /// # }
     /// ```
     pub fn take_timeout(&self, timeout: Duration) -> Result<Option<Vec<u8>>> {
-        taking(&self.client, || {
-            self.take_with(Wait::Until(Instant::now().checked_add(timeout)))
-        })
+        let wait = Wait::Until(Instant::now().checked_add(timeout));
+        taking(&self.client, &self.dir, wait, || self.take_with(wait))
     }
 
     /// The number of entries (kazoo's `len(queue)` counts every child).

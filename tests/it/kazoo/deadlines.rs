@@ -4,12 +4,18 @@
 use std::thread;
 use std::time::Duration;
 
+use zk_queue::client::RetryNTimes;
 use zk_queue::recipes::{KazooLockingQueue, KazooQueue};
 use zk_queue::testing::{FaultProxy, TestingServer};
-use zk_queue::{ConnectionState, Error};
+use zk_queue::{ConnectionState, Error, ZkClient};
 
+use super::items;
+use super::peer::kazoo_put;
 use crate::support::server::unique_path;
-use crate::support::{client_of, proxied_client, wait_for_state, wait_for_watches, within};
+use crate::support::{
+    client_of, proxied_client, session_marker, wait_for_server_expiry, wait_for_state, wait_for_watches, within,
+    CloseOnPanic,
+};
 
 /// A take's own bound.
 const BOUND: Duration = Duration::from_secs(2);
@@ -84,4 +90,43 @@ fn waiting_takes_end_with_nothing_by_their_deadline_with_the_server_stalled() {
         assert!(matches!(locked.join().unwrap(), Ok(None)));
     });
     proxy.heal();
+}
+
+#[test]
+fn takes_without_deadline_ride_out_a_partition_past_the_request_timeout_and_the_session_and_get_what_kazoo_puts_after_it(
+) {
+    let server = TestingServer::start().unwrap();
+    let connect = server.connect_string();
+    let proxy = FaultProxy::start(&connect).unwrap();
+    // Requests give up after 1 s and the session ends 2 s into the
+    // partition: both are met while the takes wait, which have no deadline
+    // of their own.
+    let client = ZkClient::builder(&proxy.connect_string())
+        .session_timeout(Duration::from_secs(2))
+        .connection_timeout(Duration::from_secs(2))
+        .request_timeout(Duration::from_secs(1))
+        .retry_policy(RetryNTimes::new(1, Duration::from_millis(100)))
+        .connect()
+        .unwrap();
+    let direct = client_of(&connect);
+    let states = client.state_listener();
+    let (plain_path, locking_path) = (unique_path("kazoo-expiry-queue"), unique_path("kazoo-expiry-locking"));
+    let queue = KazooQueue::new(&client, &plain_path).unwrap();
+    let locking = KazooLockingQueue::new(&client, &locking_path).unwrap();
+    let marker = session_marker(&client, &direct);
+    thread::scope(|s| {
+        // Ends the takes if the test fails.
+        let _close = CloseOnPanic(&client);
+        let plain = s.spawn(|| queue.take());
+        let locked = s.spawn(|| locking.take().map(|e| e.data().to_vec()));
+        wait_for_watches(&server, 3);
+        proxy.blackhole();
+        wait_for_server_expiry(&direct, &marker);
+        proxy.heal();
+        wait_for_state(&states, ConnectionState::Lost, WAIT);
+        kazoo_put(&connect, &plain_path, "queue", &items("after", &[100]));
+        kazoo_put(&connect, &locking_path, "locking", &items("after", &[100]));
+        assert_eq!(plain.join().unwrap().unwrap(), b"after-0");
+        assert_eq!(locked.join().unwrap().unwrap(), b"after-0");
+    });
 }
