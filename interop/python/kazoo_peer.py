@@ -18,6 +18,10 @@ Modes (every line printed is one JSON object; data is UTF-8 text):
                               "release", "consume" or "holds" (prints
                               {"holds": bool}); exits at end of input
 
+With PEER_WAIT_GO=1 in the environment, the get and consume modes start
+only once a "go" line comes on stdin (after {"ready": true}), so that several
+peers start together.
+
 The whole run ends with exit code 3 after PEER_TIMEOUT seconds (env, default 60),
 so a stuck peer never outlives its test.
 """
@@ -102,6 +106,9 @@ def main(argv):
     client = KazooClient(hosts=connect, timeout=10.0)
     client.start(timeout=15)
     emit({"ready": True})
+    if os.environ.get("PEER_WAIT_GO") == "1" and mode in ("get", "consume"):
+        if sys.stdin.readline().strip() != "go":
+            raise SystemExit("kazoo_peer: expected a go line")
     try:
         if mode == "put":
             put(client, path, args[0])

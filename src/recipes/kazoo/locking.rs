@@ -133,7 +133,8 @@ impl KazooLockingQueue {
     }
 
     /// Locks and returns the first entry no one holds, `None` if there is
-    /// none. Waits for a server at most one second.
+    /// none. Waits for a server at most one second. Creates the queue's
+    /// nodes if they are missing, as kazoo's `get` does.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -215,10 +216,9 @@ impl KazooLockingQueue {
             });
             let ((entries, _entries_watch), (taken, _taken_watch)) = match listed {
                 Ok(listed) => listed,
-                Err(Error::NoNode { .. }) if matches!(wait, Wait::No) => return Ok(None),
                 Err(Error::NoNode { .. }) => {
-                    self.client.ensure_path_with(&self.entries, opts)?;
-                    self.client.ensure_path_with(&self.taken, opts)?;
+                    // As kazoo's `get`, which creates both first.
+                    self.ensure_dirs(opts)?;
                     continue;
                 }
                 Err(e) => return Err(e),
@@ -260,6 +260,11 @@ impl KazooLockingQueue {
             // A retried create whose first attempt was applied finds its own lock.
             Err(Error::NodeExists { .. }) if self.holds(&lock, &token, opts)? => {}
             Err(Error::NodeExists { .. }) => return Ok(None),
+            Err(Error::NoNode { .. }) => {
+                // The locks' node was deleted since the listing.
+                self.ensure_dirs(opts)?;
+                return Ok(None);
+            }
             Err(e) => return Err(e),
         }
         let entry = path::join(&self.entries, name);
@@ -273,6 +278,12 @@ impl KazooLockingQueue {
                 }
             }
         }
+    }
+
+    /// Creates the entries' and the locks' nodes where missing.
+    fn ensure_dirs(&self, opts: Opts<'_>) -> Result<()> {
+        self.client.ensure_path_with(&self.entries, opts)?;
+        self.client.ensure_path_with(&self.taken, opts)
     }
 
     /// Whether the lock at `lock` holds `token`.

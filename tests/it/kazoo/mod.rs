@@ -4,8 +4,10 @@
 //! (`queue`), and kazoo's `LockingQueue` and
 //! [`KazooLockingQueue`](zk_queue::recipes::KazooLockingQueue) both ways,
 //! neither side taking what the other holds (`locking`); deadlines with the
-//! server down or stalled (`deadlines`).
+//! server down or stalled (`deadlines`); both sides consuming one queue at
+//! once (`competing`).
 
+mod competing;
 mod deadlines;
 mod locking;
 mod peer;

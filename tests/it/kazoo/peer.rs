@@ -67,12 +67,19 @@ impl KazooPeer {
     /// Starts `kazoo_peer.py <args...>` and waits until its kazoo client is
     /// connected.
     pub fn spawn(args: &[&str]) -> KazooPeer {
+        KazooPeer::spawn_with(args, false)
+    }
+
+    /// Like [`spawn`](Self::spawn); with `wait_go`, a get or consume peer
+    /// starts only on [`send`](Self::send)`("go")`.
+    pub fn spawn_with(args: &[&str], wait_go: bool) -> KazooPeer {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("interop/python/kazoo_peer.py");
         assert!(script.is_file(), "{} is missing", script.display());
         let mut child = Command::new(python())
             .arg(&script)
             .args(args)
             .env("PEER_TIMEOUT", PEER_TIMEOUT.as_secs().to_string())
+            .env("PEER_WAIT_GO", if wait_go { "1" } else { "0" })
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
