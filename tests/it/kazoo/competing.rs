@@ -3,12 +3,12 @@
 
 use std::collections::BTreeMap;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use zk_queue::recipes::{KazooLockingQueue, KazooQueue};
 
 use super::items;
-use super::peer::KazooPeer;
+use super::peer::{KazooPeer, LINE_WAIT};
 use crate::support::server::{shared_connect_string, unique_path};
 use crate::support::{client, nodes};
 
@@ -49,31 +49,44 @@ fn assert_each_taken_once(put: &[(u16, String)], ours: &[Vec<String>], theirs: &
     );
 }
 
-/// Starts two kazoo peers `args` together, then, once each has taken an
-/// entry, `local` on two threads, and returns what each side took.
+/// Starts two kazoo peers `args` together, then, once one of them has taken
+/// an entry (the other may back off and find the queue drained: kazoo's
+/// `Queue` retries a lost race after 0.1 s, doubling), `local` on two
+/// threads, and returns what each side took.
 fn compete(args: &[&str], local: impl Fn() -> Vec<String> + Sync) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
     let mut peers: Vec<KazooPeer> = (0..2).map(|_| KazooPeer::spawn_with(args, true)).collect();
     for peer in &mut peers {
         peer.send("go");
     }
-    let firsts: Vec<String> = peers
-        .iter_mut()
-        .map(|peer| peer.next_line()["data"].as_str().expect("a first entry").to_owned())
-        .collect();
+    let (first_of, first) = first_line(&mut peers);
     thread::scope(|s| {
         let locals: Vec<_> = (0..2).map(|_| s.spawn(&local)).collect();
-        let theirs = peers
+        let mut theirs: Vec<Vec<String>> = peers
             .into_iter()
-            .zip(firsts)
-            .map(|(peer, first)| {
+            .map(|peer| {
                 let rest = peer.finish();
-                let rest = rest.iter().filter_map(|line| line["data"].as_str().map(str::to_owned));
-                std::iter::once(first).chain(rest).collect()
+                rest.iter()
+                    .filter_map(|line| line["data"].as_str().map(str::to_owned))
+                    .collect()
             })
             .collect();
+        theirs[first_of].insert(0, first);
         let ours = locals.into_iter().map(|t| t.join().unwrap()).collect();
         (ours, theirs)
     })
+}
+
+/// The first datum any of `peers` takes, and which took it.
+fn first_line(peers: &mut [KazooPeer]) -> (usize, String) {
+    let deadline = Instant::now() + LINE_WAIT;
+    while Instant::now() < deadline {
+        for (i, peer) in peers.iter_mut().enumerate() {
+            if let Some(line) = peer.try_next_line(Duration::from_millis(20)) {
+                return (i, line["data"].as_str().expect("an entry taken").to_owned());
+            }
+        }
+    }
+    panic!("no kazoo peer took an entry within {LINE_WAIT:?}");
 }
 
 #[test]

@@ -124,6 +124,13 @@ impl KazooPeer {
         }
     }
 
+    /// The next JSON line if one comes within `wait`; `None` if none does
+    /// (or the peer's output ended).
+    pub fn try_next_line(&mut self, wait: Duration) -> Option<Value> {
+        let line = self.lines.recv_timeout(wait).ok()?;
+        Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{}: bad line {line:?}: {e}", self.description)))
+    }
+
     /// Sends one line to the peer's stdin.
     pub fn send(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().expect("stdin is open");
