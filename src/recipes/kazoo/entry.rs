@@ -84,7 +84,9 @@ impl KazooEntry {
     }
 
     /// Whether the lock is still this entry's: the session that created it
-    /// is live and the lock holds this take's token (kazoo's `holds_lock`).
+    /// is live, the server cannot have expired it yet (as every recipe's
+    /// `is_held`), and the lock holds this take's token (kazoo's
+    /// `holds_lock`).
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -96,11 +98,11 @@ impl KazooEntry {
     /// # }
     /// ```
     pub fn is_held(&self) -> Result<bool> {
-        if !self.client.is_live(self.session) {
+        if !self.client.holds_session(self.session) {
             return Ok(false);
         }
         match self.client.get_data(&self.lock) {
-            Ok((data, _)) => Ok(data == self.token.as_bytes() && self.client.is_live(self.session)),
+            Ok((data, _)) => Ok(data == self.token.as_bytes() && self.client.holds_session(self.session)),
             Err(Error::NoNode { .. }) => Ok(false),
             Err(e) => Err(e),
         }

@@ -3,11 +3,12 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use super::{put_entry, taking, wait_for_change, KazooEntry, Wait};
+use super::{put_all_entries, put_entry, taking, wait_for_change, KazooEntry, Wait};
 use crate::client::{ChildWatch, CreateMode, Opts, ZkClient};
 use crate::error::{Error, Result};
 use crate::naming::{entries_in_order, ENTRIES_DIR, TAKEN_DIR};
 use crate::path;
+use crate::recipes::deadline::call_error;
 use crate::sync::Latch;
 
 /// A priority queue of byte items in the layout of kazoo's `LockingQueue`:
@@ -90,6 +91,10 @@ impl KazooLockingQueue {
     /// is [`DEFAULT_PRIORITY`](super::DEFAULT_PRIORITY)) and returns its
     /// entry's path. Creates the entries' node if it is missing.
     ///
+    /// Entries carry no token (kazoo's hold raw bytes), so a create whose
+    /// reply a dropped connection lost is retried and may store the item
+    /// twice, as [`SimpleQueue::put`](crate::SimpleQueue::put) explains.
+    ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a priority above 999, before sending;
     /// ZooKeeper errors once the retry policy gives up.
@@ -105,6 +110,30 @@ impl KazooLockingQueue {
     /// ```
     pub fn put(&self, data: &[u8], priority: u16) -> Result<String> {
         put_entry(&self.client, &self.entries, data, priority, None)
+    }
+
+    /// Puts `items`, all with `priority`, in one transaction (kazoo's
+    /// `put_all`): all are stored, in order, or none. Returns their entries'
+    /// paths.
+    ///
+    /// # Errors
+    /// As [`put`](Self::put); [`Error::InvalidArgument`] for no items;
+    /// [`Error::ItemTooLarge`] for a batch past the server's packet limit,
+    /// before sending.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = zk_queue::recipes::KazooLockingQueue::new(&client, "/py/work")?;
+    /// let nodes = queue.put_all(&[b"a", b"b"], 100)?;
+    /// assert_eq!(nodes.len(), 2);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn put_all<D: AsRef<[u8]>>(&self, items: &[D], priority: u16) -> Result<Vec<String>> {
+        let started = Instant::now();
+        put_all_entries(&self.client, &self.entries, items, priority)
+            .map_err(|e| call_error(&self.client, e, started, "put"))
     }
 
     /// Locks and returns the first entry no one holds, waiting as long as it

@@ -55,7 +55,7 @@ pub use locking::KazooLockingQueue;
 pub use queue::KazooQueue;
 
 use super::deadline::call_error;
-use crate::client::{CreateMode, Opts, ZkClient};
+use crate::client::{CreateMode, Op, OpResult, Opts, ZkClient};
 use crate::error::{Error, Result};
 use crate::naming::{entry_prefix, MAX_PRIORITY};
 use crate::path;
@@ -104,12 +104,52 @@ fn put_entry(client: &ZkClient, dir: &str, data: &[u8], priority: u16, deadline:
     create_entry(client, dir, data, priority, deadline).map_err(|e| call_error(client, e, started, "put"))
 }
 
-fn create_entry(client: &ZkClient, dir: &str, data: &[u8], priority: u16, deadline: Option<Instant>) -> Result<String> {
+/// Creates entries of `priority` under `dir` holding `items`, in one multi,
+/// creating `dir` if it is missing; returns their paths.
+fn put_all_entries<D: AsRef<[u8]>>(client: &ZkClient, dir: &str, items: &[D], priority: u16) -> Result<Vec<String>> {
+    check_priority(priority)?;
+    if items.is_empty() {
+        return Err(Error::InvalidArgument("put_all needs at least one item".to_owned()));
+    }
+    let prefix = path::join(dir, &entry_prefix(priority));
+    let ops: Vec<Op> = items
+        .iter()
+        .map(|item| {
+            Op::create(
+                prefix.as_str(),
+                item.as_ref().to_vec(),
+                CreateMode::PersistentSequential,
+            )
+        })
+        .collect();
+    let results = match client.multi(&ops) {
+        Err(Error::MultiFailed { source, .. }) if source.is_no_node() => {
+            client.ensure_path(dir)?;
+            client.multi(&ops)?
+        }
+        other => other?,
+    };
+    Ok(results
+        .into_iter()
+        .filter_map(|result| match result {
+            OpResult::Create { path } => Some(path),
+            _ => None,
+        })
+        .collect())
+}
+
+/// Refuses a priority kazoo would refuse.
+fn check_priority(priority: u16) -> Result<()> {
     if priority > MAX_PRIORITY {
         return Err(Error::InvalidArgument(format!(
             "priority must be between 0 and {MAX_PRIORITY}, not {priority}"
         )));
     }
+    Ok(())
+}
+
+fn create_entry(client: &ZkClient, dir: &str, data: &[u8], priority: u16, deadline: Option<Instant>) -> Result<String> {
+    check_priority(priority)?;
     let prefix = path::join(dir, &entry_prefix(priority));
     let opts = Opts::new().mode(CreateMode::PersistentSequential).until(deadline);
     match client.create_with(&prefix, data, opts) {

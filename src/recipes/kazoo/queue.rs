@@ -79,6 +79,10 @@ impl KazooQueue {
     /// is [`DEFAULT_PRIORITY`](super::DEFAULT_PRIORITY)) and returns its
     /// node's path. Creates the queue node if it is missing.
     ///
+    /// Entries carry no token (kazoo's hold raw bytes), so a create whose
+    /// reply a dropped connection lost is retried and may store the item
+    /// twice, as [`SimpleQueue::put`](crate::SimpleQueue::put) explains.
+    ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a priority above 999, before sending;
     /// ZooKeeper errors once the retry policy gives up.

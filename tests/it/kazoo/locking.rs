@@ -172,3 +172,21 @@ fn a_holder_whose_session_ends_gives_its_entry_to_kazoo() {
     drop(held);
     assert_empty(&client(), &path);
 }
+
+#[test]
+fn entries_put_all_here_are_consumed_by_kazoo_in_put_order() {
+    let path = unique_path("kazoo-locking-put-all");
+    let client = client();
+    let queue = KazooLockingQueue::new(&client, &path).unwrap();
+    let batch: Vec<(u16, String)> = items("b", &[7, 7, 7, 7]);
+    let data: Vec<&[u8]> = batch.iter().map(|(_, d)| d.as_bytes()).collect();
+    assert_eq!(queue.put_all(&data, 7).unwrap().len(), batch.len());
+    queue.put(b"urgent", 0).unwrap();
+    let (consumed, timed_out) = kazoo_consume(&path, batch.len() + 1, LINE_WAIT);
+    assert!(!timed_out);
+    let expected: Vec<String> = std::iter::once("urgent".to_owned())
+        .chain(kazoo_order(&batch))
+        .collect();
+    assert_eq!(consumed, expected);
+    assert_empty(&client, &path);
+}
