@@ -109,7 +109,8 @@ impl KazooEntry {
     }
 
     /// Deletes the entry and its lock in one multi (kazoo's `consume()`),
-    /// only in the session that holds the lock.
+    /// only in the session that holds the lock, once the lock was read back
+    /// holding this take's token.
     ///
     /// # Errors
     /// [`Error::LeaseLost`] if the lock or the entry was gone (the session
@@ -126,6 +127,12 @@ impl KazooEntry {
     /// # }
     /// ```
     pub fn consume(mut self) -> Result<()> {
+        // As kazoo's `consume`: first make sure the lock is still this take's
+        // (a lock deleted by hand and taken by another holder is not).
+        if !self.owns_lock()? {
+            self.settled = true;
+            return Err(self.lost());
+        }
         self.settled = true;
         let ops = [Op::delete(&*self.entry, None), Op::delete(&*self.lock, None)];
         match self.client.multi_with(&ops, Opts::new().fenced(self.session)) {
@@ -147,7 +154,8 @@ impl KazooEntry {
     }
 
     /// Deletes the lock, so the entry is taken again (kazoo's `release()`);
-    /// a lock already gone (its session ended) is released too.
+    /// a lock already gone (its session ended) is released too, and a lock
+    /// that no longer holds this take's token is left alone.
     ///
     /// # Errors
     /// ZooKeeper errors once the retry policy gives up.
@@ -162,6 +170,11 @@ impl KazooEntry {
     /// # }
     /// ```
     pub fn release(mut self) -> Result<()> {
+        if !self.owns_lock()? {
+            // Gone with its session, or someone else's by now.
+            self.settled = true;
+            return Ok(());
+        }
         match self
             .client
             .delete_with(&self.lock, None, Opts::new().fenced(self.session))
@@ -170,6 +183,16 @@ impl KazooEntry {
                 self.settled = true;
                 Ok(())
             }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Whether the lock, read in the session that created it, holds this
+    /// take's token.
+    fn owns_lock(&self) -> Result<bool> {
+        match self.client.get_data_with(&self.lock, Opts::new().fenced(self.session)) {
+            Ok((data, _)) => Ok(data == self.token.as_bytes()),
+            Err(Error::NoNode { .. }) | Err(Error::SessionExpired) => Ok(false),
             Err(e) => Err(e),
         }
     }

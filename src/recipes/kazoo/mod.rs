@@ -21,6 +21,12 @@
 //! entries whose lock exists, so neither side takes an entry the other holds;
 //! a lock vanishes with its holder's session, and the entry is taken again.
 //!
+//! Kazoo's entries are raw bytes without Curator's item frame, so these are
+//! handles of their own, as [`SimpleQueue`](super::SimpleQueue) is, rather
+//! than kinds of [`QueueBuilder`](crate::QueueBuilder) (whose consumers
+//! read, requeue and dead-letter framed `queue-` items); their names live
+//! with every recipe's in the crate's naming module.
+//!
 //! Kazoo's locks hold its handle's id, which only kazoo's `holds_lock` reads;
 //! the locks here hold a random token per take (32 hex digits). Children of
 //! the entries' node that are not `entry-<ppp>-<seq>` names are left alone

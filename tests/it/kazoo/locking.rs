@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use zk_queue::recipes::KazooLockingQueue;
+use zk_queue::Error;
 
 use super::peer::{kazoo_put, KazooPeer, LINE_WAIT};
 use super::{items, kazoo_order, PRIORITIES};
@@ -188,5 +189,73 @@ fn entries_put_all_here_are_consumed_by_kazoo_in_put_order() {
         .chain(kazoo_order(&batch))
         .collect();
     assert_eq!(consumed, expected);
+    assert_empty(&client, &path);
+}
+
+#[test]
+fn a_consume_after_the_lock_vanished_is_lease_lost_deletes_nothing_and_kazoo_gets_the_entry() {
+    let path = unique_path("kazoo-locking-lock-vanished");
+    let client = client();
+    let queue = KazooLockingQueue::new(&client, &path).unwrap();
+    queue.put(b"kept", 100).unwrap();
+    let held = queue.take().unwrap();
+    // The lock goes as if its session had ended.
+    let lock = format!("{path}/taken/{}", held.name());
+    crate::support::client().delete(&lock, None).unwrap();
+    assert!(!held.is_held().unwrap());
+    let err = held.consume().unwrap_err();
+    assert!(matches!(err, Error::LeaseLost { .. }), "{err:?}");
+    assert_eq!(
+        nodes(&client, &format!("{path}/entries")).len(),
+        1,
+        "the entry is still there"
+    );
+    let (consumed, timed_out) = kazoo_consume(&path, 1, LINE_WAIT);
+    assert_eq!((consumed, timed_out), (vec!["kept".to_owned()], false));
+}
+
+#[test]
+fn dropping_a_held_entry_hands_it_to_kazoo() {
+    let path = unique_path("kazoo-locking-dropped");
+    let client = client();
+    let queue = KazooLockingQueue::new(&client, &path).unwrap();
+    queue.put(b"dropped", 100).unwrap();
+    drop(queue.take().unwrap());
+    let (consumed, timed_out) = kazoo_consume(&path, 1, LINE_WAIT);
+    assert_eq!((consumed, timed_out), (vec!["dropped".to_owned()], false));
+    assert_empty(&client, &path);
+}
+
+#[test]
+fn a_consume_or_release_whose_lock_kazoo_took_over_leaves_the_entry_and_kazoos_lock() {
+    let path = unique_path("kazoo-locking-lock-taken-over");
+    let client = client();
+    let queue = KazooLockingQueue::new(&client, &path).unwrap();
+    queue.put(b"a", 1).unwrap();
+    queue.put(b"b", 2).unwrap();
+    let (held_a, held_b) = (queue.take().unwrap(), queue.take().unwrap());
+    // Both locks go (deleted by hand), and kazoo takes both entries.
+    let admin = crate::support::client();
+    for held in [&held_a, &held_b] {
+        admin.delete(&format!("{path}/taken/{}", held.name()), None).unwrap();
+    }
+    let mut kazoos: Vec<KazooPeer> = ["a", "b"]
+        .iter()
+        .map(|data| {
+            let mut kazoo = KazooPeer::spawn(&["hold", &shared_connect_string(), &path, "30"]);
+            assert_eq!(kazoo.next_line()["held"], *data);
+            kazoo
+        })
+        .collect();
+    let err = held_a.consume().unwrap_err();
+    assert!(matches!(err, Error::LeaseLost { .. }), "{err:?}");
+    held_b.release().unwrap();
+    for kazoo in &mut kazoos {
+        kazoo.send("holds");
+        assert_eq!(kazoo.next_line()["holds"], true, "kazoo's lock is intact");
+        kazoo.send("consume");
+        assert_eq!(kazoo.next_line()["consumed"], true);
+    }
+    kazoos.into_iter().for_each(|kazoo| drop(kazoo.finish()));
     assert_empty(&client, &path);
 }
