@@ -9,10 +9,10 @@
 //! | --- | --- | --- |
 //! | entry | `<path>/entry-<ppp>-<seq>` | `<path>/entries/entry-<ppp>-<seq>` |
 //! | data | the item's raw bytes | the item's raw bytes |
-//! | put | `put(value, priority)` / [`KazooQueue::put`] | `put(value, priority)` / [`KazooLockingQueue::put`] |
+//! | put | `put(value, priority)` / [`KazooQueue::put`] | `put(value, priority)` / [`KazooLockingQueue::put`]; `put_all` / [`KazooLockingQueue::put_all`] in one transaction |
 //! | take | `get()` / [`KazooQueue::take`]: read, then delete | `get(timeout)` / [`KazooLockingQueue::take`]: create the ephemeral lock `<path>/taken/<entry name>`, then read |
-//! | done | | `consume()` / [`KazooEntry::consume`]: delete entry and lock in one multi |
-//! | give back | | `release()` / [`KazooEntry::release`]: delete the lock |
+//! | done | | `consume()` / [`KazooEntry::consume`]: check the lock is still this holder's, then delete entry and lock in one multi |
+//! | give back | | `release()` / [`KazooEntry::release`] (or drop the entry): check the lock, then delete it |
 //!
 //! `<ppp>` is the priority, 0 to 999, in three digits (kazoo's default is
 //! 100, [`DEFAULT_PRIORITY`] here). Entries are taken in the order of their
@@ -28,7 +28,8 @@
 //! with every recipe's in the crate's naming module.
 //!
 //! Kazoo's locks hold its handle's id, which only kazoo's `holds_lock` reads;
-//! the locks here hold a random token per take (32 hex digits). Children of
+//! the locks here hold a random token per take (32 hex digits), which
+//! `consume` and `release` read back as kazoo's do its id. Children of
 //! the entries' node that are not `entry-<ppp>-<seq>` names are left alone
 //! here (kazoo would take them too).
 //!
