@@ -9,6 +9,8 @@ missing=()
 [ -f /usr/share/java/zookeeper.jar ] || missing+=(zookeeper)
 [ -f /usr/share/java/curator-recipes.jar ] || missing+=(libcurator-recipes-java)
 command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1 || missing+=(default-jdk-headless)
+# kazoo (Python) for the kazoo interop peers (interop/python/kazoo_peer.py).
+[ -f /usr/lib/python3/dist-packages/kazoo/recipe/queue.py ] || missing+=(python3-kazoo)
 
 if [ ${#missing[@]} -gt 0 ]; then
     echo "installing: ${missing[*]}" >&2

@@ -84,6 +84,7 @@
 //! | N processes starting a step together and finishing it together | [`DoubleBarrier`](recipes::DoubleBarrier) (Curator's `DistributedDoubleBarrier` names) |
 //! | processes taking turns at leading, each running a closure for its term, told when it must stop | [`LeaderSelector`](recipes::LeaderSelector) (Curator's `LeaderSelector` names) |
 //! | a bounded queue whose producers wait | [`QueueBuilder::max_items`] with `put`, `try_put` or `put_timeout` |
+//! | a queue shared with Python services using kazoo's `Queue` or `LockingQueue` (priorities 0 to 999, locks in `taken/`) | [`KazooQueue`](recipes::KazooQueue), [`KazooLockingQueue`](recipes::KazooLockingQueue) |
 //!
 //! # Sharing queues with Java
 //! Java and Rust processes share a queue when both use the same format:

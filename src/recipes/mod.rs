@@ -9,7 +9,9 @@
 //! the barriers [`Barrier`] and [`DoubleBarrier`] (Curator's
 //! `DistributedBarrier` and `DistributedDoubleBarrier`), and the
 //! [`LeaderSelector`] (Curator's `LeaderSelector`), an election on the
-//! [`Mutex`] that runs a closure for each term of leadership.
+//! [`Mutex`] that runs a closure for each term of leadership. The
+//! [`kazoo`] queues share queues with Python's kazoo `Queue` and
+//! `LockingQueue`.
 //!
 //! Every recipe's timed and `try_` call ends as the queues' do when the
 //! server does not answer: [`Error::Unreachable`](crate::Error::Unreachable)
@@ -38,6 +40,7 @@
 
 mod barrier;
 mod deadline;
+pub mod kazoo;
 mod leader;
 mod lock;
 mod mutex;
@@ -48,6 +51,7 @@ mod semaphore;
 mod simple;
 
 pub use barrier::{Barrier, DoubleBarrier, DoubleBarrierBuilder};
+pub use kazoo::{KazooEntry, KazooLockingQueue, KazooQueue};
 pub use leader::{LeaderLatch, LeaderLatchBuilder, Leadership, Participant};
 pub use mutex::{Mutex, MutexBuilder, MutexGuard};
 pub use rwlock::{RwLock, RwLockBuilder, RwLockReadGuard, RwLockWriteGuard};

@@ -22,6 +22,7 @@ mod client;
 mod faults;
 mod harness;
 mod hostile;
+mod kazoo;
 mod leader_latch;
 #[cfg(feature = "metrics")]
 mod metrics;
