@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use super::{put_all_entries, put_entry, taking, wait_for_change, KazooEntry, Wait};
+use super::{entry_count, put_all_entries, put_entry, taking, wait_for_change, KazooEntry, Wait};
 use crate::client::{ChildWatch, CreateMode, Opts, ZkClient};
 use crate::error::{Error, Result};
 use crate::naming::{entries_in_order, ENTRIES_DIR, TAKEN_DIR};
@@ -211,11 +211,7 @@ impl KazooLockingQueue {
     /// # }
     /// ```
     pub fn len(&self) -> Result<usize> {
-        match self.client.get_children(&self.entries) {
-            Ok((names, _)) => Ok(entries_in_order(names).len()),
-            Err(Error::NoNode { .. }) => Ok(0),
-            Err(e) => Err(e),
-        }
+        entry_count(&self.client, &self.entries)
     }
 
     /// Whether the queue has no entries, held ones included.

@@ -146,6 +146,15 @@ fn put_all_entries<D: AsRef<[u8]>>(client: &ZkClient, dir: &str, items: &[D], pr
 }
 
 /// Refuses a priority kazoo would refuse.
+/// The entries under `dir`, none if it does not exist (kazoo's `len`).
+fn entry_count(client: &ZkClient, dir: &str) -> Result<usize> {
+    match client.get_children(dir) {
+        Ok((names, _)) => Ok(crate::naming::entries_in_order(names).len()),
+        Err(Error::NoNode { .. }) => Ok(0),
+        Err(e) => Err(e),
+    }
+}
+
 fn check_priority(priority: u16) -> Result<()> {
     if priority > MAX_PRIORITY {
         return Err(Error::InvalidArgument(format!(

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{put_entry, taking, wait_for_change, Wait};
+use super::{entry_count, put_entry, taking, wait_for_change, Wait};
 use crate::client::{Deleted, ZkClient};
 use crate::error::{Error, Result};
 use crate::naming::entries_in_order;
@@ -194,11 +194,7 @@ impl KazooQueue {
     /// # }
     /// ```
     pub fn len(&self) -> Result<usize> {
-        match self.client.get_children(&self.dir) {
-            Ok((names, _)) => Ok(entries_in_order(names).len()),
-            Err(Error::NoNode { .. }) => Ok(0),
-            Err(e) => Err(e),
-        }
+        entry_count(&self.client, &self.dir)
     }
 
     /// Whether the queue has no entries.
