@@ -37,9 +37,14 @@ impl TestingServer {
             Some(port) => port,
             None => launch::free_port()?,
         };
+        let secure_port = match settings.tls {
+            Some(_) => Some(launch::free_port()?),
+            None => None,
+        };
         let mut server = TestingServer {
             java,
             port,
+            secure_port,
             cfg_path: root.path().join("zoo.cfg"),
             log_path: root.path().join("server.log"),
             data_dir,
@@ -62,7 +67,10 @@ impl TestingServer {
         let mut attempt = 1;
         loop {
             self.wait_for_port(move_port)?;
-            let cfg = self.settings.zoo_cfg(self.port, &self.data_dir);
+            let mut cfg = self.settings.zoo_cfg(self.port, &self.data_dir);
+            if let (Some(tls), Some(secure_port)) = (&self.settings.tls, self.secure_port) {
+                cfg.push_str(&tls.zoo_cfg(secure_port));
+            }
             std::fs::write(&self.cfg_path, cfg)
                 .map_err(|e| ServerError::io(format!("could not write {}", self.cfg_path.display()), e))?;
             log::debug!(
@@ -88,6 +96,11 @@ impl TestingServer {
                 }
                 Err(ServerError::PortInUse { port, .. }) if attempt < START_ATTEMPTS => {
                     attempt += 1;
+                    if move_port && self.secure_port.is_some() {
+                        // It may be the secure port that was taken; clients
+                        // read it from the server after a start.
+                        self.secure_port = Some(launch::free_port()?);
+                    }
                     if move_port {
                         self.port = launch::free_port()?;
                         log::debug!("port {port} was taken; trying port {}", self.port);

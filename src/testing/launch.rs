@@ -17,13 +17,16 @@ const JAVA_LIB_DIR: &str = "/usr/share/java";
 /// The ZooKeeper jar; its manifest's `Class-Path` pulls in most dependencies.
 pub(crate) const ZOOKEEPER_JAR: &str = "/usr/share/java/zookeeper.jar";
 
-/// Jars on the classpath besides the manifest's; `slf4j-simple` makes the server log readable.
-const CLASSPATH_JARS: [&str; 5] = [
+/// Jars on the classpath besides the manifest's; `slf4j-simple` makes the server log readable,
+/// `netty-codec` and `netty-resolver` complete the Netty connection factory of a secure port.
+const CLASSPATH_JARS: [&str; 7] = [
     "zookeeper.jar",
     "zookeeper-jute.jar",
     "slf4j-api.jar",
     "slf4j-simple.jar",
     "netty-handler.jar",
+    "netty-codec.jar",
+    "netty-resolver.jar",
 ];
 
 /// JVM options that keep each server small and quick to start.

@@ -109,6 +109,8 @@ pub(crate) struct LinkConfig {
     pub(crate) session_timeout: Duration,
     /// How long the first session may take to open.
     pub(crate) connection_timeout: Duration,
+    /// Plain TCP or TLS.
+    pub(crate) security: crate::client::transport::Security,
 }
 
 /// The session and its connection, shared by every caller and the session
@@ -185,12 +187,7 @@ impl Link {
                 thread::Round::Attached(attached) => break attached,
                 thread::Round::Expired => {}
                 thread::Round::Failed(failures) => {
-                    let definite = failures.iter().all(|f| {
-                        matches!(
-                            f.cause(),
-                            super::ConnectCause::Refused | super::ConnectCause::NameNotResolved
-                        )
-                    });
+                    let definite = failures.iter().all(|f| f.cause().is_definite());
                     patience.after(&failures);
                     link.state.lock().failures = failures.clone();
                     if definite || Instant::now() >= deadline {

@@ -3,7 +3,6 @@
 //! session to the ensemble's servers, round after round, until one of them
 //! reattaches it or says it expired (then it opens a new session).
 
-use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -13,6 +12,7 @@ use super::slot::{Failure, RawReply};
 use super::watches::WatchLists;
 use super::{Link, LinkEvent};
 use crate::client::connect::with_port;
+use crate::client::transport::Stream;
 use crate::client::wire::{
     Code, ConnectRequest, FrameReader, ReplyHeader, Request, WatchEvent, XID_AUTH, XID_PING, XID_SET_WATCHES,
     XID_WATCH_EVENT,
@@ -104,7 +104,7 @@ pub(super) fn round(link: &Link, deadline: Option<Instant>, patience: &Patience)
             read_only: false,
         };
         let timeout = deadline.map_or(attempt, |d| attempt.min(left(d)));
-        match attach(server, &request, timeout) {
+        match attach(server, &link.config.security, &request, timeout) {
             Attempt::Attached(attached) => return Round::Attached(attached),
             Attempt::Expired => return Round::Expired,
             Attempt::Failed(cause) => failures.push((index, ServerFailure::new(with_port(server), cause))),
@@ -132,7 +132,7 @@ enum End {
 
 /// The session thread's life: serve the connection, and after it drops
 /// reconnect, until the link closes.
-pub(super) fn run(link: Arc<Link>, mut conn: Arc<Conn>, mut stream: TcpStream, mut reader: FrameReader) {
+pub(super) fn run(link: Arc<Link>, mut conn: Arc<Conn>, mut stream: Stream, mut reader: FrameReader) {
     loop {
         let end = serve(&link, &conn, &mut stream, &mut reader);
         conn.kill();
@@ -182,7 +182,7 @@ pub(super) fn run(link: Arc<Link>, mut conn: Arc<Conn>, mut stream: TcpStream, m
 
 /// Rounds over the servers until one serves the session (or a new one after
 /// an expiry), or the link closes.
-fn reconnect(link: &Link) -> Option<(Arc<Conn>, TcpStream, FrameReader)> {
+fn reconnect(link: &Link) -> Option<(Arc<Conn>, Stream, FrameReader)> {
     let mut patience = Patience::new(link.config.session_timeout, link.config.servers.len());
     loop {
         if link.is_closed() {
@@ -216,7 +216,7 @@ fn reconnect(link: &Link) -> Option<(Arc<Conn>, TcpStream, FrameReader)> {
 impl Link {
     /// Makes `attached` the session's connection: authentication and (for a
     /// reattached session) the watches are sent first, then callers may write.
-    pub(super) fn install(&self, attached: Attached, first: bool) -> Result<(Arc<Conn>, TcpStream, FrameReader)> {
+    pub(super) fn install(&self, attached: Attached, first: bool) -> Result<(Arc<Conn>, Stream, FrameReader)> {
         let Attached {
             stream,
             reader,
@@ -308,7 +308,7 @@ impl Link {
 /// Reads the connection until it ends: replies go to their callers, events to
 /// the watches; a ping goes out when nothing was written for a third of the
 /// session timeout, and a server silent for two thirds of it counts as lost.
-fn serve(link: &Link, conn: &Conn, stream: &mut TcpStream, reader: &mut FrameReader) -> End {
+fn serve(link: &Link, conn: &Conn, stream: &mut Stream, reader: &mut FrameReader) -> End {
     let negotiated = link.state.lock().negotiated;
     let ping_every = negotiated / 3;
     let silent_limit = negotiated * 2 / 3;
@@ -342,7 +342,7 @@ fn serve(link: &Link, conn: &Conn, stream: &mut TcpStream, reader: &mut FrameRea
         // server can give it to another.
         let silence_ends = silent_limit.saturating_sub(last_heard.elapsed());
         let wait = tick.min(silence_ends).max(Duration::from_millis(1));
-        if let Err(e) = stream.set_read_timeout(Some(wait)) {
+        if let Err(e) = stream.set_read_timeout(wait) {
             return End::Lost(e.to_string());
         }
         if let Err(why) = read_some(reader, stream) {
