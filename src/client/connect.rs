@@ -98,12 +98,15 @@ pub enum ConnectCause {
 
 impl ConnectCause {
     /// Whether trying again soon is bound to fail the same way: nothing
-    /// listens, the name does not resolve, or TLS was refused.
+    /// listens, the name does not resolve, or the server's certificate was
+    /// refused. A server that closed the connection at the TLS handshake is
+    /// no such failure: a plain port does, but so does a proxy in front of
+    /// a server that is down.
     pub(crate) fn is_definite(&self) -> bool {
         match self {
             ConnectCause::Refused | ConnectCause::NameNotResolved => true,
             #[cfg(feature = "tls")]
-            ConnectCause::Tls(_) => true,
+            ConnectCause::Tls(e) => e.kind() != super::TlsErrorKind::NotTls,
             _ => false,
         }
     }

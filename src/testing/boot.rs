@@ -66,6 +66,7 @@ impl TestingServer {
         }
         let mut attempt = 1;
         loop {
+            let started = Instant::now();
             self.wait_for_port(move_port)?;
             let mut cfg = self.settings.zoo_cfg(self.port, &self.data_dir);
             if let (Some(tls), Some(secure_port)) = (&self.settings.tls, self.secure_port) {
@@ -89,7 +90,7 @@ impl TestingServer {
                 startup_timeout: self.settings.startup_timeout,
                 main_class: launch::STANDALONE,
             };
-            match launch.run() {
+            match launch.run().and_then(|jvm| self.wait_for_secure_port(jvm, started)) {
                 Ok(jvm) => {
                     *self.jvm.get_mut() = Some(jvm);
                     return Ok(());
@@ -116,6 +117,31 @@ impl TestingServer {
 
     /// Makes sure the port can be bound before a JVM is spent on it: a taken port is waited for
     /// (it may be a server of ours still shutting down) or, when `move_port`, replaced.
+    /// Waits until the secure client port, if any, accepts connections (the
+    /// server opens it after answering `ruok` on the plain one), within the
+    /// startup timeout counted from `started`; kills the JVM if it does not.
+    fn wait_for_secure_port(
+        &self,
+        mut jvm: process::GuardedJvm,
+        started: Instant,
+    ) -> Result<process::GuardedJvm, ServerError> {
+        let Some(port) = self.secure_port else {
+            return Ok(jvm);
+        };
+        let deadline = started + self.settings.startup_timeout;
+        while std::net::TcpStream::connect_timeout(&launch::loopback(port), PORT_POLL).is_err() {
+            if Instant::now() >= deadline || !jvm.is_alive() {
+                let _ = jvm.kill();
+                return Err(ServerError::NotReady {
+                    timeout: self.settings.startup_timeout,
+                    log_tail: launch::log_tail(&self.log_path, 0),
+                });
+            }
+            thread::sleep(PORT_POLL);
+        }
+        Ok(jvm)
+    }
+
     fn wait_for_port(&mut self, move_port: bool) -> Result<(), ServerError> {
         let deadline = Instant::now() + PORT_WAIT;
         while !launch::port_is_free(self.port) {

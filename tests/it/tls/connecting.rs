@@ -1,10 +1,19 @@
-//! A session and queues over TLS, and a session that survives a cut
-//! connection and a restarted server.
+//! A session over TLS, and one that survives a cut connection and a
+//! restarted server: it is reattached over a new TLS connection, with its
+//! ephemeral node and its watches.
+
+use std::time::Duration;
 
 use zk_queue::client::CreateMode;
+use zk_queue::testing::{FaultProxy, ServerCertificate};
+use zk_queue::ConnectionState;
 
-use super::{shared_secure_connect_string, tls_client_of, trusting};
+use super::{shared_secure_connect_string, tls_client_of, tls_server, trusting};
 use crate::support::server::unique_path;
+use crate::support::wait_for_state;
+
+/// The longest wait for a state or a watch.
+const WAIT: Duration = Duration::from_secs(30);
 
 #[test]
 fn a_client_over_tls_creates_and_reads_a_node() {
@@ -13,4 +22,61 @@ fn a_client_over_tls_creates_and_reads_a_node() {
     client.ensure_path("/it").unwrap();
     client.create(&path, b"over tls", CreateMode::Persistent).unwrap();
     assert_eq!(client.get_data(&path).unwrap().0, b"over tls");
+}
+
+#[test]
+fn data_larger_than_a_tls_record_crosses_both_ways_intact() {
+    let client = tls_client_of(&shared_secure_connect_string(), trusting());
+    client.ensure_path("/it").unwrap();
+    let path = unique_path("tls-large");
+    // A TLS record holds at most 16 KiB: this spans about 40 of them.
+    let data: Vec<u8> = (0..640 * 1024).map(|i| (i * 7 % 251) as u8).collect();
+    client.create(&path, &data, CreateMode::Persistent).unwrap();
+    assert_eq!(client.get_data(&path).unwrap().0, data);
+}
+
+#[test]
+fn a_session_over_tls_survives_a_cut_connection_with_its_ephemeral_node_and_watch() {
+    let server = tls_server(ServerCertificate::Valid);
+    let proxy = FaultProxy::start(&server.secure_connect_string().unwrap()).unwrap();
+    let client = tls_client_of(&proxy.connect_string(), trusting());
+    let direct = tls_client_of(&server.secure_connect_string().unwrap(), trusting());
+    let session = client.session_id().unwrap();
+    client.ensure_path("/it").unwrap();
+    let mine = unique_path("tls-ephemeral");
+    client.create(&mine, b"", CreateMode::Ephemeral).unwrap();
+    let watched = unique_path("tls-watched");
+    client.ensure_path(&watched).unwrap();
+    let (_, _, watch) = client.get_children_watch(&watched).unwrap();
+    let states = client.state_listener();
+
+    proxy.cut();
+    wait_for_state(&states, ConnectionState::Reconnected, WAIT);
+
+    assert_eq!(client.session_id().unwrap(), session, "the same session, reattached");
+    assert!(direct.exists(&mine).unwrap().is_some(), "the ephemeral node lives on");
+    direct
+        .create(&format!("{watched}/child"), b"", CreateMode::Persistent)
+        .unwrap();
+    assert!(watch.wait_timeout(WAIT), "the watch, set again over tls, fires");
+}
+
+#[test]
+fn a_session_over_tls_survives_a_server_restart() {
+    let mut server = tls_server(ServerCertificate::Valid);
+    let connect = server.secure_connect_string().unwrap();
+    let client = tls_client_of(&connect, trusting());
+    let session = client.session_id().unwrap();
+    client.ensure_path("/it").unwrap();
+    let path = unique_path("tls-restart");
+    client.create(&path, b"before", CreateMode::Persistent).unwrap();
+    let states = client.state_listener();
+
+    server.restart().unwrap();
+    assert_eq!(server.secure_connect_string().unwrap(), connect, "the same secure port");
+    wait_for_state(&states, ConnectionState::Reconnected, WAIT);
+
+    assert_eq!(client.session_id().unwrap(), session, "the same session, reattached");
+    client.set_data(&path, b"after", None).unwrap();
+    assert_eq!(client.get_data(&path).unwrap().0, b"after");
 }

@@ -1,6 +1,6 @@
-//! Each server TLS refuses fails the connect with its own typed cause, at
-//! once (a refused certificate is no reason to wait the connection timeout
-//! out), and a stalled handshake fails it by the connection timeout; bad
+//! Each server TLS refuses fails the connect with its own typed cause within
+//! the connection timeout (a refused certificate at once: no reason to wait
+//! it out), and a stalled handshake fails it by the connection timeout; bad
 //! settings fail the build.
 
 use std::time::Duration;

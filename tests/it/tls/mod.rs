@@ -7,10 +7,12 @@
 //!   certificate, wrong host, a plain port) fails the connect with its own
 //!   typed cause, within the connection timeout; bad settings fail the build.
 //! - `client_certs.rs`: the `x509` scheme knows a client by its certificate.
+//! - `queues.rs`: a plain queue, a lock-safe queue and a `SimpleQueue` over TLS.
 
 mod client_certs;
 mod connecting;
 mod failures;
+mod queues;
 
 use std::sync::OnceLock;
 use std::time::Duration;
