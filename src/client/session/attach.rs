@@ -64,8 +64,8 @@ pub(super) fn attach(server: &str, security: &Security, request: &ConnectRequest
         if stream.set_read_timeout(left(deadline)).is_err() {
             return Attempt::Failed(ConnectCause::NoSession);
         }
-        if read_some(&mut reader, &mut stream).is_err() {
-            return Attempt::Failed(ConnectCause::NoSession);
+        if let Err(cause) = read_answer(&mut reader, &mut stream) {
+            return Attempt::Failed(cause);
         }
     }
 }
@@ -82,6 +82,29 @@ fn answer(stream: Stream, reader: FrameReader, frame: &[u8], asked: Instant) -> 
             asked,
         }),
         Err(_) => Attempt::Failed(ConnectCause::NoSession),
+    }
+}
+
+/// Reads what the server sent to the handshake, if anything came before
+/// the socket's read timeout; a server that refused the client's TLS
+/// certificate after the TLS handshake (TLS 1.3 servers do) says so.
+fn read_answer(reader: &mut FrameReader, stream: &mut Stream) -> Result<(), ConnectCause> {
+    match reader.read_from(stream) {
+        Ok(0) => Err(ConnectCause::NoSession),
+        Ok(_) => Ok(()),
+        Err(e)
+            if matches!(
+                e.kind(),
+                ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+            ) =>
+        {
+            Ok(())
+        }
+        #[cfg(feature = "tls")]
+        Err(e) if crate::client::tls::failure_of(&e).is_some() => {
+            Err(crate::client::tls::failure_of(&e).map_or(ConnectCause::NoSession, ConnectCause::Tls))
+        }
+        Err(_) => Err(ConnectCause::NoSession),
     }
 }
 

@@ -20,7 +20,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 
 pub(crate) use error::of_handshake;
 pub use error::{TlsError, TlsErrorKind};
-pub(crate) use stream::{handshake, TlsStream};
+pub(crate) use stream::{failure_of, handshake, TlsStream};
 
 /// TLS settings of a client: whom to trust, who the client is, and which
 /// name the server's certificate must carry. Built by

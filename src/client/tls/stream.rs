@@ -92,29 +92,46 @@ impl Shared {
     }
 }
 
-impl Read for TlsStream {
-    /// Plain text, 0 at the end of the stream; the socket's read timeout
-    /// is this read's.
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        loop {
-            {
-                let mut shared = self.shared.lock();
-                shared.absorb()?;
-                match shared.tls.reader().read(buf) {
-                    Ok(n) => return Ok(n),
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => {}
-                    Err(e) if e.kind() == ErrorKind::UnexpectedEof => return Ok(0),
-                    Err(e) => return Err(e),
-                }
-            }
-            self.scratch.resize(READ_CHUNK, 0);
-            let n = self.socket.read(&mut self.scratch)?;
-            if n == 0 {
-                return Ok(0);
-            }
-            self.shared.lock().incoming.extend_from_slice(&self.scratch[..n]);
+impl TlsStream {
+    /// The plain text decrypted so far into `buf`, if any; `Ok(0)` at the
+    /// end of the stream.
+    fn plain_text(&self, buf: &mut [u8]) -> Option<io::Result<usize>> {
+        let mut shared = self.shared.lock();
+        if let Err(e) = shared.absorb() {
+            return Some(Err(e));
+        }
+        match shared.tls.reader().read(buf) {
+            Ok(n) => Some(Ok(n)),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => None,
+            Err(e) if e.kind() == ErrorKind::UnexpectedEof => Some(Ok(0)),
+            Err(e) => Some(Err(e)),
         }
     }
+}
+
+impl Read for TlsStream {
+    /// Plain text, 0 at the end of the stream. At most one read of the
+    /// socket, with its read timeout: bytes that complete no TLS record are
+    /// kept, and the read fails as timed out (`WouldBlock`), so a server
+    /// that trickles bytes holds the reader no longer than a silent one.
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(read) = self.plain_text(buf) {
+            return read;
+        }
+        self.scratch.resize(READ_CHUNK, 0);
+        let n = self.socket.read(&mut self.scratch)?;
+        if n == 0 {
+            return Ok(0);
+        }
+        self.shared.lock().incoming.extend_from_slice(&self.scratch[..n]);
+        self.plain_text(buf)
+            .unwrap_or_else(|| Err(io::Error::new(ErrorKind::WouldBlock, "no whole tls record yet")))
+    }
+}
+
+/// The TLS failure behind a read's error, if it is one.
+pub(crate) fn failure_of(e: &io::Error) -> Option<TlsError> {
+    e.get_ref()?.downcast_ref::<TlsError>().cloned()
 }
 
 /// Runs the TLS handshake over `socket` with the server at `host`, by
