@@ -1,16 +1,17 @@
 //! A session over TLS, and one that survives a cut connection and a
 //! restarted server: it is reattached over a new TLS connection, with its
-//! ephemeral node and its watches.
+//! ephemeral node and its watches; a request over a stalled TLS connection
+//! returns by its timeout.
 
 use std::time::Duration;
 
-use zk_queue::client::CreateMode;
+use zk_queue::client::{CreateMode, RetryNTimes};
 use zk_queue::testing::{FaultProxy, ServerCertificate};
-use zk_queue::ConnectionState;
+use zk_queue::{ConnectionState, ZkClient};
 
 use super::{shared_secure_connect_string, tls_client_of, tls_server, trusting};
 use crate::support::server::unique_path;
-use crate::support::wait_for_state;
+use crate::support::{wait_for_state, within};
 
 /// The longest wait for a state or a watch.
 const WAIT: Duration = Duration::from_secs(30);
@@ -79,4 +80,26 @@ fn a_session_over_tls_survives_a_server_restart() {
     assert_eq!(client.session_id().unwrap(), session, "the same session, reattached");
     client.set_data(&path, b"after", None).unwrap();
     assert_eq!(client.get_data(&path).unwrap().0, b"after");
+}
+
+#[test]
+fn a_request_over_a_stalled_tls_connection_returns_by_its_timeout() {
+    let server = tls_server(ServerCertificate::Valid);
+    let proxy = FaultProxy::start(&server.secure_connect_string().unwrap()).unwrap();
+    let request_timeout = Duration::from_secs(1);
+    let client = ZkClient::builder(&proxy.connect_string())
+        .session_timeout(Duration::from_secs(10))
+        .request_timeout(request_timeout)
+        .retry_policy(RetryNTimes::new(0, Duration::ZERO))
+        .tls(trusting())
+        .connect()
+        .unwrap();
+    client.exists("/").unwrap();
+
+    // Nothing passes either way: neither replies nor TLS records.
+    proxy.blackhole();
+    let result = within("a read over a stalled tls connection", request_timeout, || {
+        client.exists("/")
+    });
+    assert!(result.is_err(), "answered through a blackhole: {result:?}");
 }
