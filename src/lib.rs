@@ -129,6 +129,8 @@
 //! - `serde`: `JsonSerializer` and `CompactSerializer` for any serde type.
 //! - `cli`: the `zkq` command-line tool for operators.
 //! - `testing`: `TestingServer`, `TestingCluster` and `FaultProxy`.
+//! - `tls`: TLS to the servers' secure client port
+//!   ([`ZkClientBuilder::tls`](client::ZkClientBuilder::tls), rustls).
 //!
 //! # Threads and blocking
 //! [`ZkClient`] is cheap to clone and may be used from any number of threads;
@@ -173,6 +175,7 @@
 //! (`Suspended` and `Lost` at WARN), nothing above INFO for a clean close.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod admin;
 pub mod client;

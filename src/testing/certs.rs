@@ -168,10 +168,7 @@ impl TestCertificates {
 
 /// A certificate could not be made.
 fn failed(e: rcgen::Error) -> ServerError {
-    ServerError::io(
-        "could not make a test certificate",
-        std::io::Error::new(std::io::ErrorKind::Other, e),
-    )
+    ServerError::io("could not make a test certificate", std::io::Error::other(e))
 }
 
 /// A new self-signed authority named `name`.
