@@ -100,12 +100,20 @@ fn read_answer(reader: &mut FrameReader, stream: &mut Stream) -> Result<(), Conn
         {
             Ok(())
         }
-        #[cfg(feature = "tls")]
-        Err(e) if crate::client::tls::failure_of(&e).is_some() => {
-            Err(crate::client::tls::failure_of(&e).map_or(ConnectCause::NoSession, ConnectCause::Tls))
-        }
-        Err(_) => Err(ConnectCause::NoSession),
+        Err(e) => Err(tls_cause(&e).unwrap_or(ConnectCause::NoSession)),
     }
+}
+
+/// The TLS failure behind a read's error, if it is one.
+#[cfg(feature = "tls")]
+fn tls_cause(e: &std::io::Error) -> Option<ConnectCause> {
+    crate::client::tls::failure_of(e).map(ConnectCause::Tls)
+}
+
+/// No read fails for TLS without it.
+#[cfg(not(feature = "tls"))]
+fn tls_cause(_: &std::io::Error) -> Option<ConnectCause> {
+    None
 }
 
 /// Reads what the server sent, if anything came before the socket's read

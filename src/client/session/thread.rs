@@ -115,6 +115,34 @@ pub(super) fn round(link: &Link, deadline: Option<Instant>, patience: &Patience)
     Round::Failed(failures.into_iter().map(|(_, failure)| failure).collect())
 }
 
+/// The failures of a round, each server's told by what it said before when
+/// it said nothing now: a server that answered the TLS handshake in a way
+/// that tells why (it does not speak TLS) and then ran out of time in a
+/// round cut short by the deadline keeps its earlier cause.
+pub(super) fn telling(before: &[ServerFailure], now: Vec<ServerFailure>) -> Vec<ServerFailure> {
+    now.into_iter()
+        .map(|failure| {
+            let silent = matches!(failure.cause(), ConnectCause::NoSession | ConnectCause::TimedOut);
+            let told = before
+                .iter()
+                .find(|b| b.address() == failure.address() && told_why(b.cause()));
+            match told {
+                Some(told) if silent => told.clone(),
+                _ => failure,
+            }
+        })
+        .collect()
+}
+
+/// Whether `cause` tells more than silence would.
+fn told_why(cause: &ConnectCause) -> bool {
+    match cause {
+        #[cfg(feature = "tls")]
+        ConnectCause::Tls(_) => true,
+        _ => false,
+    }
+}
+
 /// How long to wait after a round that started at `started` before the
 /// next: rounds start 250 to 500 ms apart.
 pub(super) fn round_pause(started: Instant) -> Duration {
@@ -464,6 +492,30 @@ mod tests {
         assert_eq!(
             (short.now, short.most),
             (Duration::from_millis(500), Duration::from_millis(500))
+        );
+    }
+
+    #[cfg(feature = "tls")]
+    #[test]
+    fn a_server_silent_at_the_deadline_keeps_the_tls_cause_it_told_before() {
+        use crate::client::{TlsError, TlsErrorKind};
+        let not_tls = ConnectCause::Tls(TlsError::new(TlsErrorKind::NotTls, ""));
+        let before = [
+            ServerFailure::new("a:1", not_tls.clone()),
+            ServerFailure::new("b:1", ConnectCause::Refused),
+        ];
+        let now = vec![
+            ServerFailure::new("a:1", ConnectCause::NoSession),
+            ServerFailure::new("b:1", ConnectCause::NoSession),
+        ];
+        let told = telling(&before, now);
+        assert_eq!(told[0].cause(), &not_tls);
+        assert_eq!(told[1].cause(), &ConnectCause::NoSession, "only a tls cause tells more");
+        let refused = vec![ServerFailure::new("a:1", ConnectCause::Refused)];
+        assert_eq!(
+            telling(&before, refused)[0].cause(),
+            &ConnectCause::Refused,
+            "a new answer wins"
         );
     }
 

@@ -150,7 +150,7 @@ pub(crate) fn handshake(
     let not_tls = || {
         ConnectCause::Tls(TlsError::new(
             TlsErrorKind::NotTls,
-            "the server closed the connection at the tls handshake",
+            "it closed the connection at the handshake",
         ))
     };
     let mut heard = false;
@@ -176,7 +176,7 @@ pub(crate) fn handshake(
             Ok(0) if heard => {
                 return Err(ConnectCause::Tls(TlsError::new(
                     TlsErrorKind::Handshake,
-                    "the server closed the connection during the tls handshake",
+                    "the server closed the connection during the handshake",
                 )))
             }
             Ok(0) => return Err(not_tls()),
