@@ -117,29 +117,17 @@ impl TestingServer {
 
     /// Makes sure the port can be bound before a JVM is spent on it: a taken port is waited for
     /// (it may be a server of ours still shutting down) or, when `move_port`, replaced.
-    /// Waits until the secure client port, if any, accepts connections (the
-    /// server opens it after answering `ruok` on the plain one), within the
-    /// startup timeout counted from `started`; kills the JVM if it does not.
+    /// Waits until the secure client port, if any, accepts connections,
+    /// within the startup timeout counted from `started`.
     fn wait_for_secure_port(
         &self,
-        mut jvm: process::GuardedJvm,
+        jvm: process::GuardedJvm,
         started: Instant,
     ) -> Result<process::GuardedJvm, ServerError> {
-        let Some(port) = self.secure_port else {
-            return Ok(jvm);
-        };
-        let deadline = started + self.settings.startup_timeout;
-        while std::net::TcpStream::connect_timeout(&launch::loopback(port), PORT_POLL).is_err() {
-            if Instant::now() >= deadline || !jvm.is_alive() {
-                let _ = jvm.kill();
-                return Err(ServerError::NotReady {
-                    timeout: self.settings.startup_timeout,
-                    log_tail: launch::log_tail(&self.log_path, 0),
-                });
-            }
-            thread::sleep(PORT_POLL);
+        match self.secure_port {
+            Some(port) => launch::wait_listening(jvm, port, started, self.settings.startup_timeout, &self.log_path),
+            None => Ok(jvm),
         }
-        Ok(jvm)
     }
 
     fn wait_for_port(&mut self, move_port: bool) -> Result<(), ServerError> {

@@ -166,6 +166,29 @@ impl Launch<'_> {
     }
 }
 
+/// Waits until `port` accepts connections (a server opens its secure client
+/// port after answering `ruok` on the plain one), within `timeout` counted
+/// from `started`; kills the JVM if it does not, quoting its `log`.
+pub(crate) fn wait_listening(
+    mut jvm: GuardedJvm,
+    port: u16,
+    started: Instant,
+    timeout: Duration,
+    log: &Path,
+) -> Result<GuardedJvm, ServerError> {
+    while std::net::TcpStream::connect_timeout(&loopback(port), POLL_INTERVAL).is_err() {
+        if started.elapsed() >= timeout || !jvm.is_alive() {
+            let _ = jvm.kill();
+            return Err(ServerError::NotReady {
+                timeout,
+                log_tail: log_tail(log, 0),
+            });
+        }
+        thread::sleep(POLL_INTERVAL);
+    }
+    Ok(jvm)
+}
+
 /// The classpath of a server.
 fn classpath() -> String {
     CLASSPATH_JARS

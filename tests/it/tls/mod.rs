@@ -1,16 +1,19 @@
 //! TLS to ZooKeeper's secure client port (feature `tls`), against real
 //! servers with certificates made at run time (`testing::TestCertificates`).
 //!
-//! - `connecting.rs`: a session and queues over TLS; a session that survives
-//!   a cut connection and a restarted server over TLS.
+//! - `connecting.rs`: a session over TLS, data spanning many TLS records; a
+//!   session that survives a cut connection and a restarted server; a
+//!   request over a stalled TLS connection returns by its timeout.
 //! - `failures.rs`: each refused server (unknown authority, expired
 //!   certificate, wrong host, a plain port) fails the connect with its own
 //!   typed cause, within the connection timeout; bad settings fail the build.
+//! - `ensemble.rs`: a session over TLS moves to another member of an ensemble.
 //! - `client_certs.rs`: the `x509` scheme knows a client by its certificate.
 //! - `queues.rs`: a plain queue, a lock-safe queue and a `SimpleQueue` over TLS.
 
 mod client_certs;
 mod connecting;
+mod ensemble;
 mod failures;
 mod queues;
 
