@@ -227,7 +227,9 @@ pub enum ClientAuth {
 /// (the private key and certificate, PEM), its trust store (the authorities
 /// whose client certificates it trusts, PEM) and whether it asks clients for
 /// a certificate. The server also knows clients by their certificate
-/// (ZooKeeper's `x509` authentication scheme).
+/// (ZooKeeper's `x509` authentication scheme), and does not check the host
+/// names of client certificates (`ssl.hostnameVerification=false`): they
+/// name users, not hosts.
 ///
 /// ```
 /// use zk_queue::testing::{ClientAuth, ServerTls};
