@@ -212,6 +212,8 @@ pub(super) fn run(link: Arc<Link>, mut conn: Arc<Conn>, mut stream: Stream, mut 
 /// an expiry), or the link closes.
 fn reconnect(link: &Link) -> Option<(Arc<Conn>, Stream, FrameReader)> {
     let mut patience = Patience::new(link.config.session_timeout, link.config.servers.len());
+    // The servers whose TLS refusal was logged: once each per outage.
+    let mut refused_tls: Vec<String> = Vec::new();
     loop {
         if link.is_closed() {
             return None;
@@ -229,6 +231,13 @@ fn reconnect(link: &Link) -> Option<(Arc<Conn>, Stream, FrameReader)> {
             }
             Round::Failed(failures) => {
                 log::debug!("no zookeeper server took the session: {failures:?}");
+                for failure in failures.iter().filter(|f| told_why(f.cause())) {
+                    if !refused_tls.iter().any(|a| a == failure.address()) {
+                        // No retry mends a certificate: the operator must.
+                        log::warn!("zookeeper server {failure}");
+                        refused_tls.push(failure.address().to_owned());
+                    }
+                }
                 patience.after(&failures);
                 link.state.lock().failures = failures;
             }
