@@ -119,13 +119,27 @@ impl TestCertificates {
     /// # Ok::<(), zk_queue::testing::ServerError>(())
     /// ```
     pub fn server_tls(&self, which: ServerCertificate) -> ServerTls {
+        ServerTls::new(self.key_store(which), self.ca_file())
+    }
+
+    /// The key store (private key and certificate, PEM) of `which` server
+    /// certificate.
+    ///
+    /// ```
+    /// use zk_queue::testing::{ServerCertificate, TestCertificates};
+    /// let certs = TestCertificates::generate()?;
+    /// let pem = std::fs::read_to_string(certs.key_store(ServerCertificate::Valid))?;
+    /// assert!(pem.contains("PRIVATE KEY") && pem.contains("CERTIFICATE"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn key_store(&self, which: ServerCertificate) -> PathBuf {
         let file = match which {
             ServerCertificate::Valid => "server-valid.pem",
             ServerCertificate::Expired => "server-expired.pem",
             ServerCertificate::WrongHost => "server-wrong-host.pem",
             ServerCertificate::UnknownCa => "server-unknown-ca.pem",
         };
-        ServerTls::new(self.dir.path().join(file), self.ca_file())
+        self.dir.path().join(file)
     }
 
     /// A client certificate for the subject `CN=<common_name>` (what

@@ -10,12 +10,15 @@
 //! - `ensemble.rs`: a session over TLS moves to another member of an ensemble.
 //! - `client_certs.rs`: the `x509` scheme knows a client by its certificate.
 //! - `queues.rs`: a plain queue, a lock-safe queue and a `SimpleQueue` over TLS.
+//! - `recovery.rs`: a certificate refused on reconnect is warned of once, and
+//!   the session resumes when it is mended.
 
 mod client_certs;
 mod connecting;
 mod ensemble;
 mod failures;
 mod queues;
+mod recovery;
 
 use std::sync::OnceLock;
 use std::time::Duration;
