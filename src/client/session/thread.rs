@@ -212,8 +212,8 @@ pub(super) fn run(link: Arc<Link>, mut conn: Arc<Conn>, mut stream: Stream, mut 
 /// an expiry), or the link closes.
 fn reconnect(link: &Link) -> Option<(Arc<Conn>, Stream, FrameReader)> {
     let mut patience = Patience::new(link.config.session_timeout, link.config.servers.len());
-    // The servers whose TLS refusal was logged: once each per outage.
-    let mut refused_tls: Vec<String> = Vec::new();
+    // The TLS refusals logged: each once per outage.
+    let mut refused_tls: Vec<ServerFailure> = Vec::new();
     loop {
         if link.is_closed() {
             return None;
@@ -231,11 +231,15 @@ fn reconnect(link: &Link) -> Option<(Arc<Conn>, Stream, FrameReader)> {
             }
             Round::Failed(failures) => {
                 log::debug!("no zookeeper server took the session: {failures:?}");
-                for failure in failures.iter().filter(|f| told_why(f.cause())) {
-                    if !refused_tls.iter().any(|a| a == failure.address()) {
-                        // No retry mends a certificate: the operator must.
+                // No retry mends a certificate: the operator must. (A server
+                // closing the handshake may only be restarting.)
+                let refused = failures
+                    .iter()
+                    .filter(|f| told_why(f.cause()) && f.cause().is_definite());
+                for failure in refused {
+                    if !refused_tls.contains(failure) {
                         log::warn!("zookeeper server {failure}");
-                        refused_tls.push(failure.address().to_owned());
+                        refused_tls.push(failure.clone());
                     }
                 }
                 patience.after(&failures);

@@ -1,6 +1,6 @@
 //! A server that refuses TLS while a session reconnects: the refusal is
-//! logged at WARN once, and the session resumes once the certificate is
-//! mended.
+//! logged at WARN once (a server closing the handshake while it restarts is
+//! not warned of), and the session resumes once the certificate is mended.
 
 use std::time::Duration;
 
