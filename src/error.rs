@@ -194,6 +194,13 @@ pub enum Error {
         /// The item node's path.
         path: String,
     },
+    /// TLS settings that cannot be used
+    /// ([`TlsConfigBuilder::build`](crate::client::TlsConfigBuilder::build)):
+    /// an unreadable file, no PEM certificate or key in it, a key that does
+    /// not fit its certificate, a bad server name.
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+    Tls(crate::client::TlsError),
 }
 
 /// The cause of a failed ZooKeeper request, kept as the
@@ -427,6 +434,8 @@ impl fmt::Display for Error {
             Error::ZooKeeper { path: Some(path), .. } => write!(f, "zookeeper request on {path} failed"),
             Error::ZooKeeper { path: None, .. } => f.write_str("zookeeper request failed"),
             Error::ItemRemoved { path } => write!(f, "item {path} was removed by someone else while it was held"),
+            #[cfg(feature = "tls")]
+            Error::Tls(e) => write!(f, "bad tls settings: {e}"),
         }
     }
 }
@@ -439,6 +448,14 @@ impl std::error::Error for Error {
             Error::Serialization { source } => Some(source.as_ref()),
             Error::CorruptItem { source, .. } => Some(source.as_ref()),
             Error::Spawn { source, .. } => Some(source.as_ref()),
+            #[cfg(feature = "tls")]
+            Error::Tls(e) => Some(e),
+            // The first server's tls failure, if any.
+            #[cfg(feature = "tls")]
+            Error::Unreachable { servers, .. } => servers.iter().find_map(|s| match s.cause() {
+                crate::client::ConnectCause::Tls(e) => Some(e as &(dyn std::error::Error + 'static)),
+                _ => None,
+            }),
             _ => None,
         }
     }

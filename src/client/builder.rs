@@ -38,6 +38,7 @@ pub struct ZkClientBuilder {
     max_packet_size: usize,
     multi_read: bool,
     persistent_watches: bool,
+    security: super::transport::Security,
 }
 
 impl ZkClientBuilder {
@@ -55,6 +56,7 @@ impl ZkClientBuilder {
             max_packet_size: DEFAULT_MAX_PACKET_SIZE,
             multi_read: true,
             persistent_watches: true,
+            security: super::transport::Security::default(),
         }
     }
 
@@ -213,6 +215,28 @@ impl ZkClientBuilder {
         self
     }
 
+    /// Speaks TLS to every server, as `tls` says (the servers' secure
+    /// client port, `secureClientPort`). A server whose certificate is
+    /// refused, or that does not speak TLS, fails the connection with an
+    /// [`Error::Unreachable`] whose cause is a
+    /// [`ConnectCause::Tls`](super::ConnectCause::Tls). Defaults to plain
+    /// TCP.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// use zk_queue::{client::TlsConfig, ZkClient};
+    /// let tls = TlsConfig::builder("/etc/zookeeper/ca.pem").build()?;
+    /// let client = ZkClient::builder("zk1:2281,zk2:2281").tls(tls).connect()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+    pub fn tls(mut self, tls: super::TlsConfig) -> Self {
+        self.security.tls = Some(tls);
+        self
+    }
+
     /// Checks the settings and connects.
     ///
     /// # Errors
@@ -220,7 +244,7 @@ impl ZkClientBuilder {
     /// connect string; [`Error::InvalidPath`] for a bad chroot;
     /// [`Error::Unreachable`](crate::Error::Unreachable) if no session opened
     /// within the connection timeout, or at once when every server refused
-    /// the connection or has a name that does not resolve: it names each
+    /// the connection, has a name that does not resolve, or failed TLS: it names each
     /// server as tried (`host:port`, with the port assumed when the connect
     /// string names none) and why.
     ///
@@ -272,6 +296,7 @@ impl ZkClientBuilder {
             max_packet_size: self.max_packet_size,
             multi_read: self.multi_read,
             persistent_watches: self.persistent_watches,
+            security: self.security,
         };
         ZkClient::start(config, self.auth)
     }

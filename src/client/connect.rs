@@ -89,6 +89,27 @@ pub enum ConnectCause {
     NoSession,
     /// Another I/O error, as its text.
     Other(String),
+    /// A connection was opened, but TLS could not be used over it: the
+    /// server's certificate was refused, or the server does not speak TLS.
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+    Tls(super::TlsError),
+}
+
+impl ConnectCause {
+    /// Whether trying again soon is bound to fail the same way: nothing
+    /// listens, the name does not resolve, or the server's certificate was
+    /// refused. A server that closed the connection at the TLS handshake is
+    /// no such failure: a plain port does, but so does a proxy in front of
+    /// a server that is down.
+    pub(crate) fn is_definite(&self) -> bool {
+        match self {
+            ConnectCause::Refused | ConnectCause::NameNotResolved => true,
+            #[cfg(feature = "tls")]
+            ConnectCause::Tls(e) => e.kind() != super::TlsErrorKind::NotTls,
+            _ => false,
+        }
+    }
 }
 
 impl fmt::Display for ConnectCause {
@@ -99,6 +120,8 @@ impl fmt::Display for ConnectCause {
             ConnectCause::TimedOut => f.write_str("connection timed out"),
             ConnectCause::NoSession => f.write_str("connected, but no session was established"),
             ConnectCause::Other(text) => f.write_str(text),
+            #[cfg(feature = "tls")]
+            ConnectCause::Tls(e) => write!(f, "tls: {e}"),
         }
     }
 }
@@ -117,7 +140,7 @@ pub(super) fn servers(connect_string: &str) -> Vec<String> {
 }
 
 /// The host and port of a `host[:port]` entry (`[v6]:port` for IPv6).
-fn host_port(server: &str) -> (&str, u16) {
+pub(super) fn host_port(server: &str) -> (&str, u16) {
     let (host, port) = match server.rsplit_once(':') {
         Some((host, port)) if !host.is_empty() && (host.ends_with(']') || !host.contains(':')) => {
             (host, port.parse().ok())

@@ -46,6 +46,9 @@ mod session;
 mod state;
 mod stats;
 mod subtree;
+#[cfg(feature = "tls")]
+mod tls;
+mod transport;
 mod types;
 mod watch;
 pub(crate) mod wire;
@@ -64,6 +67,8 @@ pub(crate) use multis::{Created, MULTI_OPS};
 pub use retry::{ExponentialBackoffRetry, RetryForever, RetryNTimes, RetryOneTime, RetryPolicy, RetryUntilElapsed};
 pub use state::ConnectionState;
 pub use stats::ClientStats;
+#[cfg(feature = "tls")]
+pub use tls::{TlsConfig, TlsConfigBuilder, TlsError, TlsErrorKind};
 pub use types::{Acl, CreateMode, Op, OpResult, Perms, Stat};
 pub use watch::ChildWatch;
 pub(crate) use watch::DataWatch;
@@ -141,6 +146,8 @@ pub(crate) struct Config {
     /// Whether persistent watches may be set
     /// ([`ZkClientBuilder::without_persistent_watches`]).
     pub(crate) persistent_watches: bool,
+    /// Plain TCP or TLS ([`ZkClientBuilder::tls`]).
+    pub(crate) security: transport::Security,
 }
 
 pub(crate) struct Shared {
@@ -200,6 +207,7 @@ impl ZkClient {
                 chroot: chroot(&config.connect_string),
                 session_timeout: config.session_timeout,
                 connection_timeout: config.connection_timeout,
+                security: config.security.clone(),
             },
             auth,
             Box::new(move |event| reporter.report(event)),

@@ -37,9 +37,14 @@ impl TestingServer {
             Some(port) => port,
             None => launch::free_port()?,
         };
+        let secure_port = match settings.tls {
+            Some(_) => Some(launch::free_port()?),
+            None => None,
+        };
         let mut server = TestingServer {
             java,
             port,
+            secure_port,
             cfg_path: root.path().join("zoo.cfg"),
             log_path: root.path().join("server.log"),
             data_dir,
@@ -61,8 +66,12 @@ impl TestingServer {
         }
         let mut attempt = 1;
         loop {
+            let started = Instant::now();
             self.wait_for_port(move_port)?;
-            let cfg = self.settings.zoo_cfg(self.port, &self.data_dir);
+            let mut cfg = self.settings.zoo_cfg(self.port, &self.data_dir);
+            if let (Some(tls), Some(secure_port)) = (&self.settings.tls, self.secure_port) {
+                cfg.push_str(&tls.zoo_cfg(secure_port));
+            }
             std::fs::write(&self.cfg_path, cfg)
                 .map_err(|e| ServerError::io(format!("could not write {}", self.cfg_path.display()), e))?;
             log::debug!(
@@ -81,13 +90,18 @@ impl TestingServer {
                 startup_timeout: self.settings.startup_timeout,
                 main_class: launch::STANDALONE,
             };
-            match launch.run() {
+            match launch.run().and_then(|jvm| self.wait_for_secure_port(jvm, started)) {
                 Ok(jvm) => {
                     *self.jvm.get_mut() = Some(jvm);
                     return Ok(());
                 }
                 Err(ServerError::PortInUse { port, .. }) if attempt < START_ATTEMPTS => {
                     attempt += 1;
+                    if move_port && self.secure_port.is_some() {
+                        // It may be the secure port that was taken; clients
+                        // read it from the server after a start.
+                        self.secure_port = Some(launch::free_port()?);
+                    }
                     if move_port {
                         self.port = launch::free_port()?;
                         log::debug!("port {port} was taken; trying port {}", self.port);
@@ -103,6 +117,19 @@ impl TestingServer {
 
     /// Makes sure the port can be bound before a JVM is spent on it: a taken port is waited for
     /// (it may be a server of ours still shutting down) or, when `move_port`, replaced.
+    /// Waits until the secure client port, if any, accepts connections,
+    /// within the startup timeout counted from `started`.
+    fn wait_for_secure_port(
+        &self,
+        jvm: process::GuardedJvm,
+        started: Instant,
+    ) -> Result<process::GuardedJvm, ServerError> {
+        match self.secure_port {
+            Some(port) => launch::wait_listening(jvm, port, started, self.settings.startup_timeout, &self.log_path),
+            None => Ok(jvm),
+        }
+    }
+
     fn wait_for_port(&mut self, move_port: bool) -> Result<(), ServerError> {
         let deadline = Instant::now() + PORT_WAIT;
         while !launch::port_is_free(self.port) {

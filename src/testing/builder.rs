@@ -35,6 +35,7 @@ pub struct TestingServerBuilder {
     pub(super) force_sync: bool,
     pub(super) max_heap_mb: Option<usize>,
     pub(super) extended_types: bool,
+    pub(super) tls: Option<super::certs::ServerTls>,
 }
 
 impl Default for TestingServerBuilder {
@@ -50,6 +51,7 @@ impl Default for TestingServerBuilder {
             force_sync: true,
             max_heap_mb: None,
             extended_types: false,
+            tls: None,
         }
     }
 }
@@ -209,6 +211,27 @@ impl TestingServerBuilder {
     /// ```
     pub fn extended_types(mut self, on: bool) -> TestingServerBuilder {
         self.extended_types = on;
+        self
+    }
+
+    /// Opens a secure client port too (`secureClientPort`, on a free
+    /// loopback port kept across restarts: [`TestingServer::secure_port`])
+    /// that speaks TLS as `tls` says. Both ports are then served by
+    /// ZooKeeper's Netty connection factory, and clients that present a
+    /// certificate are known to ZooKeeper's `x509` scheme by its subject
+    /// (`CN=alice`). Defaults to no secure port.
+    ///
+    /// ```no_run
+    /// use zk_queue::testing::{ServerCertificate, TestCertificates, TestingServer};
+    /// let certs = TestCertificates::generate()?;
+    /// let server = TestingServer::builder()
+    ///     .secure_client_port(certs.server_tls(ServerCertificate::Valid))
+    ///     .start()?;
+    /// assert!(server.secure_port().is_some());
+    /// # Ok::<(), zk_queue::testing::ServerError>(())
+    /// ```
+    pub fn secure_client_port(mut self, tls: super::certs::ServerTls) -> TestingServerBuilder {
+        self.tls = Some(tls);
         self
     }
 

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use tempfile::TempDir;
 
+use super::certs::ServerTls;
 use super::error::ServerError;
 use super::launch::{self, Launch};
 use super::probe;
@@ -43,6 +44,7 @@ pub struct TestingCluster {
 
 struct Member {
     client_port: u16,
+    secure_port: Option<u16>,
     dir: PathBuf,
     cfg: PathBuf,
     log: PathBuf,
@@ -64,11 +66,34 @@ impl TestingCluster {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn start(size: usize) -> Result<TestingCluster, ServerError> {
+        TestingCluster::start_with(size, None)
+    }
+
+    /// Starts an ensemble of `size` members each with a secure client port
+    /// too, speaking TLS as `tls` says (see
+    /// [`TestingServerBuilder::secure_client_port`](super::TestingServerBuilder::secure_client_port)),
+    /// and waits until every member serves on both.
+    ///
+    /// # Errors
+    /// As [`start`](TestingCluster::start).
+    ///
+    /// ``` no_run
+    /// use zk_queue::testing::{ServerCertificate, TestCertificates, TestingCluster};
+    /// let certs = TestCertificates::generate()?;
+    /// let cluster = TestingCluster::start_with_tls(3, certs.server_tls(ServerCertificate::Valid))?;
+    /// println!("tls at {}", cluster.secure_connect_string().unwrap());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn start_with_tls(size: usize, tls: ServerTls) -> Result<TestingCluster, ServerError> {
+        TestingCluster::start_with(size, Some(&tls))
+    }
+
+    fn start_with(size: usize, tls: Option<&ServerTls>) -> Result<TestingCluster, ServerError> {
         // Free ports are picked, then bound by the servers: another process may
         // take one in between. Then the ensemble starts again on new ports.
         let mut attempt = 1;
         loop {
-            match TestingCluster::start_once(size) {
+            match TestingCluster::start_once(size, tls) {
                 Err(ServerError::PortInUse { port, .. }) if attempt < START_ATTEMPTS => {
                     log::debug!("port {port} was taken; starting the ensemble again on new ports");
                     attempt += 1;
@@ -78,7 +103,7 @@ impl TestingCluster {
         }
     }
 
-    fn start_once(size: usize) -> Result<TestingCluster, ServerError> {
+    fn start_once(size: usize, tls: Option<&ServerTls>) -> Result<TestingCluster, ServerError> {
         if size == 0 {
             return Err(ServerError::InvalidConfig {
                 reason: "an ensemble needs at least one member".into(),
@@ -105,15 +130,23 @@ impl TestingCluster {
             std::fs::create_dir_all(&data).map_err(|e| ServerError::io("creating a member's data directory", e))?;
             std::fs::write(data.join("myid"), format!("{}\n", i + 1))
                 .map_err(|e| ServerError::io("writing a member's myid", e))?;
-            let cfg = format!(
+            let secure_port = match tls {
+                Some(_) => Some(launch::free_port()?),
+                None => None,
+            };
+            let mut cfg = format!(
                 "tickTime=200\ninitLimit=25\nsyncLimit=10\ndataDir={}\nclientPort={client_port}\n\
                  clientPortAddress=127.0.0.1\nadmin.enableServer=false\n4lw.commands.whitelist=*\n\
                  minSessionTimeout=400\nmaxSessionTimeout=60000\n{servers}",
                 data.display()
             );
+            if let (Some(tls), Some(port)) = (tls, secure_port) {
+                cfg.push_str(&tls.zoo_cfg(port));
+            }
             std::fs::write(dir.join("zoo.cfg"), cfg).map_err(|e| ServerError::io("writing a member's zoo.cfg", e))?;
             members.push(Member {
                 client_port: *client_port,
+                secure_port,
                 cfg: dir.join("zoo.cfg"),
                 log: dir.join("server.log"),
                 dir,
@@ -128,7 +161,9 @@ impl TestingCluster {
             started.push(launch.spawn()?);
         }
         for (i, (mut jvm, log_start)) in started.into_iter().enumerate() {
+            let begun = Instant::now();
             cluster.launch(i).wait_ready(&mut jvm, log_start)?;
+            let jvm = cluster.wait_for_secure_port(i, jvm, begun)?;
             *cluster.members[i].jvm.lock() = Some(jvm);
         }
         log::info!("zookeeper ensemble of {size} ready: {}", cluster.connect_string());
@@ -173,6 +208,23 @@ impl TestingCluster {
             .map(|m| format!("127.0.0.1:{}", m.client_port))
             .collect::<Vec<_>>()
             .join(",")
+    }
+
+    /// The connect string naming every member's secure client port, if the
+    /// ensemble has them ([`start_with_tls`](TestingCluster::start_with_tls)).
+    ///
+    /// ``` no_run
+    /// use zk_queue::testing::TestingCluster;
+    /// assert_eq!(TestingCluster::start(3)?.secure_connect_string(), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn secure_connect_string(&self) -> Option<String> {
+        let ports: Option<Vec<String>> = self
+            .members
+            .iter()
+            .map(|m| m.secure_port.map(|port| format!("127.0.0.1:{port}")))
+            .collect();
+        ports.map(|ports| ports.join(","))
     }
 
     /// The connect string of one member.
@@ -303,10 +355,22 @@ impl TestingCluster {
             let _ = old.kill();
         }
         let launch = self.launch(member);
+        let begun = Instant::now();
         let (mut jvm, log_start) = launch.spawn()?;
         launch.wait_ready(&mut jvm, log_start)?;
+        let jvm = self.wait_for_secure_port(member, jvm, begun)?;
         *self.members[member].jvm.lock() = Some(jvm);
         Ok(())
+    }
+
+    /// Waits until a member's secure client port, if any, accepts
+    /// connections.
+    fn wait_for_secure_port(&self, member: usize, jvm: GuardedJvm, begun: Instant) -> Result<GuardedJvm, ServerError> {
+        let m = &self.members[member];
+        match m.secure_port {
+            Some(port) => launch::wait_listening(jvm, port, begun, STARTUP_TIMEOUT, &m.log),
+            None => Ok(jvm),
+        }
     }
 
     /// Whether a member's JVM runs.

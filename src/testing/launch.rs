@@ -17,13 +17,16 @@ const JAVA_LIB_DIR: &str = "/usr/share/java";
 /// The ZooKeeper jar; its manifest's `Class-Path` pulls in most dependencies.
 pub(crate) const ZOOKEEPER_JAR: &str = "/usr/share/java/zookeeper.jar";
 
-/// Jars on the classpath besides the manifest's; `slf4j-simple` makes the server log readable.
-const CLASSPATH_JARS: [&str; 5] = [
+/// Jars on the classpath besides the manifest's; `slf4j-simple` makes the server log readable,
+/// `netty-codec` and `netty-resolver` complete the Netty connection factory of a secure port.
+const CLASSPATH_JARS: [&str; 7] = [
     "zookeeper.jar",
     "zookeeper-jute.jar",
     "slf4j-api.jar",
     "slf4j-simple.jar",
     "netty-handler.jar",
+    "netty-codec.jar",
+    "netty-resolver.jar",
 ];
 
 /// JVM options that keep each server small and quick to start.
@@ -161,6 +164,29 @@ impl Launch<'_> {
             thread::sleep(POLL_INTERVAL);
         }
     }
+}
+
+/// Waits until `port` accepts connections (a server opens its secure client
+/// port after answering `ruok` on the plain one), within `timeout` counted
+/// from `started`; kills the JVM if it does not, quoting its `log`.
+pub(crate) fn wait_listening(
+    mut jvm: GuardedJvm,
+    port: u16,
+    started: Instant,
+    timeout: Duration,
+    log: &Path,
+) -> Result<GuardedJvm, ServerError> {
+    while std::net::TcpStream::connect_timeout(&loopback(port), POLL_INTERVAL).is_err() {
+        if started.elapsed() >= timeout || !jvm.is_alive() {
+            let _ = jvm.kill();
+            return Err(ServerError::NotReady {
+                timeout,
+                log_tail: log_tail(log, 0),
+            });
+        }
+        thread::sleep(POLL_INTERVAL);
+    }
+    Ok(jvm)
 }
 
 /// The classpath of a server.

@@ -15,6 +15,12 @@
 //! dies with the test process: the JVM runs under a small `sh` guard that kills it when the
 //! process that started it exits, however it exits.
 //!
+//! For TLS tests, [`TestCertificates`] makes a certificate authority and
+//! server and client certificates at run time (valid, expired, for another
+//! host, signed by an unknown authority), and
+//! [`TestingServerBuilder::secure_client_port`] opens a secure client port
+//! with one of them ([`ServerTls`]).
+//!
 //! To run tests against an existing server instead, set `ZK_CONNECT` (for example
 //! `ZK_CONNECT=127.0.0.1:2181 cargo test`) and read it with [`connect_string_from_env`].
 //!
@@ -40,6 +46,7 @@
 
 mod boot;
 mod builder;
+mod certs;
 mod cluster;
 mod delay_line;
 mod error;
@@ -50,6 +57,7 @@ mod proxy;
 mod server;
 
 pub use builder::TestingServerBuilder;
+pub use certs::{ClientAuth, ServerCertificate, ServerTls, TestCertificates};
 pub use cluster::TestingCluster;
 pub use error::ServerError;
 pub use proxy::{FaultProxy, Request};

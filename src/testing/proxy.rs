@@ -21,7 +21,9 @@ const POLL: Duration = Duration::from_millis(50);
 /// server applies a write that the client never hears of).
 ///
 /// Point a client at [`connect_string`](Self::connect_string) instead of the
-/// server's. The proxy stops on drop.
+/// server's. The proxy stops on drop. A TLS connection (to a secure client
+/// port) passes too, as opaque bytes: cut, blackhole and delay apply to it,
+/// the faults aimed at one request or reply do not.
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -508,12 +510,20 @@ fn pump(mut from: TcpStream, mut to: TcpStream, replies: bool, connection: u64, 
 /// Splits one direction of a ZooKeeper connection into frames: a 4-byte
 /// big-endian length, then the body. The first frame is the session
 /// handshake; every later one starts with its xid (and, for a request, its
-/// op code).
+/// op code). A TLS connection (its first byte a TLS handshake record's)
+/// passes as it comes, in chunks without headers: its frames cannot be
+/// read, so the faults aimed at one request or reply do not apply to it.
 #[derive(Default)]
 struct Frames {
     buf: Vec<u8>,
     handshake_seen: bool,
+    /// Whether the connection is TLS, once its first byte came.
+    tls: Option<bool>,
 }
+
+/// The first byte of a TLS handshake record; a ZooKeeper connection starts
+/// with the length of its handshake, whose first byte is 0.
+const TLS_HANDSHAKE_RECORD: u8 = 0x16;
 
 struct Frame {
     bytes: Vec<u8>,
@@ -527,6 +537,13 @@ impl Frames {
     }
 
     fn next_frame(&mut self) -> Option<Frame> {
+        let first = *self.buf.first()?;
+        if *self.tls.get_or_insert(first == TLS_HANDSHAKE_RECORD) {
+            return Some(Frame {
+                bytes: std::mem::take(&mut self.buf),
+                header: None,
+            });
+        }
         let len = self.buf.get(..4)?;
         let len = usize::try_from(i32::from_be_bytes(len.try_into().ok()?)).unwrap_or(0);
         if self.buf.len() < 4 + len {

@@ -46,6 +46,7 @@ pub struct TestingServer {
     pub(super) settings: TestingServerBuilder,
     pub(super) java: PathBuf,
     pub(super) port: u16,
+    pub(super) secure_port: Option<u16>,
     pub(super) cfg_path: PathBuf,
     pub(super) data_dir: PathBuf,
     pub(super) log_path: PathBuf,
@@ -104,6 +105,35 @@ impl TestingServer {
     /// ```
     pub fn connect_string(&self) -> String {
         format!("127.0.0.1:{}", self.port)
+    }
+
+    /// The connect string of the server's secure client port,
+    /// `127.0.0.1:<secure port>`, if it has one
+    /// ([`TestingServerBuilder::secure_client_port`]).
+    ///
+    /// ```no_run
+    /// use zk_queue::testing::{ServerCertificate, TestCertificates, TestingServer};
+    /// let certs = TestCertificates::generate()?;
+    /// let server = TestingServer::builder()
+    ///     .secure_client_port(certs.server_tls(ServerCertificate::Valid))
+    ///     .start()?;
+    /// assert_eq!(server.secure_connect_string(), server.secure_port().map(|p| format!("127.0.0.1:{p}")));
+    /// # Ok::<(), zk_queue::testing::ServerError>(())
+    /// ```
+    pub fn secure_connect_string(&self) -> Option<String> {
+        self.secure_port.map(|port| format!("127.0.0.1:{port}"))
+    }
+
+    /// The loopback port of the server's secure client port, if it has one;
+    /// it stays the same across restarts unless it was taken meanwhile.
+    ///
+    /// ```no_run
+    /// use zk_queue::testing::TestingServer;
+    /// assert_eq!(TestingServer::start()?.secure_port(), None);
+    /// # Ok::<(), zk_queue::testing::ServerError>(())
+    /// ```
+    pub fn secure_port(&self) -> Option<u16> {
+        self.secure_port
     }
 
     /// The loopback port the server listens on; it stays the same across restarts.

@@ -12,7 +12,8 @@
 //! Curator's `InterProcessSemaphoreV2`), `selector` (the leader selector,
 //! with Curator's `LeaderSelector`), `cli` (the `zkq` tool),
 //! `wire` (every request the client sends, checked on a real server) and
-//! `harness` (the test harness itself); `client`,
+//! `harness` (the test harness itself), `tls` (TLS to the secure client
+//! port, feature `tls`); `client`,
 //! `security` and `bench` are single files; `support` holds the shared helpers.
 
 mod barrier;
@@ -34,4 +35,6 @@ mod selector;
 mod semaphore;
 mod simple_queue;
 mod support;
+#[cfg(feature = "tls")]
+mod tls;
 mod wire;

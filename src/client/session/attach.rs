@@ -1,11 +1,12 @@
 //! The handshake: opening a connection to one server and presenting a
 //! session (a new one, or one to reattach) within a timeout.
 
-use std::io::{ErrorKind, Write};
-use std::net::TcpStream;
+use std::io::ErrorKind;
 use std::time::{Duration, Instant};
 
-use crate::client::connect::{cause_of, dial};
+use crate::client::connect::cause_of;
+pub(super) use crate::client::transport::left;
+use crate::client::transport::{Security, Stream};
 use crate::client::wire::{ConnectRequest, ConnectResponse, FrameReader};
 use crate::client::ConnectCause;
 
@@ -15,7 +16,7 @@ pub(super) const MAX_FRAME: usize = 64 << 20;
 
 /// A server that took the session.
 pub(super) struct Attached {
-    pub(super) stream: TcpStream,
+    pub(super) stream: Stream,
     /// Holds whatever the server sent after its answer.
     pub(super) reader: FrameReader,
     pub(super) response: ConnectResponse,
@@ -38,20 +39,16 @@ pub(super) enum Attempt {
 /// A read-only server (one cut off from its quorum) is refused: the client
 /// never asks for read-only sessions, and such a server closes the
 /// connection or answers read-only.
-pub(super) fn attach(server: &str, request: &ConnectRequest<'_>, timeout: Duration) -> Attempt {
+pub(super) fn attach(server: &str, security: &Security, request: &ConnectRequest<'_>, timeout: Duration) -> Attempt {
     let deadline = Instant::now() + timeout;
-    let mut stream = match dial(server, timeout) {
+    let mut stream = match Stream::open(server, security, timeout) {
         Ok(stream) => stream,
         Err(cause) => return Attempt::Failed(cause),
     };
-    let _ = stream.set_nodelay(true);
     let mut frame = Vec::new();
     request.encode(&mut frame);
     let asked = Instant::now();
-    let sent = stream
-        .set_write_timeout(Some(left(deadline)))
-        .and_then(|()| stream.write_all(&frame));
-    if let Err(e) = sent {
+    if let Err(e) = stream.write_all_by(&frame, deadline) {
         return Attempt::Failed(cause_of(&e));
     }
     let mut reader = FrameReader::new(MAX_FRAME);
@@ -64,17 +61,17 @@ pub(super) fn attach(server: &str, request: &ConnectRequest<'_>, timeout: Durati
         if Instant::now() >= deadline {
             return Attempt::Failed(ConnectCause::NoSession);
         }
-        if stream.set_read_timeout(Some(left(deadline))).is_err() {
+        if stream.set_read_timeout(left(deadline)).is_err() {
             return Attempt::Failed(ConnectCause::NoSession);
         }
-        if read_some(&mut reader, &mut stream).is_err() {
-            return Attempt::Failed(ConnectCause::NoSession);
+        if let Err(cause) = read_answer(&mut reader, &mut stream) {
+            return Attempt::Failed(cause);
         }
     }
 }
 
 /// The server's answer to the handshake.
-fn answer(stream: TcpStream, reader: FrameReader, frame: &[u8], asked: Instant) -> Attempt {
+fn answer(stream: Stream, reader: FrameReader, frame: &[u8], asked: Instant) -> Attempt {
     match ConnectResponse::decode(frame) {
         Ok(response) if response.is_expired() => Attempt::Expired,
         Ok(response) if response.read_only => Attempt::Failed(ConnectCause::Other("the server is read-only".into())),
@@ -88,9 +85,40 @@ fn answer(stream: TcpStream, reader: FrameReader, frame: &[u8], asked: Instant) 
     }
 }
 
+/// Reads what the server sent to the handshake, if anything came before
+/// the socket's read timeout; a server that refused the client's TLS
+/// certificate after the TLS handshake (TLS 1.3 servers do) says so.
+fn read_answer(reader: &mut FrameReader, stream: &mut Stream) -> Result<(), ConnectCause> {
+    match reader.read_from(stream) {
+        Ok(0) => Err(ConnectCause::NoSession),
+        Ok(_) => Ok(()),
+        Err(e)
+            if matches!(
+                e.kind(),
+                ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+            ) =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(tls_cause(&e).unwrap_or(ConnectCause::NoSession)),
+    }
+}
+
+/// The TLS failure behind a read's error, if it is one.
+#[cfg(feature = "tls")]
+fn tls_cause(e: &std::io::Error) -> Option<ConnectCause> {
+    crate::client::tls::failure_of(e).map(ConnectCause::Tls)
+}
+
+/// No read fails for TLS without it.
+#[cfg(not(feature = "tls"))]
+fn tls_cause(_: &std::io::Error) -> Option<ConnectCause> {
+    None
+}
+
 /// Reads what the server sent, if anything came before the socket's read
 /// timeout; fails, saying why, when the connection ended or broke.
-pub(super) fn read_some(reader: &mut FrameReader, stream: &mut TcpStream) -> Result<(), String> {
+pub(super) fn read_some(reader: &mut FrameReader, stream: &mut Stream) -> Result<(), String> {
     match reader.read_from(stream) {
         Ok(0) => Err("closed by the server".into()),
         Ok(_) => Ok(()),
@@ -104,12 +132,4 @@ pub(super) fn read_some(reader: &mut FrameReader, stream: &mut TcpStream) -> Res
         }
         Err(e) => Err(e.to_string()),
     }
-}
-
-/// The time left until `deadline`, at least a millisecond (a zero timeout
-/// means none to a socket).
-pub(super) fn left(deadline: Instant) -> Duration {
-    deadline
-        .saturating_duration_since(Instant::now())
-        .max(Duration::from_millis(1))
 }

@@ -3,7 +3,6 @@
 //! until its deadline), and the requests in flight, answered by the reader.
 
 use std::collections::{HashMap, VecDeque};
-use std::io::Write;
 use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -13,6 +12,7 @@ use parking_lot::{Mutex, MutexGuard};
 
 use super::slot::{Failure, RawReply, Slot};
 use super::watches::{WatchReg, Watches};
+use crate::client::transport::Stream;
 
 /// A request in flight: where its answer goes and the watch it sets.
 pub(super) struct InFlight {
@@ -22,7 +22,7 @@ pub(super) struct InFlight {
 
 /// One connection.
 pub(super) struct Conn {
-    writer: Mutex<TcpStream>,
+    writer: Mutex<Stream>,
     /// The same socket, for shutting it down while a writer holds the lock.
     socket: TcpStream,
     in_flight: Mutex<Requests>,
@@ -54,9 +54,9 @@ struct Requests {
 impl Conn {
     /// A connection whose handshake was about to be written at `asked`.
     /// Adds its time with a request in flight to `waited`.
-    pub(super) fn new(stream: TcpStream, asked: Instant, waited: Arc<AtomicU64>) -> std::io::Result<Conn> {
+    pub(super) fn new(stream: Stream, asked: Instant, waited: Arc<AtomicU64>) -> std::io::Result<Conn> {
         Ok(Conn {
-            socket: stream.try_clone()?,
+            socket: stream.socket().try_clone()?,
             writer: Mutex::new(stream),
             in_flight: Mutex::new(Requests::default()),
             pings: Mutex::new(VecDeque::new()),
@@ -69,7 +69,7 @@ impl Conn {
     }
 
     /// The writing half, if it can be had by `deadline`.
-    pub(super) fn writer_until(&self, deadline: Instant) -> Option<MutexGuard<'_, TcpStream>> {
+    pub(super) fn writer_until(&self, deadline: Instant) -> Option<MutexGuard<'_, Stream>> {
         self.writer.try_lock_until(deadline)
     }
 
@@ -96,14 +96,8 @@ impl Conn {
     /// Writes whole frames with the writer held, by `deadline`. A write that
     /// fails or does not finish in time leaves the stream unusable: the
     /// connection is given up, and its requests fail.
-    pub(super) fn write(&self, writer: &mut TcpStream, frames: &[u8], deadline: Instant) -> bool {
-        let left = deadline
-            .saturating_duration_since(Instant::now())
-            .max(Duration::from_millis(1));
-        let written = writer
-            .set_write_timeout(Some(left))
-            .and_then(|()| writer.write_all(frames));
-        match written {
+    pub(super) fn write(&self, writer: &mut Stream, frames: &[u8], deadline: Instant) -> bool {
+        match writer.write_all_by(frames, deadline) {
             Ok(()) => {
                 self.last_send
                     .store(self.opened.elapsed().as_millis() as u64, Ordering::Relaxed);
@@ -124,7 +118,7 @@ impl Conn {
     }
 
     /// Writes a ping, noting when it was about to be written.
-    pub(super) fn ping_written(&self, writer: &mut TcpStream, frame: &[u8], deadline: Instant) {
+    pub(super) fn ping_written(&self, writer: &mut Stream, frame: &[u8], deadline: Instant) {
         let mut pings = self.pings.lock();
         pings.push_back(Instant::now());
         if !self.write(writer, frame, deadline) {

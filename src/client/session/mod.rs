@@ -5,8 +5,8 @@
 //!   number, its watches) and its current connection; callers write their
 //!   own requests on it ([`Link::send`]) and wait for their replies each
 //!   until its own deadline ([`Pending::wait`]).
-//! - `conn.rs`: one TCP connection, its writing half and the requests in
-//!   flight; `slot.rs`: the reply slot a caller waits on.
+//! - `conn.rs`: one connection (plain TCP or TLS: `transport.rs`), its
+//!   writing half and the requests in flight; `slot.rs`: the reply slot a caller waits on.
 //! - `thread.rs`: the session thread, which reads every reply and event of
 //!   the connection, pings, and reconnects: on a disconnection it tries the
 //!   ensemble's servers (shuffled) at least once a second with jitter,
@@ -109,6 +109,8 @@ pub(crate) struct LinkConfig {
     pub(crate) session_timeout: Duration,
     /// How long the first session may take to open.
     pub(crate) connection_timeout: Duration,
+    /// Plain TCP or TLS.
+    pub(crate) security: crate::client::transport::Security,
 }
 
 /// The session and its connection, shared by every caller and the session
@@ -185,14 +187,13 @@ impl Link {
                 thread::Round::Attached(attached) => break attached,
                 thread::Round::Expired => {}
                 thread::Round::Failed(failures) => {
-                    let definite = failures.iter().all(|f| {
-                        matches!(
-                            f.cause(),
-                            super::ConnectCause::Refused | super::ConnectCause::NameNotResolved
-                        )
-                    });
+                    let definite = failures.iter().all(|f| f.cause().is_definite());
                     patience.after(&failures);
-                    link.state.lock().failures = failures.clone();
+                    let failures = {
+                        let mut state = link.state.lock();
+                        state.failures = thread::telling(&state.failures, failures);
+                        state.failures.clone()
+                    };
                     if definite || Instant::now() >= deadline {
                         return Err(Error::Unreachable {
                             after: started.elapsed(),

@@ -3,7 +3,6 @@
 //! session to the ensemble's servers, round after round, until one of them
 //! reattaches it or says it expired (then it opens a new session).
 
-use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -13,6 +12,7 @@ use super::slot::{Failure, RawReply};
 use super::watches::WatchLists;
 use super::{Link, LinkEvent};
 use crate::client::connect::with_port;
+use crate::client::transport::Stream;
 use crate::client::wire::{
     Code, ConnectRequest, FrameReader, ReplyHeader, Request, WatchEvent, XID_AUTH, XID_PING, XID_SET_WATCHES,
     XID_WATCH_EVENT,
@@ -104,7 +104,7 @@ pub(super) fn round(link: &Link, deadline: Option<Instant>, patience: &Patience)
             read_only: false,
         };
         let timeout = deadline.map_or(attempt, |d| attempt.min(left(d)));
-        match attach(server, &request, timeout) {
+        match attach(server, &link.config.security, &request, timeout) {
             Attempt::Attached(attached) => return Round::Attached(attached),
             Attempt::Expired => return Round::Expired,
             Attempt::Failed(cause) => failures.push((index, ServerFailure::new(with_port(server), cause))),
@@ -113,6 +113,34 @@ pub(super) fn round(link: &Link, deadline: Option<Instant>, patience: &Patience)
     // Reported in the connect string's order.
     failures.sort_by_key(|(index, _)| *index);
     Round::Failed(failures.into_iter().map(|(_, failure)| failure).collect())
+}
+
+/// The failures of a round, each server's told by what it said before when
+/// it said nothing now: a server that answered the TLS handshake in a way
+/// that tells why (it does not speak TLS) and then ran out of time in a
+/// round cut short by the deadline keeps its earlier cause.
+pub(super) fn telling(before: &[ServerFailure], now: Vec<ServerFailure>) -> Vec<ServerFailure> {
+    now.into_iter()
+        .map(|failure| {
+            let silent = matches!(failure.cause(), ConnectCause::NoSession | ConnectCause::TimedOut);
+            let told = before
+                .iter()
+                .find(|b| b.address() == failure.address() && told_why(b.cause()));
+            match told {
+                Some(told) if silent => told.clone(),
+                _ => failure,
+            }
+        })
+        .collect()
+}
+
+/// Whether `cause` tells more than silence would.
+fn told_why(cause: &ConnectCause) -> bool {
+    match cause {
+        #[cfg(feature = "tls")]
+        ConnectCause::Tls(_) => true,
+        _ => false,
+    }
 }
 
 /// How long to wait after a round that started at `started` before the
@@ -132,7 +160,7 @@ enum End {
 
 /// The session thread's life: serve the connection, and after it drops
 /// reconnect, until the link closes.
-pub(super) fn run(link: Arc<Link>, mut conn: Arc<Conn>, mut stream: TcpStream, mut reader: FrameReader) {
+pub(super) fn run(link: Arc<Link>, mut conn: Arc<Conn>, mut stream: Stream, mut reader: FrameReader) {
     loop {
         let end = serve(&link, &conn, &mut stream, &mut reader);
         conn.kill();
@@ -182,8 +210,10 @@ pub(super) fn run(link: Arc<Link>, mut conn: Arc<Conn>, mut stream: TcpStream, m
 
 /// Rounds over the servers until one serves the session (or a new one after
 /// an expiry), or the link closes.
-fn reconnect(link: &Link) -> Option<(Arc<Conn>, TcpStream, FrameReader)> {
+fn reconnect(link: &Link) -> Option<(Arc<Conn>, Stream, FrameReader)> {
     let mut patience = Patience::new(link.config.session_timeout, link.config.servers.len());
+    // The TLS refusals logged: each once per outage.
+    let mut refused_tls: Vec<ServerFailure> = Vec::new();
     loop {
         if link.is_closed() {
             return None;
@@ -201,6 +231,17 @@ fn reconnect(link: &Link) -> Option<(Arc<Conn>, TcpStream, FrameReader)> {
             }
             Round::Failed(failures) => {
                 log::debug!("no zookeeper server took the session: {failures:?}");
+                // No retry mends a certificate: the operator must. (A server
+                // closing the handshake may only be restarting.)
+                let refused = failures
+                    .iter()
+                    .filter(|f| told_why(f.cause()) && f.cause().is_definite());
+                for failure in refused {
+                    if !refused_tls.contains(failure) {
+                        log::warn!("zookeeper server {failure}");
+                        refused_tls.push(failure.clone());
+                    }
+                }
                 patience.after(&failures);
                 link.state.lock().failures = failures;
             }
@@ -216,7 +257,7 @@ fn reconnect(link: &Link) -> Option<(Arc<Conn>, TcpStream, FrameReader)> {
 impl Link {
     /// Makes `attached` the session's connection: authentication and (for a
     /// reattached session) the watches are sent first, then callers may write.
-    pub(super) fn install(&self, attached: Attached, first: bool) -> Result<(Arc<Conn>, TcpStream, FrameReader)> {
+    pub(super) fn install(&self, attached: Attached, first: bool) -> Result<(Arc<Conn>, Stream, FrameReader)> {
         let Attached {
             stream,
             reader,
@@ -308,7 +349,7 @@ impl Link {
 /// Reads the connection until it ends: replies go to their callers, events to
 /// the watches; a ping goes out when nothing was written for a third of the
 /// session timeout, and a server silent for two thirds of it counts as lost.
-fn serve(link: &Link, conn: &Conn, stream: &mut TcpStream, reader: &mut FrameReader) -> End {
+fn serve(link: &Link, conn: &Conn, stream: &mut Stream, reader: &mut FrameReader) -> End {
     let negotiated = link.state.lock().negotiated;
     let ping_every = negotiated / 3;
     let silent_limit = negotiated * 2 / 3;
@@ -342,7 +383,7 @@ fn serve(link: &Link, conn: &Conn, stream: &mut TcpStream, reader: &mut FrameRea
         // server can give it to another.
         let silence_ends = silent_limit.saturating_sub(last_heard.elapsed());
         let wait = tick.min(silence_ends).max(Duration::from_millis(1));
-        if let Err(e) = stream.set_read_timeout(Some(wait)) {
+        if let Err(e) = stream.set_read_timeout(wait) {
             return End::Lost(e.to_string());
         }
         if let Err(why) = read_some(reader, stream) {
@@ -464,6 +505,30 @@ mod tests {
         assert_eq!(
             (short.now, short.most),
             (Duration::from_millis(500), Duration::from_millis(500))
+        );
+    }
+
+    #[cfg(feature = "tls")]
+    #[test]
+    fn a_server_silent_at_the_deadline_keeps_the_tls_cause_it_told_before() {
+        use crate::client::{TlsError, TlsErrorKind};
+        let not_tls = ConnectCause::Tls(TlsError::new(TlsErrorKind::NotTls, ""));
+        let before = [
+            ServerFailure::new("a:1", not_tls.clone()),
+            ServerFailure::new("b:1", ConnectCause::Refused),
+        ];
+        let now = vec![
+            ServerFailure::new("a:1", ConnectCause::NoSession),
+            ServerFailure::new("b:1", ConnectCause::NoSession),
+        ];
+        let told = telling(&before, now);
+        assert_eq!(told[0].cause(), &not_tls);
+        assert_eq!(told[1].cause(), &ConnectCause::NoSession, "only a tls cause tells more");
+        let refused = vec![ServerFailure::new("a:1", ConnectCause::Refused)];
+        assert_eq!(
+            telling(&before, refused)[0].cause(),
+            &ConnectCause::Refused,
+            "a new answer wins"
         );
     }
 
