@@ -133,7 +133,7 @@
 //! - `metrics`: counters, gauges and histograms of queues and clients
 //!   through the `metrics` facade (the `metrics` module).
 //! - `tls`: TLS to the servers' secure client port
-//!   ([`ZkClientBuilder::tls`](client::ZkClientBuilder::tls), rustls).
+//!   (`ZkClientBuilder::tls`, rustls).
 //!
 //! None is on by default. On docs.rs every item that needs a feature says
 //! which.
