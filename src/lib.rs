@@ -203,6 +203,11 @@ mod sync;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+/// The README's Rust examples, compiled (not run) with the doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeExamples;
+
 /// Entry points for the fuzz targets in `fuzz/`; not part of the API.
 #[doc(hidden)]
 pub mod fuzzing {
