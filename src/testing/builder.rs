@@ -36,6 +36,8 @@ pub struct TestingServerBuilder {
     pub(super) max_heap_mb: Option<usize>,
     pub(super) extended_types: bool,
     pub(super) tls: Option<super::certs::ServerTls>,
+    /// The four-letter words answered besides [`ALWAYS_ANSWERED`]; `None`: all.
+    pub(super) four_letter_words: Option<Vec<String>>,
 }
 
 impl Default for TestingServerBuilder {
@@ -52,6 +54,7 @@ impl Default for TestingServerBuilder {
             max_heap_mb: None,
             extended_types: false,
             tls: None,
+            four_letter_words: None,
         }
     }
 }
@@ -214,6 +217,23 @@ impl TestingServerBuilder {
         self
     }
 
+    /// Answers only these four-letter words (`4lw.commands.whitelist`),
+    /// besides `ruok`, `conf`, `srvr` and `isro`, which starting a server and
+    /// finding an ensemble's leader ask. Any other is refused with the server's "not in
+    /// the whitelist" reply, as on a production server that allows few.
+    /// Each word must be four lowercase ASCII letters, or
+    /// [`start`](Self::start) fails. Defaults to every word.
+    ///
+    /// ```
+    /// use zk_queue::testing::TestingServer;
+    /// let builder = TestingServer::builder().four_letter_words(&["mntr"]); // no dump, no cons
+    /// # let _ = builder;
+    /// ```
+    pub fn four_letter_words(mut self, words: &[&str]) -> TestingServerBuilder {
+        self.four_letter_words = Some(words.iter().map(|w| (*w).to_owned()).collect());
+        self
+    }
+
     /// Opens a secure client port too (`secureClientPort`, on a free
     /// loopback port kept across restarts: [`TestingServer::secure_port`])
     /// that speaks TLS as `tls` says. Both ports are then served by
@@ -282,6 +302,10 @@ impl TestingServerBuilder {
         if self.port == Some(0) {
             return invalid("port must not be 0; leave it unset to pick a free port".to_owned());
         }
+        let word = |w: &&String| w.len() == 4 && w.bytes().all(|b| b.is_ascii_lowercase());
+        if let Some(bad) = self.four_letter_words.iter().flatten().find(|w| !word(w)) {
+            return invalid(format!("{bad:?} is not a four-letter word"));
+        }
         Ok(())
     }
 
@@ -293,14 +317,27 @@ impl TestingServerBuilder {
              clientPort={port}\n\
              clientPortAddress=127.0.0.1\n\
              admin.enableServer=false\n\
-             4lw.commands.whitelist=*\n\
+             4lw.commands.whitelist={}\n\
              minSessionTimeout={}\n\
              maxSessionTimeout={}\n",
             millis(self.tick_time),
             data_dir.display(),
+            self.four_letter_whitelist(),
             millis(self.min_session_timeout),
             millis(self.max_session_timeout),
         )
+    }
+
+    /// The `4lw.commands.whitelist` value: `*`, or the words allowed.
+    fn four_letter_whitelist(&self) -> String {
+        match &self.four_letter_words {
+            None => "*".to_owned(),
+            Some(words) => {
+                let mut all: Vec<String> = ALWAYS_ANSWERED.iter().map(|w| (*w).to_owned()).collect();
+                all.extend(words.iter().filter(|w| !all.contains(w)).cloned().collect::<Vec<_>>());
+                all.join(",")
+            }
+        }
     }
 
     /// JVM options for these settings: system properties (`-D...`), and a
@@ -325,6 +362,10 @@ impl TestingServerBuilder {
         props
     }
 }
+
+/// The four-letter words a test server always answers: its start asks
+/// `ruok` and `conf`, an ensemble's `srvr` and `isro`.
+const ALWAYS_ANSWERED: [&str; 4] = ["ruok", "conf", "srvr", "isro"];
 
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
@@ -375,5 +416,23 @@ mod tests {
             matches!(result, Err(ServerError::InvalidConfig { ref reason }) if reason.contains("min session timeout")),
             "{result:?}"
         );
+    }
+
+    #[test]
+    fn four_letter_words_keep_those_a_start_needs_and_refuse_what_is_no_word() {
+        let cfg = |b: TestingServerBuilder| b.zoo_cfg(2181, Path::new("/tmp/x/data"));
+        assert!(cfg(TestingServerBuilder::default()).contains("4lw.commands.whitelist=*\n"));
+        let some = cfg(TestingServerBuilder::default().four_letter_words(&["mntr", "srvr"]));
+        assert!(
+            some.contains("4lw.commands.whitelist=ruok,conf,srvr,isro,mntr\n"),
+            "{some}"
+        );
+        for bad in ["dum", "DUMP", "dump,cons", "d\u{fc}mp"] {
+            let result = TestingServerBuilder::default().four_letter_words(&[bad]).validate();
+            assert!(
+                matches!(result, Err(ServerError::InvalidConfig { ref reason }) if reason.contains("not a four-letter word")),
+                "{bad}: {result:?}"
+            );
+        }
     }
 }

@@ -184,3 +184,55 @@ fn cli_stats_reads_the_recorded_lock_path_and_flags_locks_of_gone_items_and_pers
     delivery.ack();
     consumer.close();
 }
+
+#[test]
+fn cli_stats_says_lock_sessions_are_unknown_when_the_server_refuses_the_words_it_asks() {
+    // A server that answers the words its start needs only: `dump`, `mntr` and
+    // `cons` are refused, as on servers that allow few words.
+    let server = zk_queue::testing::TestingServer::builder()
+        .four_letter_words(&[])
+        .start()
+        .unwrap();
+    let path = unique_path("cli-unknown-sessions");
+    let locks = format!("{path}-locks");
+    let zk = zk_queue::ZkClient::connect(&server.connect_string()).unwrap();
+    let producer = QueueBuilder::new(&zk, &path, StringSerializer).build_queue().unwrap();
+    producer.put("job".to_owned()).unwrap();
+    assert!(
+        producer.flush_timeout(Duration::from_secs(30)),
+        "the put was not stored"
+    );
+    producer.close();
+    let item = children(&zk, &path).remove(0);
+    zk.ensure_path(&locks).unwrap();
+    zk.create(&format!("{locks}/{item}"), b"worker-1", CreateMode::Ephemeral)
+        .unwrap();
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_zkq"))
+        .args([
+            "--connect",
+            &server.connect_string(),
+            "--json",
+            "stats",
+            &path,
+            "--lock-path",
+            &locks,
+        ])
+        .env_remove("ZK_CONNECT")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stats: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let lock = &stats["lock_details"][0];
+    assert_eq!(lock["name"], item.as_str(), "{stats}");
+    assert_eq!(lock["session_state"], "unknown", "{stats}");
+    assert!(
+        lock.get("stale").is_none(),
+        "an unknown session is not called gone: {stats}"
+    );
+    let sessions = stats["sessions"].as_str().unwrap();
+    assert!(
+        sessions.starts_with("unknown: dump on ") && sessions.contains("not in the whitelist"),
+        "{stats}"
+    );
+}
