@@ -18,6 +18,7 @@
 
 mod attach;
 mod conn;
+mod rounds;
 mod slot;
 mod thread;
 mod watches;
@@ -180,18 +181,18 @@ impl Link {
             on_event,
             thread: Mutex::new(None),
         });
-        let mut patience = thread::Patience::new(link.config.session_timeout, link.config.servers.len());
+        let mut patience = rounds::Patience::new(link.config.session_timeout, link.config.servers.len());
         let attached = loop {
             let round_started = Instant::now();
-            match thread::round(&link, Some(deadline), &patience) {
-                thread::Round::Attached(attached) => break attached,
-                thread::Round::Expired => {}
-                thread::Round::Failed(failures) => {
+            match rounds::round(&link, Some(deadline), &patience) {
+                rounds::Round::Attached(attached) => break attached,
+                rounds::Round::Expired => {}
+                rounds::Round::Failed(failures) => {
                     let definite = failures.iter().all(|f| f.cause().is_definite());
                     patience.after(&failures);
                     let failures = {
                         let mut state = link.state.lock();
-                        state.failures = thread::telling(&state.failures, failures);
+                        state.failures = rounds::telling(&state.failures, failures);
                         state.failures.clone()
                     };
                     if definite || Instant::now() >= deadline {
@@ -202,7 +203,7 @@ impl Link {
                     }
                 }
             }
-            let pause = thread::round_pause(round_started);
+            let pause = rounds::round_pause(round_started);
             std::thread::sleep(pause.min(deadline.saturating_duration_since(Instant::now())));
         };
         let (conn, stream, reader) = link.install(attached, true)?;
