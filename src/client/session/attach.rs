@@ -89,17 +89,9 @@ fn answer(stream: Stream, reader: FrameReader, frame: &[u8], asked: Instant) -> 
 /// the socket's read timeout; a server that refused the client's TLS
 /// certificate after the TLS handshake (TLS 1.3 servers do) says so.
 fn read_answer(reader: &mut FrameReader, stream: &mut Stream) -> Result<(), ConnectCause> {
-    match reader.read_from(stream) {
-        Ok(0) => Err(ConnectCause::NoSession),
-        Ok(_) => Ok(()),
-        Err(e)
-            if matches!(
-                e.kind(),
-                ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-            ) =>
-        {
-            Ok(())
-        }
+    match read_once(reader, stream) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(ConnectCause::NoSession),
         Err(e) => Err(tls_cause(&e).unwrap_or(ConnectCause::NoSession)),
     }
 }
@@ -119,17 +111,27 @@ fn tls_cause(_: &std::io::Error) -> Option<ConnectCause> {
 /// Reads what the server sent, if anything came before the socket's read
 /// timeout; fails, saying why, when the connection ended or broke.
 pub(super) fn read_some(reader: &mut FrameReader, stream: &mut Stream) -> Result<(), String> {
+    match read_once(reader, stream) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err("closed by the server".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// One read of what the server sent: `false` when the connection ended,
+/// `true` when something came or nothing came before the socket's read
+/// timeout.
+fn read_once(reader: &mut FrameReader, stream: &mut Stream) -> std::io::Result<bool> {
     match reader.read_from(stream) {
-        Ok(0) => Err("closed by the server".into()),
-        Ok(_) => Ok(()),
+        Ok(read) => Ok(read > 0),
         Err(e)
             if matches!(
                 e.kind(),
                 ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
             ) =>
         {
-            Ok(())
+            Ok(true)
         }
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(e),
     }
 }
