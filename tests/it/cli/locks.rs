@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use zk_queue::{client::CreateMode, Delivery, ItemReceiver, QueueBuilder, StringSerializer};
 
-use super::{children, json, ok, zkq};
+use super::{children, holding_the_first, json, ok, zkq};
 use crate::support::client;
 use crate::support::server::unique_path;
 
@@ -21,17 +21,9 @@ fn holding_the_first_of_two(
     Delivery<String>,
 ) {
     ok(&["put", path, "held", "free"]);
-    let (builder, receiver) = QueueBuilder::new(zk, path, StringSerializer)
-        .lock_path(locks)
-        .claim_window(1)
-        .pull_consumer();
-    let consumer = builder.build_queue().unwrap();
-    let delivery = receiver
-        .take_timeout(Duration::from_secs(30))
-        .unwrap()
-        .expect("an item");
-    assert_eq!(delivery.item(), "held");
-    (consumer, receiver, delivery)
+    let held = holding_the_first(zk, path, locks);
+    assert_eq!(held.2.item(), "held");
+    held
 }
 
 #[test]

@@ -36,6 +36,29 @@ use zk_queue::ZkClient;
 
 use crate::support::server::shared_connect_string;
 
+/// A lock-safe pull consumer of `path` (locks under `locks`, a window of
+/// one) and its receiver, holding the first item it was handed.
+fn holding_the_first(
+    zk: &ZkClient,
+    path: &str,
+    locks: &str,
+) -> (
+    zk_queue::DistributedQueue<String>,
+    zk_queue::ItemReceiver<String>,
+    zk_queue::Delivery<String>,
+) {
+    let (builder, receiver) = zk_queue::QueueBuilder::new(zk, path, zk_queue::StringSerializer)
+        .lock_path(locks)
+        .claim_window(1)
+        .pull_consumer();
+    let consumer = builder.build_queue().unwrap();
+    let delivery = receiver
+        .take_timeout(std::time::Duration::from_secs(30))
+        .unwrap()
+        .expect("an item");
+    (consumer, receiver, delivery)
+}
+
 /// Runs `zkq --connect <shared> <args>` with `stdin` as its standard input.
 fn zkq_with_stdin(args: &[&str], stdin: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_zkq"))

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use zk_queue::{client::CreateMode, QueueBuilder, StringSerializer};
 
-use super::{json, ok, zkq};
+use super::{holding_the_first, json, ok, zkq};
 use crate::support::client;
 use crate::support::server::unique_path;
 
@@ -84,15 +84,7 @@ fn cli_peek_names_a_lock_directory_and_the_queue_that_recorded_it() {
     let (path, locks) = (format!("{base}/jobs"), format!("{base}/jobs-locks"));
     let zk = client();
     ok(&["put", &path, "one", "two"]);
-    let (builder, receiver) = QueueBuilder::new(&zk, &path, StringSerializer)
-        .lock_path(&locks)
-        .claim_window(1)
-        .pull_consumer();
-    let consumer = builder.build_queue().unwrap();
-    let delivery = receiver
-        .take_timeout(Duration::from_secs(30))
-        .unwrap()
-        .expect("an item");
+    let (consumer, _receiver, delivery) = holding_the_first(&zk, &path, &locks);
     for command in ["peek", "ls"] {
         let (code, stdout, stderr) = run(&[command, &locks]);
         assert_eq!((code, stdout.as_str()), (Some(1), ""), "{command}: {stderr}");
