@@ -5,7 +5,7 @@ use zk_queue::client::CreateMode;
 
 use super::{children, json, ok, zkq_with_stdin};
 use crate::support::server::unique_path;
-use crate::support::{client, frame};
+use crate::support::{client, put_framed};
 
 #[test]
 fn cli_purge_deletes_items_and_keeps_foreign_children() {
@@ -35,10 +35,7 @@ fn cli_purge_without_yes_refuses_when_stdin_is_not_a_terminal() {
 fn cli_purge_deletes_in_chunks_beyond_one_batch() {
     let path = unique_path("cli-purge-big");
     let zk = client();
-    zk.ensure_path(&path).unwrap();
-    let nodes: Vec<(String, Vec<u8>)> = (0..2_500).map(|_| (format!("{path}/queue-"), frame(&[b"x"]))).collect();
-    let created = zk.create_many(&nodes, CreateMode::PersistentSequential).unwrap();
-    assert!(created.iter().all(|r| r.is_ok()));
+    put_framed(&zk, &path, &vec!["x".to_owned(); 2_500]);
     zk.create(&format!("{path}/qn-config"), b"", CreateMode::Persistent)
         .unwrap();
     assert_eq!(json(&["stats", &path])["items"], 2_500);

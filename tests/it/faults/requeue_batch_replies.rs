@@ -26,7 +26,7 @@ use zk_queue::{ConsumeError, DistributedQueue, ItemMeta, QueueBuilder, StringSer
 
 use super::WAIT;
 use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{eventually, frame, proxied_client};
+use crate::support::{eventually, frame, proxied_client, put_framed};
 
 /// Items failing together: one window.
 const ITEMS: usize = 10;
@@ -78,17 +78,8 @@ fn lost_requeue_batch_stores_each_item_once(name: &str, fault: impl FnOnce(&Faul
     let client = proxied_client(&proxy);
     let direct = crate::support::client();
     let (path, locks) = (unique_path(name), unique_path(&format!("{name}-locks")));
-    direct.ensure_path(&path).unwrap();
     let values: Vec<String> = (0..ITEMS).map(|i| format!("job-{i:02}")).collect();
-    let nodes: Vec<(String, Vec<u8>)> = values
-        .iter()
-        .map(|v| (format!("{path}/queue-"), frame(&[v.as_bytes()])))
-        .collect();
-    assert!(direct
-        .create_many(&nodes, CreateMode::PersistentSequential)
-        .unwrap()
-        .iter()
-        .all(Result::is_ok));
+    put_framed(&direct, &path, &values);
     let originals = children(&direct, &path);
 
     let (open, gate) = crossbeam_channel::bounded(1);

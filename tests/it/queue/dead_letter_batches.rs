@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 
 use zk_queue::inspect::{decode_item, Layout};
 use zk_queue::testing::{FaultProxy, Request};
-use zk_queue::{admin::DeadLetters, client::CreateMode, ZkClient};
+use zk_queue::{admin::DeadLetters, ZkClient};
 
 use super::WAIT;
 use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{client, eventually, frame, proxied_client};
+use crate::support::{client, eventually, frame, proxied_client, put_framed};
 
 /// Dead letters in one multi: 64 operations, a create and a delete each.
 const PER_MULTI: usize = 32;
@@ -21,14 +21,8 @@ const PER_MULTI: usize = 32;
 /// Sets aside `n` plain dead letters under `dead`, in order, and returns
 /// their records.
 fn set_aside(client: &ZkClient, dead: &str, n: usize) -> Vec<String> {
-    client.ensure_path(dead).unwrap();
     let values: Vec<String> = (0..n).map(|i| format!("letter-{i:04}")).collect();
-    let nodes: Vec<(String, Vec<u8>)> = values
-        .iter()
-        .map(|v| (format!("{dead}/queue-"), frame(&[v.as_bytes()])))
-        .collect();
-    let created = client.create_many(&nodes, CreateMode::PersistentSequential).unwrap();
-    assert!(created.iter().all(Result::is_ok), "{created:?}");
+    put_framed(client, dead, &values);
     values
 }
 

@@ -8,13 +8,12 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
-use zk_queue::client::CreateMode;
 use zk_queue::inspect::{decode_item, Layout};
 use zk_queue::{ConsumeError, DistributedQueue, ItemMeta, QueueBuilder, StringSerializer, ZkClient};
 
 use super::WAIT;
 use crate::support::server::unique_path;
-use crate::support::{client, eventually, frame};
+use crate::support::{client, eventually, put_framed};
 
 /// The children of `path`, sorted (none if it does not exist).
 fn children(client: &ZkClient, path: &str) -> Vec<String> {
@@ -26,14 +25,8 @@ fn children(client: &ZkClient, path: &str) -> Vec<String> {
 /// Puts `n` items `<prefix>-0000`, … under `path` in one pipelined batch,
 /// in order; returns their values.
 fn put_items(client: &ZkClient, path: &str, prefix: &str, n: usize) -> Vec<String> {
-    client.ensure_path(path).unwrap();
     let values: Vec<String> = (0..n).map(|i| format!("{prefix}-{i:04}")).collect();
-    let nodes: Vec<(String, Vec<u8>)> = values
-        .iter()
-        .map(|v| (format!("{path}/queue-"), frame(&[v.as_bytes()])))
-        .collect();
-    let created = client.create_many(&nodes, CreateMode::PersistentSequential).unwrap();
-    assert!(created.iter().all(Result::is_ok), "{created:?}");
+    put_framed(client, path, &values);
     values
 }
 

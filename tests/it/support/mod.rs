@@ -115,6 +115,19 @@ pub fn short_session_client(connect: &str) -> ZkClient {
         .unwrap_or_else(|e| panic!("connecting to {connect}: {e}"))
 }
 
+/// Creates a `queue-` node under `path` (made first if missing) for each of
+/// `values`, in order, in one pipelined batch, each holding a frame of that
+/// one record.
+pub fn put_framed(client: &ZkClient, path: &str, values: &[String]) {
+    client.ensure_path(path).unwrap();
+    let nodes: Vec<(String, Vec<u8>)> = values
+        .iter()
+        .map(|v| (format!("{path}/queue-"), frame(&[v.as_bytes()])))
+        .collect();
+    let created = client.create_many(&nodes, CreateMode::PersistentSequential).unwrap();
+    assert!(created.iter().all(Result::is_ok), "{created:?}");
+}
+
 /// The data of Curator's item frame (`ItemSerializer`) holding `records`.
 pub fn frame(records: &[&[u8]]) -> Vec<u8> {
     let mut out = 0x0001_0001_i32.to_be_bytes().to_vec();
