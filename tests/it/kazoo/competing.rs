@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use zk_queue::recipes::{KazooLockingQueue, KazooQueue};
 
-use super::items;
 use super::peer::{KazooPeer, LINE_WAIT};
+use super::{consume_all, items};
 use crate::support::server::{shared_connect_string, unique_path};
 use crate::support::{client, nodes};
 
@@ -122,14 +122,7 @@ fn kazoo_and_local_locking_consumers_take_each_entry_exactly_once() {
     let count = ENTRIES.to_string();
     let last_get = KAZOO_LAST_GET.as_secs_f64().to_string();
     let (ours, theirs) = compete(&["consume", &connect, &path, &count, &last_get], || {
-        let queue = KazooLockingQueue::new(&client, &path).unwrap();
-        std::iter::from_fn(|| queue.try_take().unwrap())
-            .map(|entry| {
-                let data = String::from_utf8(entry.data().to_vec()).unwrap();
-                entry.consume().unwrap();
-                data
-            })
-            .collect()
+        consume_all(&KazooLockingQueue::new(&client, &path).unwrap())
     });
     assert_each_taken_once(&put, &ours, &theirs);
     assert!(nodes(&client, &format!("{path}/entries")).is_empty());

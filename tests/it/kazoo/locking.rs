@@ -7,23 +7,12 @@ use zk_queue::recipes::KazooLockingQueue;
 use zk_queue::Error;
 
 use super::peer::{kazoo_put, KazooPeer, LINE_WAIT};
-use super::{items, kazoo_order, PRIORITIES};
+use super::{consume_all, items, kazoo_order, PRIORITIES};
 use crate::support::server::{shared_connect_string, unique_path};
 use crate::support::{client, nodes, within};
 
 /// How long kazoo's `get` waits where the test expects it to find nothing.
 const KAZOO_GET_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// Locks, reads and consumes every free entry, without waiting.
-fn consume_all(queue: &KazooLockingQueue) -> Vec<String> {
-    std::iter::from_fn(|| queue.try_take().unwrap())
-        .map(|entry| {
-            let data = String::from_utf8(entry.data().to_vec()).unwrap();
-            entry.consume().unwrap();
-            data
-        })
-        .collect()
-}
 
 /// kazoo's `consume` mode: up to `count` gets (each waiting up to
 /// `timeout`) and consumes; the data consumed, and whether a get timed out.

@@ -32,3 +32,14 @@ fn kazoo_order(items: &[(u16, String)]) -> Vec<String> {
 
 /// Mixed priorities, with repeats, the extremes and kazoo's default (100).
 const PRIORITIES: &[u16] = &[100, 5, 999, 5, 0, 100, 42, 0, 7];
+
+/// Locks, reads and consumes every free entry, without waiting.
+fn consume_all(queue: &zk_queue::recipes::KazooLockingQueue) -> Vec<String> {
+    std::iter::from_fn(|| queue.try_take().unwrap())
+        .map(|entry| {
+            let data = String::from_utf8(entry.data().to_vec()).unwrap();
+            entry.consume().unwrap();
+            data
+        })
+        .collect()
+}
