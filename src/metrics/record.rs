@@ -213,12 +213,12 @@ impl ClientMetrics {
 
     /// The client connected, and its connection is in `state` now.
     pub(crate) fn opened(&self, state: ConnectionState) {
-        self.connected.set(if state.is_connected() { 1.0 } else { 0.0 });
+        self.connected.set(f64::from(u8::from(state.is_connected())));
     }
 
     /// The client's connection went to `state`.
     pub(crate) fn state(&self, state: ConnectionState) {
-        self.connected.set(if state.is_connected() { 1.0 } else { 0.0 });
+        self.opened(state);
         match state {
             ConnectionState::Reconnected => self.reconnects.increment(1),
             ConnectionState::Lost => self.session_losses.increment(1),
