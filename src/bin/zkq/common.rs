@@ -18,15 +18,14 @@ pub struct Context {
 }
 
 impl Context {
-    /// Connects, failing at once if every server of `connect` refuses a TCP
-    /// connection ([`crate::probe`]).
+    /// Connects; the client fails at once when every server of `connect`
+    /// refuses the connection or does not resolve, naming each.
     pub fn connect(connect: &str, timeout: Duration, auth: Option<&str>, json: bool) -> anyhow::Result<Context> {
         if let Some(auth) = auth {
             if !auth.contains(':') {
                 bail!("--auth must be user:password");
             }
         }
-        crate::probe::refuse_unreachable(connect, timeout)?;
         let mut builder = ZkClient::builder(connect)
             .session_timeout(timeout)
             .connection_timeout(timeout)

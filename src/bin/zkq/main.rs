@@ -18,7 +18,6 @@ mod four_letter;
 mod locks;
 mod node;
 mod parents;
-mod probe;
 mod purge;
 mod put;
 mod read;
