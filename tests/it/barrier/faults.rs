@@ -11,7 +11,7 @@ use zk_queue::{recipes::DoubleBarrier, Error};
 
 use super::{member, nodes, WAIT};
 use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{client, client_of, eventually, proxied_client, short_session_client, within, LOAD_MARGIN};
+use crate::support::{client, client_of, eventually, proxied_client, short_session_client, within, Bound};
 
 /// The session timeout of `short_session_client`.
 const SHORT_SESSION: Duration = Duration::from_secs(2);
@@ -46,10 +46,7 @@ fn others_leave_once_the_lost_members_session_ends(lost: &str) {
         for left in leaving {
             let took = left.join().unwrap();
             eprintln!("left {took:?} after the member {lost} was cut off");
-            assert!(
-                took <= SHORT_SESSION + Duration::from_secs(1) + LOAD_MARGIN,
-                "left {took:?} after the cut"
-            );
+            Bound::of(SHORT_SESSION + Duration::from_secs(1)).check("a leave after the member was cut off", took);
         }
     });
     assert!(nodes(&admin, &path).is_empty(), "no node and no ready left");
@@ -87,10 +84,7 @@ fn enter_timeout_returns_unreachable_by_its_deadline_with_the_server_down_and_le
         let (result, took) = waiting.join().unwrap();
         eprintln!("enter_timeout({deadline:?}) returned {result:?} after {took:?}");
         assert!(matches!(result, Err(Error::Unreachable { .. })), "{result:?}");
-        assert!(
-            took <= deadline + Duration::from_millis(200) + LOAD_MARGIN,
-            "returned after {took:?}"
-        );
+        Bound::past(deadline, Duration::from_millis(200)).check(format!("enter_timeout({deadline:?})"), took);
     });
     server.restart().unwrap();
     let admin = client_of(&connect);
@@ -185,7 +179,7 @@ fn through_a_fault(
     fault: impl FnOnce(),
     expected: impl Fn(&Result<bool, Error>) -> bool,
 ) {
-    let timed = || within(&format!("{what}({DEADLINE:?})"), DEADLINE + late, &call);
+    let timed = || within(&format!("{what}({DEADLINE:?})"), Bound::past(DEADLINE, late), &call);
     thread::scope(|s| {
         let pending = s.spawn(timed);
         eventually(WAIT, "the member waits", waiting);

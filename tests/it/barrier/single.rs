@@ -9,8 +9,8 @@ use zk_queue::testing::{FaultProxy, TestingServer};
 use zk_queue::{recipes::Barrier, Error};
 
 use super::WAIT;
-use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{client, client_of, eventually, proxied_client, within, LOAD_MARGIN};
+use crate::support::server::unique_path;
+use crate::support::{client, client_of, eventually, proxied_client, wait_for_watches, within, Bound};
 
 /// The deadline of the timed waits below.
 const DEADLINE: Duration = Duration::from_secs(2);
@@ -18,6 +18,16 @@ const DEADLINE: Duration = Duration::from_secs(2);
 /// How late a timed call may return while the server is down: only the
 /// time to notice.
 const LATE_WHEN_DOWN: Duration = Duration::from_millis(200);
+
+/// The deadline of the timed wait on a set barrier with the server up.
+const SHORT_DEADLINE: Duration = Duration::from_millis(500);
+
+/// How late that wait may return with the server up.
+const LATE_WHEN_UP: Duration = Duration::from_millis(200);
+
+/// How soon a waiter is released once the barrier node is deleted: the
+/// watch's event and the waiter's check of the node.
+const RELEASED_WITHIN: Duration = Duration::from_millis(500);
 
 #[test]
 fn every_waiter_is_released_when_the_barrier_is_removed() {
@@ -42,12 +52,10 @@ fn every_waiter_is_released_when_the_barrier_is_removed() {
             .collect();
         // Held while the node exists: a timed wait ends at its deadline.
         let started = Instant::now();
-        assert!(!barrier.wait_timeout(Duration::from_millis(500)).unwrap());
+        assert!(!barrier.wait_timeout(SHORT_DEADLINE).unwrap());
         let took = started.elapsed();
-        assert!(
-            took >= Duration::from_millis(500) && took <= Duration::from_millis(500) + LOAD_MARGIN,
-            "{took:?}"
-        );
+        assert!(took >= SHORT_DEADLINE, "returned before its deadline, after {took:?}");
+        Bound::past(SHORT_DEADLINE, LATE_WHEN_UP).check("a timed wait on a set barrier", took);
         assert!(
             waiters.iter().all(|w| !w.is_finished()),
             "no waiter passes a set barrier"
@@ -57,11 +65,7 @@ fn every_waiter_is_released_when_the_barrier_is_removed() {
         for waiter in waiters {
             let released = waiter.join().unwrap();
             eprintln!("a waiter was released {:?} after the removal", released - removed);
-            assert!(
-                released - removed <= LOAD_MARGIN,
-                "released {:?} after",
-                released - removed
-            );
+            Bound::of(RELEASED_WITHIN).check("a waiter's release after the removal", released - removed);
         }
     });
     barrier.remove_barrier().unwrap();
@@ -79,15 +83,14 @@ fn wait_timeout_returns_unreachable_by_its_deadline_with_the_server_down() {
         let result = barrier.wait_timeout(DEADLINE);
         let took = started.elapsed();
         eprintln!("wait_timeout({DEADLINE:?}) returned {result:?} after {took:?}");
-        assert!(
-            took <= DEADLINE + LATE_WHEN_DOWN + LOAD_MARGIN,
-            "returned after {took:?}"
-        );
+        Bound::past(DEADLINE, LATE_WHEN_DOWN).check(format!("wait_timeout({DEADLINE:?})"), took);
         result
     };
     thread::scope(|s| {
         let waiting = s.spawn(timed_wait);
-        thread::sleep(Duration::from_millis(300));
+        // Down while it waits on its watch: the server holds that watch.
+        wait_for_watches(&server, 1);
+        assert!(!waiting.is_finished(), "the wait ended before the server went down");
         server.stop().unwrap();
         let result = waiting.join().unwrap();
         assert!(matches!(result, Err(Error::Unreachable { .. })), "{result:?}");
@@ -101,7 +104,9 @@ fn wait_timeout_returns_unreachable_by_its_deadline_with_the_server_down() {
 #[test]
 fn wait_timeout_returns_by_its_deadline_with_the_server_stalled() {
     const LATE_WHEN_STALLED: Duration = Duration::from_secs(1);
-    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    // A server of its own, so its watch count is the waiter's.
+    let server = TestingServer::start().unwrap();
+    let proxy = FaultProxy::start(&server.connect_string()).unwrap();
     let path = unique_path("barrier-stalled");
     let stalled_client = proxied_client(&proxy);
     let barrier = Barrier::new(&stalled_client, &path).unwrap();
@@ -115,14 +120,15 @@ fn wait_timeout_returns_by_its_deadline_with_the_server_stalled() {
     let timed_wait = || {
         within(
             &format!("wait_timeout({DEADLINE:?})"),
-            DEADLINE + LATE_WHEN_STALLED,
+            Bound::past(DEADLINE, LATE_WHEN_STALLED),
             || barrier.wait_timeout(DEADLINE),
         )
     };
     thread::scope(|s| {
         let waiting = s.spawn(timed_wait);
-        // Stalled while it waits on its watch.
-        thread::sleep(Duration::from_millis(300));
+        // Stalled while it waits on its watch: the server holds that watch.
+        wait_for_watches(&server, 1);
+        assert!(!waiting.is_finished(), "the wait ended before the stall");
         proxy.blackhole();
         let result = waiting.join().unwrap();
         assert!(stalled(&result), "{result:?}");
@@ -131,7 +137,10 @@ fn wait_timeout_returns_by_its_deadline_with_the_server_stalled() {
     let result = timed_wait();
     assert!(stalled(&result), "{result:?}");
     proxy.heal();
-    Barrier::new(&client(), &path).unwrap().remove_barrier().unwrap();
+    Barrier::new(&client_of(&server.connect_string()), &path)
+        .unwrap()
+        .remove_barrier()
+        .unwrap();
     // Its connection may still be the stalled one, whose requests fail
     // until the client gives it up: a retryable error, retried.
     let started = Instant::now();

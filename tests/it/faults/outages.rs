@@ -13,7 +13,7 @@ use zk_queue::{
 };
 
 use crate::support::server::unique_path;
-use crate::support::{client_of, expire_session, short_session_client, wait_for_state, wait_for_watches, LOAD_MARGIN};
+use crate::support::{client_of, expire_session, short_session_client, wait_for_state, wait_for_watches, Bound};
 
 #[test]
 fn take_blocked_across_a_server_restart_returns_the_next_item() {
@@ -183,9 +183,10 @@ fn sessions_survive_ten_restarts_with_downtime_as_long_as_the_session_timeout() 
     // so a client that keeps trying keeps its session however long the
     // server was down.
     const SESSION_TIMEOUT: Duration = Duration::from_secs(4);
-    // The stated bound: the first request after a restart is served within
-    // 1.2 s of the server's return.
-    const SERVED_AGAIN_WITHIN: Duration = Duration::from_millis(1200);
+    // The stated bound: the client tries again at least once a second, so
+    // the first request after a restart is served within a second of the
+    // server's return.
+    const SERVED_AGAIN_WITHIN: Duration = Duration::from_secs(1);
     let mut server = TestingServer::start().unwrap();
     let client = ZkClient::builder(&server.connect_string())
         .session_timeout(SESSION_TIMEOUT)
@@ -213,10 +214,7 @@ fn sessions_survive_ten_restarts_with_downtime_as_long_as_the_session_timeout() 
         eprintln!("restart {round}: down {downtime:?}, served again after {served:?}");
         // The server serves once `restart` returns; the client's next round
         // of attempts comes within half a second of that.
-        assert!(
-            served <= SERVED_AGAIN_WITHIN + LOAD_MARGIN,
-            "restart {round}: served again only after {served:?}"
-        );
+        Bound::of(SERVED_AGAIN_WITHIN).check(format!("restart {round}: the first request"), served);
         assert_eq!(client.session_id().unwrap(), session, "restart {round}");
     }
     let seen: Vec<ConnectionState> = states.try_iter().collect();

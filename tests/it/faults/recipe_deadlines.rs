@@ -24,7 +24,7 @@ use zk_queue::recipes::{Barrier, DoubleBarrier, LeaderLatch, Mutex, RwLock, Sema
 use zk_queue::testing::{FaultProxy, TestingServer};
 use zk_queue::{ConnectionState, Error, ZkClient};
 
-use crate::support::{self, client_of, eventually, nodes, within};
+use crate::support::{self, client_of, eventually, nodes, within, Bound};
 
 /// The deadline the timed calls are given.
 const DEADLINE: Duration = Duration::from_secs(2);
@@ -241,7 +241,7 @@ fn every_call(rows: &[Row<'_>], late: Duration, more: &(dyn Fn() -> bool + Sync)
                 s.spawn(move || {
                     let mut results = Vec::new();
                     loop {
-                        results.push(within(row.name, row.bound + late, || (row.call)()));
+                        results.push(within(row.name, Bound::past(row.bound, late), || (row.call)()));
                         if !more() {
                             return results;
                         }
@@ -291,7 +291,7 @@ fn every_recipe_s_timed_and_try_calls_return_by_their_deadline_with_unreachable_
         thread::scope(|s| {
             let calls: Vec<_> = waiting
                 .iter()
-                .map(|row| s.spawn(|| within(row.name, row.bound + LATE_WHEN_DOWN, || (row.call)())))
+                .map(|row| s.spawn(|| within(row.name, Bound::past(row.bound, LATE_WHEN_DOWN), || (row.call)())))
                 .collect();
             for row in &waiting {
                 let is_waiting = row.waiting.as_ref().unwrap();
@@ -328,7 +328,7 @@ fn every_recipe_s_timed_and_try_calls_return_by_their_deadline_with_the_server_s
         thread::scope(|s| {
             let calls: Vec<_> = waiting
                 .iter()
-                .map(|row| s.spawn(|| within(row.name, row.bound + LATE_WHEN_STALLED, || (row.call)())))
+                .map(|row| s.spawn(|| within(row.name, Bound::past(row.bound, LATE_WHEN_STALLED), || (row.call)())))
                 .collect();
             for row in &waiting {
                 let is_waiting = row.waiting.as_ref().unwrap();

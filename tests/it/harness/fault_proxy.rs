@@ -9,7 +9,7 @@ use zk_queue::{
 };
 
 use crate::support::{
-    client_of, server::unique_path, session_marker, wait_for_server_expiry, wait_for_state, LOAD_MARGIN,
+    client_of, server::unique_path, session_marker, wait_for_server_expiry, wait_for_state, Bound,
 };
 
 /// The longest wait for a connection state.
@@ -137,9 +137,6 @@ fn a_delay_slows_every_request() {
     proxy.heal();
     let started = Instant::now();
     client.exists("/").unwrap();
-    assert!(
-        started.elapsed() <= LOAD_MARGIN,
-        "healed, the request is not delayed: {:?}",
-        started.elapsed()
-    );
+    // Healed, the request is not delayed: well within one delay.
+    Bound::of(DELAY / 2).check("a request through the healed proxy", started.elapsed());
 }

@@ -13,6 +13,7 @@ use super::items;
 use super::peer::kazoo_put;
 use crate::support::server::unique_path;
 use crate::support::{
+    Bound,
     client_of, proxied_client, session_marker, wait_for_server_expiry, wait_for_state, wait_for_watches, within,
     CloseOnPanic,
 };
@@ -41,12 +42,12 @@ fn waiting_and_try_takes_end_with_unreachable_by_their_deadline_with_the_server_
     let locking = KazooLockingQueue::new(&client, &unique_path("kazoo-down-locking")).unwrap();
     thread::scope(|s| {
         let plain = s.spawn(|| {
-            within("KazooQueue::take_timeout", BOUND + LATE_WHEN_DOWN, || {
+            within("KazooQueue::take_timeout", Bound::past(BOUND, LATE_WHEN_DOWN), || {
                 queue.take_timeout(BOUND)
             })
         });
         let locked = s.spawn(|| {
-            within("KazooLockingQueue::take_timeout", BOUND + LATE_WHEN_DOWN, || {
+            within("KazooLockingQueue::take_timeout", Bound::past(BOUND, LATE_WHEN_DOWN), || {
                 locking.take_timeout(BOUND).map(|e| e.map(|e| e.name().to_owned()))
             })
         });
@@ -59,9 +60,9 @@ fn waiting_and_try_takes_end_with_unreachable_by_their_deadline_with_the_server_
         assert!(matches!(locked, Err(Error::Unreachable { .. })), "{locked:?}");
     });
     wait_for_state(&states, ConnectionState::Suspended, WAIT);
-    let plain = within("KazooQueue::try_take", TRY_WAIT + LATE_WHEN_DOWN, || queue.try_take());
+    let plain = within("KazooQueue::try_take", Bound::past(TRY_WAIT, LATE_WHEN_DOWN), || queue.try_take());
     assert!(matches!(plain, Err(Error::Unreachable { .. })), "{plain:?}");
-    let locked = within("KazooLockingQueue::try_take", TRY_WAIT + LATE_WHEN_DOWN, || {
+    let locked = within("KazooLockingQueue::try_take", Bound::past(TRY_WAIT, LATE_WHEN_DOWN), || {
         locking.try_take().map(|e| e.is_some())
     });
     assert!(matches!(locked, Err(Error::Unreachable { .. })), "{locked:?}");

@@ -11,7 +11,7 @@ use super::{join, WAIT};
 use crate::support::eventually;
 use crate::support::java::PeerCommand;
 use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{client, LOAD_MARGIN};
+use crate::support::{client, Bound};
 
 /// The session timeout of the Curator participants.
 const CURATOR_SESSION: Duration = Duration::from_secs(4);
@@ -57,10 +57,7 @@ fn ours_waits_behind_a_curator_leader_and_leads_once_its_process_is_killed() {
     assert!(ours.await_leadership_timeout(WAIT).unwrap());
     let took = killed.elapsed();
     eprintln!("ours led {took:?} after the kill");
-    assert!(
-        took <= CURATOR_SESSION + Duration::from_secs(1) + LOAD_MARGIN,
-        "led {took:?} after the kill"
-    );
+    Bound::of(CURATOR_SESSION + Duration::from_secs(1)).check("leading after the kill", took);
     assert_eq!(heard.after(1), vec![Leadership::Gained]);
     assert_eq!(ours.leader().unwrap().map(|p| p.id), Some("rust".to_owned()));
 }

@@ -14,7 +14,11 @@ use super::{items, WAIT};
 use crate::support::queues::{consumer, producer};
 use crate::support::recorder::Recorder;
 use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{client, client_of, eventually, proxied_client, wait_for_watches, LOAD_MARGIN};
+use crate::support::{client, client_of, eventually, proxied_client, wait_for_watches};
+
+/// The delay each way of the slow link behind which the consumer runs:
+/// long beside a round trip of the server's.
+const SLOW_LINK: Duration = Duration::from_millis(750);
 
 /// Puts `values` into the queue at `path` and returns its node names, in
 /// queue order.
@@ -45,7 +49,7 @@ fn a_window_of_lock_creates_skips_an_item_locked_elsewhere_and_takes_the_rest() 
     // A slow link: the consumer's window of locks reaches the server two
     // delays after its listing of the lock directory does.
     let proxy = FaultProxy::start(&server.connect_string()).unwrap();
-    proxy.set_delay(LOAD_MARGIN);
+    proxy.set_delay(SLOW_LINK);
     let consumer_client = proxied_client(&proxy);
     // Held: the consumer's one thread keeps the first delivery, and the
     // scanner waits to hand over the next, so the leases seen then are
@@ -127,7 +131,7 @@ fn an_acknowledge_window_with_one_lease_lost_acknowledges_the_others_and_reports
 
     // A slow link keeps the acknowledger busy with the first acknowledge
     // while the other four queue up behind it, to go out together.
-    proxy.set_delay(LOAD_MARGIN);
+    proxy.set_delay(SLOW_LINK);
     let multis_before = consumer_client.stats().multi;
     let mut deliveries = deliveries.into_iter();
     deliveries.next().unwrap().ack();

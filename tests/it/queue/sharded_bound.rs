@@ -20,7 +20,7 @@ use super::{items, WAIT};
 /// request, not a check of the leader's own, is in time.
 const ANSWER: Duration = Duration::from_secs(20);
 use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{client, client_of, eventually, logs, within};
+use crate::support::{client, client_of, eventually, logs, within, Bound};
 
 /// The client's grace, past a deadline, for an answer in flight.
 const DEADLINE_GRACE: Duration = Duration::from_secs(1);
@@ -328,7 +328,7 @@ fn a_put_that_waits_for_room_returns_by_its_deadline_when_the_server_stops_answe
     let timeout = Duration::from_secs(1);
     let result = within(
         "a put waiting for room, the server stalled",
-        timeout + DEADLINE_GRACE,
+        Bound::past(timeout, DEADLINE_GRACE),
         || queue.put_timeout("late".to_string(), timeout),
     );
     assert!(result.is_err(), "stored while the server answered nothing");

@@ -15,7 +15,7 @@ use zk_queue::{recipes::RwLock, Error};
 
 use super::{nodes, rwlock, Role, WAIT};
 use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{self, client, client_of, contention, eventually, short_session_client, LOAD_MARGIN};
+use crate::support::{self, client, client_of, contention, eventually, short_session_client, AT_ONCE, Bound};
 
 /// The deadline the timed calls below are given.
 const DEADLINE: Duration = Duration::from_secs(2);
@@ -39,7 +39,7 @@ fn timed(lock: &RwLock, role: Role) -> Result<bool, Error> {
 fn timed_late(lock: &RwLock, role: Role, late: Duration) -> Result<bool, Error> {
     support::within(
         &format!("{role:?} timed {DEADLINE:?}"),
-        DEADLINE + late,
+        Bound::past(DEADLINE, late),
         || match role {
             Role::Read => lock.read_timeout(DEADLINE).map(|guard| guard.is_some()),
             Role::Write => lock.write_timeout(DEADLINE).map(|guard| guard.is_some()),
@@ -74,11 +74,7 @@ fn timed_reads_and_writes_return_unreachable_by_their_deadline_with_the_server_d
     // Letting go while the server is down does not wait for it.
     let started = Instant::now();
     drop(held);
-    assert!(
-        started.elapsed() <= LOAD_MARGIN,
-        "the release took {:?}",
-        started.elapsed()
-    );
+    Bound::of(AT_ONCE).check("the release", started.elapsed());
     server.restart().unwrap();
     let admin = client_of(&connect);
     eventually(WAIT, "no node is left", || nodes(&admin, path).is_empty());
@@ -246,10 +242,7 @@ fn a_killed_curator_holder_lets_the_waiting_writer_in(name: &str, role: Role) {
             took >= KILLED_SESSION / 2,
             "held {took:?} after the kill: before the killed session could have expired"
         );
-        assert!(
-            took <= KILLED_SESSION + Duration::from_secs(1) + LOAD_MARGIN,
-            "held {took:?} after the kill"
-        );
+        Bound::of(KILLED_SESSION + Duration::from_secs(1)).check("holding after the kill", took);
     });
     eventually(WAIT, "no node is left", || nodes(&client, &path).is_empty());
 }

@@ -20,7 +20,7 @@ use super::{ledger_lead, never_two, selector, WAIT};
 use crate::support::ledger::Ledger;
 use crate::support::server::{shared_connect_string, unique_path};
 use crate::support::{
-    client, client_of, contention, eventually, logs, nodes, short_session_client, within, LOAD_MARGIN,
+    client, client_of, contention, eventually, logs, nodes, short_session_client, within, Bound,
 };
 
 /// The session timeout of `short_session_client`.
@@ -65,10 +65,7 @@ fn a_leader_whose_session_expires_is_told_before_the_next_leads_within_the_sessi
     assert!(old[0].ended < b_term.began, "a's closure returned before b led");
     let took = b_term.began.duration_since(cut_at);
     eprintln!("b led {took:?} after a's partition began");
-    assert!(
-        took <= SESSION + Duration::from_secs(1) + LOAD_MARGIN,
-        "b led {took:?} after the partition"
-    );
+    Bound::of(SESSION + Duration::from_secs(1)).check("b leading after a's partition began", took);
     assert!(b_term.token > old[0].token, "b's token is larger");
     eventually(WAIT, "a leads again after b closed", || a.has_leadership());
     a.close().unwrap();
@@ -238,7 +235,7 @@ fn close_through_a_fault(clients: [&ZkClient; 2], admin: &ZkClient, path: &str, 
     for selector in [&leader, &queued] {
         let result = within(
             &format!("close_timeout({CLOSE_DEADLINE:?}) of {}", selector.id()),
-            CLOSE_DEADLINE + LATE_CLOSING,
+            Bound::past(CLOSE_DEADLINE, LATE_CLOSING),
             || selector.close_timeout(CLOSE_DEADLINE),
         );
         eprintln!("{}: {result:?}", selector.id());

@@ -42,7 +42,7 @@ fn stalled_result(result: &Result<bool, Error>) -> bool {
 fn timed_many(semaphore: &Semaphore, late: Duration) -> Result<bool, Error> {
     support::within(
         &format!("acquire_many_timeout(2, {DEADLINE:?})"),
-        DEADLINE + late,
+        support::Bound::past(DEADLINE, late),
         || {
             semaphore
                 .acquire_many_timeout(2, DEADLINE)
@@ -53,7 +53,7 @@ fn timed_many(semaphore: &Semaphore, late: Duration) -> Result<bool, Error> {
 
 /// `lock_timeout(DEADLINE)`, bounded by the deadline plus `late`.
 fn timed_lock(mutex: &SemaphoreMutex, late: Duration) -> Result<bool, Error> {
-    support::within(&format!("lock_timeout({DEADLINE:?})"), DEADLINE + late, || {
+    support::within(&format!("lock_timeout({DEADLINE:?})"), support::Bound::past(DEADLINE, late), || {
         mutex.lock_timeout(DEADLINE).map(|guard| guard.is_some())
     })
 }
@@ -96,7 +96,7 @@ impl Case<'_> {
         for result in [timed_many(&waiter, late), timed_lock(&mutex_waiter, late)] {
             assert!(expected(&result), "{result:?}");
         }
-        support::within("returning the leases", Duration::ZERO, || {
+        support::within("returning the leases", support::AT_ONCE, || {
             drop(held);
             drop(locked);
         });

@@ -3,8 +3,8 @@
 //! its loss watch not awaited, and its return one write. The participant
 //! that is timed runs behind a proxy that delays every forwarded chunk by
 //! [`DELAY`], so each round trip it waits for costs at least twice that:
-//! one round trip more than the bound is more than the bound plus
-//! [`LOAD_MARGIN`].
+//! one round trip more than the bound is more than the bound plus its load
+//! margin.
 
 use std::time::{Duration, Instant};
 
@@ -12,10 +12,10 @@ use zk_queue::testing::FaultProxy;
 
 use super::{semaphore, WAIT};
 use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{client, proxied_client, LOAD_MARGIN};
+use crate::support::{client, proxied_client, Bound};
 
 /// The proxy's delay per forwarded chunk, each way: a round trip is more
-/// than [`LOAD_MARGIN`].
+/// than the load margin of one.
 const DELAY: Duration = Duration::from_millis(500);
 
 #[test]
@@ -38,7 +38,7 @@ fn an_uncontended_lease_waits_for_one_round_trip_and_its_loss_watch_is_not_await
     let acquired = slow.stats();
     eprintln!("an uncontended lease took {took:?} behind a {DELAY:?} link");
     // A look before the create, or awaiting the watch, is a round trip more.
-    assert!(took < 2 * DELAY + LOAD_MARGIN, "more than one round trip: {took:?}");
+    Bound::of(2 * DELAY).check("an uncontended lease (a round trip more is too many)", took);
     assert_eq!(
         (
             acquired.create - before.create,

@@ -1,6 +1,7 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code)]
 
+pub mod bound;
 pub mod contention;
 pub mod expiry;
 pub mod java;
@@ -13,6 +14,8 @@ pub mod server;
 pub mod tally;
 pub mod worker;
 pub mod workload;
+
+pub use bound::{Bound, AT_ONCE};
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -53,26 +56,15 @@ pub fn example_exe(name: &str) -> PathBuf {
     exe
 }
 
-/// Added to every stated time bound a test asserts, and only to those: the
-/// scheduling delays of a loaded 2-core machine (the suite must pass with a
-/// second copy of it running beside it), which are no delay of the code's.
-/// One constant for the whole suite, so that no bound hides slack of its own.
-/// (500 ms was passed by 28 ms once, by a killed consumer's pick-up with two
-/// copies of the suite running side by side, each with the recipes' fault
-/// matrices.)
-pub const LOAD_MARGIN: Duration = Duration::from_millis(750);
-
-/// Runs `call`, asserts it returned within `bound` (plus the suite's one
-/// [`LOAD_MARGIN`]), and returns its result.
-pub fn within<R: std::fmt::Debug>(what: &str, bound: Duration, call: impl FnOnce() -> R) -> R {
+/// Runs `call`, asserts it returned within `bound` (plus its load margin,
+/// see [`Bound`]), and returns its result.
+pub fn within<R: std::fmt::Debug>(what: &str, bound: impl Into<Bound>, call: impl FnOnce() -> R) -> R {
+    let bound = bound.into();
     let started = Instant::now();
     let result = call();
     let took = started.elapsed();
     eprintln!("{what}: {took:?}");
-    assert!(
-        took <= bound + LOAD_MARGIN,
-        "{what} returned after {took:?} (bound {bound:?}): {result:?}"
-    );
+    assert!(bound.holds(took), "{what} returned after {took:?}, {bound}: {result:?}");
     result
 }
 

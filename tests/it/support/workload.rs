@@ -461,14 +461,13 @@ pub fn wait_picked_up_after_kill(
 /// Asserts that every node of `pickups` (see [`wait_picked_up_after_kill`])
 /// was begun again within [`pickup_after_kill`] of the kill.
 pub fn assert_picked_up_in_time(what: &str, pickups: &[(String, u64)], session_timeout: Duration) {
-    let bound = pickup_after_kill(session_timeout);
-    // The suite's one margin for a loaded machine, on the stated bound.
-    let limit = u64::try_from((bound + super::LOAD_MARGIN).as_micros()).expect("a short bound");
+    // The stated bound, with its margin for a loaded machine.
+    let bound = super::Bound::of(pickup_after_kill(session_timeout));
+    let limit = u64::try_from(bound.allowed().as_micros()).expect("a short bound");
     let late: Vec<&(String, u64)> = pickups.iter().filter(|(_, p)| *p > limit).collect();
     assert!(
         late.is_empty(),
-        "{what}: nodes its victim had begun, begun again by another later than {bound:?} (+ {:?} for load) \
-         after it ((node, µs after it)): {late:?}",
-        super::LOAD_MARGIN
+        "{what}: nodes its victim had begun, begun again by another later than {bound} after it \
+         ((node, µs after it)): {late:?}"
     );
 }

@@ -10,7 +10,7 @@ use zk_queue::{Error, ZkClient, ZkClientBuilder};
 
 use super::WAIT;
 use crate::support::server::unique_path;
-use crate::support::{eventually, LOAD_MARGIN};
+use crate::support::{eventually, Bound};
 
 /// How long each call may wait here.
 const CALL: Duration = Duration::from_secs(2);
@@ -33,7 +33,7 @@ fn assert_refused<T: std::fmt::Debug>(result: zk_queue::Result<T>, address: &str
         ),
         other => panic!("{what}: a read-only member answered: {other:?}"),
     }
-    assert!(took <= CALL + LOAD_MARGIN, "{what}: took {took:?}");
+    Bound::of(CALL).check(what, took);
 }
 
 #[test]
