@@ -227,6 +227,9 @@ fn every_handle_reports_an_unreachable_server_with_one_error_and_try_calls_retur
     let mut server = TestingServer::start().unwrap();
     let client = ZkClient::connect(&server.connect_string()).unwrap();
     let simple = SimpleQueue::new(&client, &unique_path("unreachable-simple")).unwrap();
+    // `len` has no deadline of its own: its client's request timeout bounds it.
+    let short = client_with_request_timeout(&server.connect_string(), DEADLINE);
+    let simple_short = SimpleQueue::new(&short, &unique_path("unreachable-simple-short")).unwrap();
     let raw = RawQueue::new(&client, &unique_path("unreachable-raw")).unwrap();
     let bounded = QueueBuilder::new(&client, &unique_path("unreachable-bounded"), StringSerializer)
         .max_items(10)
@@ -247,7 +250,7 @@ fn every_handle_reports_an_unreachable_server_with_one_error_and_try_calls_retur
     is_unreachable("SimpleQueue::take_timeout", &r);
     let r = within("SimpleQueue::try_take", TRY_BOUND, || simple.try_take());
     is_unreachable("SimpleQueue::try_take", &r);
-    let r = within("SimpleQueue::len", TRY_BOUND, || simple.len());
+    let r = within("SimpleQueue::len", Bound::past(DEADLINE, LATE_WHEN_DOWN), || simple_short.len());
     is_unreachable("SimpleQueue::len", &r);
     let r = within("SimpleQueue::put_timeout", Bound::past(DEADLINE, LATE_WHEN_DOWN), || {
         simple.put_timeout(b"x", DEADLINE)
