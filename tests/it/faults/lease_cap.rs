@@ -15,7 +15,7 @@ use super::WAIT;
 use crate::support::leases::LeaseSampler;
 use crate::support::queues::producer;
 use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{client_of, eventually};
+use crate::support::{client_of, eventually, nodes};
 
 /// The consumer's claim window.
 const WINDOW: usize = 2;
@@ -32,6 +32,16 @@ const LATENCY: Duration = Duration::from_secs(1);
 /// anything the consumer sent meanwhile to reach the server, and for the
 /// sampler to see the locks it made.
 const FAULT_HELD: Duration = Duration::from_secs(3);
+
+/// Asserts that the consumer's `locks` (it is the only one) are at most
+/// its claim window.
+fn assert_within_cap(locks: &[String], when: &str) {
+    assert!(
+        locks.len() <= WINDOW,
+        "the lease cap broken {when}: {} locks with a claim window of {WINDOW}: {locks:?}",
+        locks.len()
+    );
+}
 
 #[test]
 fn a_lock_whose_release_went_unanswered_keeps_its_place_in_the_window_until_it_is_deleted() {
@@ -62,7 +72,11 @@ fn a_lock_whose_release_went_unanswered_keeps_its_place_in_the_window_until_it_i
 
     let first = receiver.take_timeout(WAIT).unwrap().expect("the first item");
     assert_eq!(*first, "job-0");
-    leases.wait_held(session, WINDOW, WAIT);
+    // The window fills: its locks are on the server, no more than the cap.
+    eventually(WAIT, "the consumer locks a full window", || {
+        nodes(&direct, &locks).len() >= WINDOW
+    });
+    assert_within_cap(&nodes(&direct, &locks), "with a full window");
     let first_lock = format!("{locks}/{}", first.meta().name());
 
     // The release's check of its lock gets no answer in time, so its delete
@@ -78,6 +92,7 @@ fn a_lock_whose_release_went_unanswered_keeps_its_place_in_the_window_until_it_i
     // Whatever the consumer claims meanwhile reaches the server while that
     // lock is still there.
     thread::sleep(FAULT_HELD);
+    assert_within_cap(&nodes(&direct, &locks), "with a lock orphaned");
     proxy.set_delay(Duration::ZERO);
 
     // Everything is delivered once the latency is gone, the released item
@@ -98,7 +113,7 @@ fn a_lock_whose_release_went_unanswered_keeps_its_place_in_the_window_until_it_i
     assert!(sampled.samples > 0, "the sampler listed the locks");
     assert!(
         sampled.most <= WINDOW,
-        "the consumer had {} locks with a window of {WINDOW}: {sampled:?}",
+        "the lease cap broken: the consumer had {} locks with a claim window of {WINDOW}: {sampled:?}",
         sampled.most
     );
     drop(pulled);
