@@ -244,17 +244,23 @@ fn every_handle_reports_an_unreachable_server_with_one_error_and_try_calls_retur
     server.kill().unwrap();
     crate::support::wait_for_state(&states, zk_queue::ConnectionState::Suspended, Duration::from_secs(30));
 
-    let r = within("SimpleQueue::take_timeout", Bound::past(DEADLINE, LATE_WHEN_DOWN), || {
-        simple.take_timeout(DEADLINE)
-    });
+    let r = within(
+        "SimpleQueue::take_timeout",
+        Bound::past(DEADLINE, LATE_WHEN_DOWN),
+        || simple.take_timeout(DEADLINE),
+    );
     is_unreachable("SimpleQueue::take_timeout", &r);
     let r = within("SimpleQueue::try_take", TRY_BOUND, || simple.try_take());
     is_unreachable("SimpleQueue::try_take", &r);
-    let r = within("SimpleQueue::len", Bound::past(DEADLINE, LATE_WHEN_DOWN), || simple_short.len());
-    is_unreachable("SimpleQueue::len", &r);
-    let r = within("SimpleQueue::put_timeout", Bound::past(DEADLINE, LATE_WHEN_DOWN), || {
-        simple.put_timeout(b"x", DEADLINE)
+    let r = within("SimpleQueue::len", Bound::past(DEADLINE, LATE_WHEN_DOWN), || {
+        simple_short.len()
     });
+    is_unreachable("SimpleQueue::len", &r);
+    let r = within(
+        "SimpleQueue::put_timeout",
+        Bound::past(DEADLINE, LATE_WHEN_DOWN),
+        || simple.put_timeout(b"x", DEADLINE),
+    );
     is_unreachable("SimpleQueue::put_timeout", &r);
     let r = within("SimpleQueue::try_put", TRY_BOUND, || simple.try_put(b"x"));
     is_unreachable("SimpleQueue::try_put", &r);
@@ -262,9 +268,11 @@ fn every_handle_reports_an_unreachable_server_with_one_error_and_try_calls_retur
         raw.take_timeout(10, DEADLINE)
     });
     is_unreachable("RawQueue::take_timeout", &r);
-    let r = within("ItemReceiver::take_timeout", Bound::past(DEADLINE, LATE_WHEN_DOWN), || {
-        receiver.take_timeout(DEADLINE)
-    });
+    let r = within(
+        "ItemReceiver::take_timeout",
+        Bound::past(DEADLINE, LATE_WHEN_DOWN),
+        || receiver.take_timeout(DEADLINE),
+    );
     is_unreachable("ItemReceiver::take_timeout", &r);
     let r = within("ItemReceiver::try_take", TRY_BOUND, || receiver.try_take());
     is_unreachable("ItemReceiver::try_take", &r);

@@ -8,9 +8,7 @@ use zk_queue::{
     ConnectionState, Error, ZkClient,
 };
 
-use crate::support::{
-    client_of, server::unique_path, session_marker, wait_for_server_expiry, wait_for_state, Bound,
-};
+use crate::support::{client_of, server::unique_path, session_marker, wait_for_server_expiry, wait_for_state, Bound};
 
 /// The longest wait for a connection state.
 const WAIT: Duration = Duration::from_secs(30);

@@ -13,8 +13,7 @@ use super::items;
 use super::peer::kazoo_put;
 use crate::support::server::unique_path;
 use crate::support::{
-    Bound,
-    client_of, proxied_client, session_marker, wait_for_server_expiry, wait_for_state, wait_for_watches, within,
+    client_of, proxied_client, session_marker, wait_for_server_expiry, wait_for_state, wait_for_watches, within, Bound,
     CloseOnPanic,
 };
 
@@ -47,9 +46,11 @@ fn waiting_and_try_takes_end_with_unreachable_by_their_deadline_with_the_server_
             })
         });
         let locked = s.spawn(|| {
-            within("KazooLockingQueue::take_timeout", Bound::past(BOUND, LATE_WHEN_DOWN), || {
-                locking.take_timeout(BOUND).map(|e| e.map(|e| e.name().to_owned()))
-            })
+            within(
+                "KazooLockingQueue::take_timeout",
+                Bound::past(BOUND, LATE_WHEN_DOWN),
+                || locking.take_timeout(BOUND).map(|e| e.map(|e| e.name().to_owned())),
+            )
         });
         // One watch for the plain queue, two (entries, locks) for the locking one.
         wait_for_watches(&server, 3);
@@ -60,11 +61,15 @@ fn waiting_and_try_takes_end_with_unreachable_by_their_deadline_with_the_server_
         assert!(matches!(locked, Err(Error::Unreachable { .. })), "{locked:?}");
     });
     wait_for_state(&states, ConnectionState::Suspended, WAIT);
-    let plain = within("KazooQueue::try_take", Bound::past(TRY_WAIT, LATE_WHEN_DOWN), || queue.try_take());
-    assert!(matches!(plain, Err(Error::Unreachable { .. })), "{plain:?}");
-    let locked = within("KazooLockingQueue::try_take", Bound::past(TRY_WAIT, LATE_WHEN_DOWN), || {
-        locking.try_take().map(|e| e.is_some())
+    let plain = within("KazooQueue::try_take", Bound::past(TRY_WAIT, LATE_WHEN_DOWN), || {
+        queue.try_take()
     });
+    assert!(matches!(plain, Err(Error::Unreachable { .. })), "{plain:?}");
+    let locked = within(
+        "KazooLockingQueue::try_take",
+        Bound::past(TRY_WAIT, LATE_WHEN_DOWN),
+        || locking.try_take().map(|e| e.is_some()),
+    );
     assert!(matches!(locked, Err(Error::Unreachable { .. })), "{locked:?}");
 }
 

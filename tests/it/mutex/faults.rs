@@ -14,7 +14,7 @@ use zk_queue::{recipes::Mutex, Error, ZkClient};
 
 use super::{mutex, nodes, WAIT};
 use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{self, client, client_of, contention, eventually, short_session_client, AT_ONCE, Bound};
+use crate::support::{self, client, client_of, contention, eventually, short_session_client, Bound, AT_ONCE};
 
 /// The deadline the timed calls below are given.
 const DEADLINE: Duration = Duration::from_secs(2);
@@ -33,9 +33,11 @@ const LATE_WHEN_STALLED: Duration = Duration::from_secs(1);
 /// Calls `lock_timeout(DEADLINE)` on `mutex`, asserting it returned within
 /// the deadline plus `late` (plus the suite's load margin).
 fn timed_lock(mutex: &Mutex, late: Duration) -> Result<bool, Error> {
-    support::within(&format!("lock_timeout({DEADLINE:?})"), Bound::past(DEADLINE, late), || {
-        mutex.lock_timeout(DEADLINE).map(|guard| guard.is_some())
-    })
+    support::within(
+        &format!("lock_timeout({DEADLINE:?})"),
+        Bound::past(DEADLINE, late),
+        || mutex.lock_timeout(DEADLINE).map(|guard| guard.is_some()),
+    )
 }
 
 #[test]

@@ -15,7 +15,7 @@ use zk_queue::{recipes::RwLock, Error};
 
 use super::{nodes, rwlock, Role, WAIT};
 use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{self, client, client_of, contention, eventually, short_session_client, AT_ONCE, Bound};
+use crate::support::{self, client, client_of, contention, eventually, short_session_client, Bound, AT_ONCE};
 
 /// The deadline the timed calls below are given.
 const DEADLINE: Duration = Duration::from_secs(2);

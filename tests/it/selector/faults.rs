@@ -19,9 +19,7 @@ use zk_queue::ZkClient;
 use super::{ledger_lead, never_two, selector, WAIT};
 use crate::support::ledger::Ledger;
 use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{
-    client, client_of, contention, eventually, logs, nodes, short_session_client, within, Bound,
-};
+use crate::support::{client, client_of, contention, eventually, logs, nodes, short_session_client, within, Bound};
 
 /// The session timeout of `short_session_client`.
 const SESSION: Duration = Duration::from_secs(2);

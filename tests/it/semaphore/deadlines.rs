@@ -53,9 +53,11 @@ fn timed_many(semaphore: &Semaphore, late: Duration) -> Result<bool, Error> {
 
 /// `lock_timeout(DEADLINE)`, bounded by the deadline plus `late`.
 fn timed_lock(mutex: &SemaphoreMutex, late: Duration) -> Result<bool, Error> {
-    support::within(&format!("lock_timeout({DEADLINE:?})"), support::Bound::past(DEADLINE, late), || {
-        mutex.lock_timeout(DEADLINE).map(|guard| guard.is_some())
-    })
+    support::within(
+        &format!("lock_timeout({DEADLINE:?})"),
+        support::Bound::past(DEADLINE, late),
+        || mutex.lock_timeout(DEADLINE).map(|guard| guard.is_some()),
+    )
 }
 
 /// A waiter of `path` through `waiter_client` calls its timed acquisition

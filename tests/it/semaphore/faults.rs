@@ -32,9 +32,11 @@ const LATE_WHEN_STALLED: Duration = Duration::from_secs(1);
 /// Calls `acquire_timeout(DEADLINE)` on `semaphore`, asserting it returned
 /// within the deadline plus `late` (plus the suite's load margin).
 fn timed_acquire(semaphore: &Semaphore, late: Duration) -> Result<bool, Error> {
-    support::within(&format!("acquire_timeout({DEADLINE:?})"), Bound::past(DEADLINE, late), || {
-        semaphore.acquire_timeout(DEADLINE).map(|lease| lease.is_some())
-    })
+    support::within(
+        &format!("acquire_timeout({DEADLINE:?})"),
+        Bound::past(DEADLINE, late),
+        || semaphore.acquire_timeout(DEADLINE).map(|lease| lease.is_some()),
+    )
 }
 
 #[test]

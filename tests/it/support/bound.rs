@@ -70,6 +70,7 @@ impl Bound {
     /// Asserts that `what` took at most what is allowed.
     #[track_caller]
     pub fn check(self, what: impl fmt::Display, took: Duration) {
+        eprintln!("{what}: {took:?}, {self}");
         assert!(self.holds(took), "{what} took {took:?}: {self}");
     }
 }

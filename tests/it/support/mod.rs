@@ -63,7 +63,7 @@ pub fn within<R: std::fmt::Debug>(what: &str, bound: impl Into<Bound>, call: imp
     let started = Instant::now();
     let result = call();
     let took = started.elapsed();
-    eprintln!("{what}: {took:?}");
+    eprintln!("{what}: {took:?}, {bound}");
     assert!(bound.holds(took), "{what} returned after {took:?}, {bound}: {result:?}");
     result
 }
