@@ -12,9 +12,10 @@
 use std::fmt;
 use std::time::Duration;
 
-/// The least load margin: the scheduling delay of a thread on this 2-core
-/// machine with two busy loops beside the test (measured at most 60 ms,
-/// twice over for a second thread handing the result on).
+/// The least load margin: the scheduling delays of a timed call on this
+/// 2-core machine with two busy loops beside the tests (calls past their
+/// deadline with the server down or stalled returned up to 70 ms later than
+/// their stated bound).
 pub const MARGIN_FLOOR: Duration = Duration::from_millis(100);
 
 /// The load margin is this fraction of the bound it guards.
