@@ -22,6 +22,7 @@ use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use zk_queue::client::ClientStats;
 use zk_queue::{DistributedQueue, ItemReceiver, ZkClient};
 
 use crate::support::queues::producer;
@@ -33,6 +34,16 @@ const WAIT: Duration = Duration::from_secs(30);
 /// The children of `path`, sorted.
 fn children(client: &ZkClient, path: &str) -> BTreeSet<String> {
     client.get_children(path).unwrap().0.into_iter().collect()
+}
+
+/// The requests `client` has sent, by kind: its stats with the time it
+/// waited for answers left out. That time is measured, and grows when the
+/// answer to a request sent earlier (by a started queue, say) comes, so two
+/// snapshots around work that sends nothing may differ in it alone.
+fn requests_sent(client: &ZkClient) -> ClientStats {
+    let mut stats = client.stats();
+    stats.waiting = Duration::ZERO;
+    stats
 }
 
 /// A started queue at `path` whose puts return once stored.
