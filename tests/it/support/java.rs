@@ -365,6 +365,18 @@ impl PeerProcess {
         self.wait_for_stderr_line("ready", timeout)
     }
 
+    /// How many lines the peer has printed on stdout so far (for a
+    /// consumer: the items taken), so a test can wait on any of several
+    /// peers.
+    pub fn lines_printed(&self) -> usize {
+        self.stdout_log
+            .state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .lines
+            .len()
+    }
+
     /// Waits until the peer has printed at least `n` lines on stdout (for a
     /// consumer: taken `n` items), so a test can hold a competitor back
     /// until the peer has taken part.
