@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use zk_queue::client::CreateMode;
 use zk_queue::{QueueBuilder, ShardPolicy, ShardedQueue, StringSerializer, ZkClient};
 
 use super::sharded_bound::Sampler;
@@ -214,11 +215,14 @@ fn items_a_curator_sharder_puts_are_each_consumed_once_from_every_shard_by_ours(
 fn items_ours_puts_are_each_consumed_once_by_a_curator_sharder_from_every_shard() {
     let path = unique_path("sharded-to-curator");
     let leader_path = unique_path("sharded-to-curator-leader");
+    let gate = unique_path("sharded-to-curator-gate");
     // The Java sharder leads (its latch comes first) and adds shards at
     // its checks; ours follows, finds them at once, and spreads its puts.
-    // Slower than the puts, so that shards fill.
+    // Its consumer takes one item a shard, then waits at a gate until our
+    // puts are done: the shards fill however fast or slow the puts and the
+    // consumer run on a loaded machine.
     let java = curator_sharder("curator-sharder-consume", &path, &leader_path, 40)
-        .consume_delay(Duration::from_millis(50))
+        .property("peer.gatePath", &gate)
         .spawn()
         .unwrap();
     java.wait_ready(WAIT).unwrap();
@@ -241,6 +245,7 @@ fn items_ours_puts_are_each_consumed_once_by_a_curator_sharder_from_every_shard(
     }
     let shards = ours.shard_count();
     let (most, _) = sampler.stop();
+    client.create(&gate, b"", CreateMode::Persistent).unwrap();
     // Our puts wait for the Java leader's shards rather than overfill one.
     assert!(most <= 5, "a shard of {most} nodes, past the threshold of 5");
     let output = java.wait_output().unwrap();
