@@ -38,11 +38,15 @@
  *                                 on stderr
  *   -Dpeer.errorMode=DELETE|REQUEUE   queue.setErrorMode(..); needs peer.lockPath
  *   -Dpeer.consumeDelayMs=N       sleep N ms at the start of every delivery
- *   -Dpeer.idleExitMs=N           consumers also exit 0 after N ms without a delivery
- *                                 (before failing or printing)
+ *   -Dpeer.stopAtStdinEof=true    consumers also exit 0 once stdin is closed: no
+ *                                 item is dispatched after that, and the one being
+ *                                 processed then is finished (printed) first; so
+ *                                 the caller ends a consumer that may never reach
+ *                                 its count without killing it mid-delivery
  */
 
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -101,7 +105,7 @@ final class CuratorModes {
     // ---------------------------------------------------------------- options
 
     /** The -Dpeer.* options of the Curator modes. */
-    record Options(String lockPath, int failFirst, ErrorMode errorMode, long consumeDelayMs, long idleExitMs) {
+    record Options(String lockPath, int failFirst, ErrorMode errorMode, long consumeDelayMs, boolean stopAtStdinEof) {
         /** Reads and validates the system properties; bad values throw IllegalArgumentException. */
         static Options fromSystemProperties() {
             String lockPath = System.getProperty("peer.lockPath");
@@ -110,7 +114,7 @@ final class CuratorModes {
             }
             int failFirst = (int) nonNegative("peer.failFirst");
             long consumeDelayMs = nonNegative("peer.consumeDelayMs");
-            long idleExitMs = nonNegative("peer.idleExitMs");
+            boolean stopAtStdinEof = Boolean.getBoolean("peer.stopAtStdinEof");
             ErrorMode errorMode = null;
             String mode = System.getProperty("peer.errorMode");
             if (mode != null) {
@@ -124,7 +128,7 @@ final class CuratorModes {
                     throw new IllegalArgumentException("peer.errorMode needs peer.lockPath");
                 }
             }
-            return new Options(lockPath, failFirst, errorMode, consumeDelayMs, idleExitMs);
+            return new Options(lockPath, failFirst, errorMode, consumeDelayMs, stopAtStdinEof);
         }
 
         private static long nonNegative(String key) {
@@ -316,7 +320,8 @@ final class CuratorModes {
         private int deliveries;
         private int printed;
         private boolean finished;
-        private long lastActivity = System.nanoTime();
+        /** An item's processing is under way in {@link #execute}. */
+        private boolean running;
 
         Consumer(int count, Options options) {
             this.count = count;
@@ -332,7 +337,6 @@ final class CuratorModes {
             int delivery;
             synchronized (this) {
                 delivery = ++deliveries;
-                lastActivity = System.nanoTime();
             }
             if (options.consumeDelayMs() > 0) {
                 Thread.sleep(options.consumeDelayMs());
@@ -360,32 +364,55 @@ final class CuratorModes {
                 if (finished) {
                     return;
                 }
+                running = true;
             }
-            itemTask.run();
-            synchronized (this) {
-                if (printed >= count) {
-                    finished = true;
-                    done.countDown();
+            try {
+                itemTask.run();
+            } finally {
+                synchronized (this) {
+                    running = false;
+                    notifyAll();
+                    if (printed >= count) {
+                        finished = true;
+                        done.countDown();
+                    }
                 }
             }
         }
 
-        void awaitDone() throws InterruptedException {
-            // The watchdog bounds the whole run.
-            long idleNanos = options.idleExitMs() * 1_000_000L;
-            if (idleNanos == 0) {
-                done.await();
-                return;
-            }
-            // With peer.idleExitMs, also stop once no delivery came for that long.
-            while (!done.await(50, java.util.concurrent.TimeUnit.MILLISECONDS)) {
-                synchronized (this) {
-                    if (System.nanoTime() - lastActivity > idleNanos) {
-                        finished = true;
-                        return;
-                    }
+        /** Dispatches nothing more, waits for the item being processed, then ends the run. */
+        void stop() throws InterruptedException {
+            synchronized (this) {
+                finished = true;
+                while (running) {
+                    wait();
                 }
             }
+            done.countDown();
+        }
+
+        /** With peer.stopAtStdinEof, a daemon thread that stops the consumer once stdin closes. */
+        void stopAtStdinEof() {
+            if (!options.stopAtStdinEof()) {
+                return;
+            }
+            Thread reader = new Thread(() -> {
+                try {
+                    while (System.in.read() != -1) {
+                        // Only the end matters.
+                    }
+                    stop();
+                } catch (IOException | InterruptedException e) {
+                    // The watchdog still bounds the run.
+                }
+            }, "stdin-eof");
+            reader.setDaemon(true);
+            reader.start();
+        }
+
+        void awaitDone() throws InterruptedException {
+            // The watchdog bounds the whole run.
+            done.await();
         }
     }
 
@@ -404,6 +431,7 @@ final class CuratorModes {
             // watch) is queued behind start().
             System.err.println("ready");
             System.err.flush();
+            consumer.stopAtStdinEof();
             try {
                 consumer.awaitDone();
             } finally {

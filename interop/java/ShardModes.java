@@ -19,6 +19,10 @@
  *   -Dpeer.maxShards=N          QueueSharderPolicies.maxQueues (default 10)
  *   -Dpeer.putEveryMs=N         the pause between puts (default 0)
  *   -Dpeer.consumeDelayMs=N     the consumer's pause at each item (default 0)
+ *   -Dpeer.gatePath=/path       the consumer takes no item past its first in
+ *                               each shard until a node at this path exists
+ *                               (watched, so no poll), so the caller decides
+ *                               when consumption starts
  */
 
 import java.util.concurrent.CountDownLatch;
@@ -26,6 +30,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.Map;
 
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.CuratorWatcher;
 import org.apache.curator.framework.recipes.queue.DistributedQueue;
 import org.apache.curator.framework.recipes.queue.QueueBuilder;
 import org.apache.curator.framework.recipes.queue.QueueConsumer;
@@ -86,9 +91,13 @@ final class ShardModes {
         CountDownLatch done = new CountDownLatch(a.count());
         AtomicInteger printed = new AtomicInteger();
         long delayMs = Long.getLong("peer.consumeDelayMs", 0L);
+        String gatePath = System.getProperty("peer.gatePath");
+        CountDownLatch gate = new CountDownLatch(gatePath == null ? 0 : 1);
         QueueConsumer<String> consumer = new QueueConsumer<>() {
             @Override
             public void consumeMessage(String item) throws Exception {
+                // The watchdog bounds the wait.
+                gate.await();
                 if (delayMs > 0) {
                     Thread.sleep(delayMs);
                 }
@@ -112,6 +121,10 @@ final class ShardModes {
             System.err.println("ready");
             System.err.flush();
             try {
+                if (gatePath != null) {
+                    awaitNode(client, gatePath);
+                    gate.countDown();
+                }
                 // The watchdog bounds the whole run.
                 done.await();
             } finally {
@@ -119,6 +132,21 @@ final class ShardModes {
             }
             System.err.println("shards " + sharder.getShardQty());
             System.err.flush();
+        }
+    }
+
+    /**
+     * Waits (the watchdog bounds it) until a node exists at path: an exists
+     * watch, set again after every event, so no poll.
+     */
+    private static void awaitNode(CuratorFramework client, String path) throws Exception {
+        while (true) {
+            CountDownLatch changed = new CountDownLatch(1);
+            CuratorWatcher watcher = event -> changed.countDown();
+            if (client.checkExists().usingWatcher(watcher).forPath(path) != null) {
+                return;
+            }
+            changed.await();
         }
     }
 

@@ -1,8 +1,8 @@
 //! The acknowledger of a lock-safe queue: ends leases in batches. Consumed
 //! items' acknowledgements, failed items' requeues, released records given
 //! back and moves to the dead-letter path ([`End`]) all go out the same way:
-//! many items' fenced operations in one multi (each item's lock checked in
-//! it, as in a single multi ending one lease), pipelined, so a worker moves
+//! many items' fenced operations in one multi (each item's lock deleted at
+//! its version in it, as in a single multi ending one lease), pipelined, so a worker moves
 //! on to its next item without waiting for a disk sync and a server commits
 //! a batch in a transaction or two.
 //!
@@ -72,7 +72,7 @@ impl Ending {
         }
     }
 
-    /// Its fenced operations: the lock's check, the end's, the lock's delete.
+    /// Its fenced operations: the lock's versioned delete, then the end's.
     fn ops<T>(&self, core: &Core<T>) -> Vec<Op> {
         self.lease.fence(self.end.ops(core, &self.name, self.item_version))
     }
@@ -190,7 +190,7 @@ fn settle<T: Send + 'static>(core: &Core<T>, control: &Control, batch: Vec<Endin
             }
             // Our earlier multi may have deleted the lock: the item tells
             // whether it did, without a multi that would fail on the lock's
-            // check and take the others of its multi with it.
+            // delete and take the others of its multi with it.
             Ok(None) if ending.sent_before => one(core, control, ending, Fenced::ItemDecides, &mut settling),
             Ok(_) => by_session.entry(ending.lease.session()).or_default().push(ending),
             Err(e) if e.is_retryable() => settling.unknown.push(ending),
@@ -204,7 +204,7 @@ fn settle<T: Send + 'static>(core: &Core<T>, control: &Control, batch: Vec<Endin
 }
 
 /// Sends the ends of `endings` (leases of `session`): each item's fenced
-/// operations (its lock's check, the end's operations, its lock's delete)
+/// operations (its lock's versioned delete, then the end's operations)
 /// side by side in multis of as many items as fit [`MULTI_OPS`] operations
 /// and a packet, pipelined, so a server commits a window in a transaction or
 /// two. A multi is all or nothing: when one item's operations fail, the
@@ -278,7 +278,7 @@ fn failed_at<T: Send + 'static>(
     settling: &mut Settling,
     again: &mut Vec<Ending>,
 ) {
-    // After the lock's check.
+    // After the lock's delete.
     let create = ending.end.dead_letter_create().map(|i| i + 1);
     if create == Some(index) && source.is_no_node() && !ending.recreated {
         dead_path_missing(&ending.end);

@@ -22,6 +22,7 @@ use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use zk_queue::client::ClientStats;
 use zk_queue::{DistributedQueue, ItemReceiver, ZkClient};
 
 use crate::support::queues::producer;
@@ -35,9 +36,25 @@ fn children(client: &ZkClient, path: &str) -> BTreeSet<String> {
     client.get_children(path).unwrap().0.into_iter().collect()
 }
 
-/// A started queue at `path` whose puts return once stored.
+/// The requests `client` has sent, by kind: its stats with the time it
+/// waited for answers left out. That time is measured, and grows when the
+/// answer to a request sent earlier (by a started queue, say) comes, so two
+/// snapshots around work that sends nothing may differ in it alone.
+fn requests_sent(client: &ZkClient) -> ClientStats {
+    let mut stats = client.stats();
+    stats.waiting = Duration::ZERO;
+    stats
+}
+
+/// A started queue at `path` whose puts return once stored, and which
+/// sends nothing of its own: no metrics sampler, whose `exists` of the
+/// queue node, sent from its own thread once the queue is built, could
+/// land among the requests a test counts.
 fn started_producer(client: &ZkClient, path: &str) -> DistributedQueue<String> {
-    producer(client, path).build_queue().unwrap()
+    let builder = producer(client, path);
+    #[cfg(feature = "metrics")]
+    let builder = builder.metrics_interval(Duration::ZERO);
+    builder.build_queue().unwrap()
 }
 
 /// What a consumer variant under test delivers.

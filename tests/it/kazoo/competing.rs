@@ -49,12 +49,18 @@ fn assert_each_taken_once(put: &[(u16, String)], ours: &[Vec<String>], theirs: &
     );
 }
 
-/// Starts two kazoo peers `args` together, then, once one of them has taken
-/// an entry (the other may back off and find the queue drained: kazoo's
-/// `Queue` retries a lost race after 0.1 s, doubling), `local` on two
-/// threads, and returns what each side took.
-fn compete(args: &[&str], local: impl Fn() -> Vec<String> + Sync) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
+/// Takes an entry here with `first`, starts two kazoo peers `args`
+/// together, then, once one of them has taken an entry (the other may back
+/// off and find the queue drained: kazoo's `Queue` retries a lost race after
+/// 0.1 s, doubling), `local` on two threads, and returns what each side
+/// took. Both sides take part by arrangement, not by the speed of either.
+fn compete(
+    args: &[&str],
+    first: impl FnOnce() -> String,
+    local: impl Fn() -> Vec<String> + Sync,
+) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
     let mut peers: Vec<KazooPeer> = (0..2).map(|_| KazooPeer::spawn_with(args, true)).collect();
+    let ours_first = first();
     for peer in &mut peers {
         peer.send("go");
     }
@@ -71,7 +77,8 @@ fn compete(args: &[&str], local: impl Fn() -> Vec<String> + Sync) -> (Vec<Vec<St
             })
             .collect();
         theirs[first_of].insert(0, first);
-        let ours = locals.into_iter().map(|t| t.join().unwrap()).collect();
+        let mut ours: Vec<Vec<String>> = locals.into_iter().map(|t| t.join().unwrap()).collect();
+        ours[0].insert(0, ours_first);
         (ours, theirs)
     })
 }
@@ -99,12 +106,14 @@ fn kazoo_and_local_queue_consumers_take_each_entry_exactly_once() {
         queue.put(data.as_bytes(), *priority).unwrap();
     }
     let connect = shared_connect_string();
-    let (ours, theirs) = compete(&["get", &connect, &path], || {
+    let take_all = || {
         let queue = KazooQueue::new(&client, &path).unwrap();
         std::iter::from_fn(|| queue.try_take().unwrap())
             .map(|d| String::from_utf8(d).unwrap())
             .collect()
-    });
+    };
+    let first = || String::from_utf8(queue.try_take().unwrap().expect("an entry")).unwrap();
+    let (ours, theirs) = compete(&["get", &connect, &path], first, take_all);
     assert_each_taken_once(&put, &ours, &theirs);
     assert!(nodes(&client, &path).is_empty());
 }
@@ -121,7 +130,13 @@ fn kazoo_and_local_locking_consumers_take_each_entry_exactly_once() {
     let connect = shared_connect_string();
     let count = ENTRIES.to_string();
     let last_get = KAZOO_LAST_GET.as_secs_f64().to_string();
-    let (ours, theirs) = compete(&["consume", &connect, &path, &count, &last_get], || {
+    let first = || {
+        let entry = queue.try_take().unwrap().expect("an entry");
+        let data = String::from_utf8(entry.data().to_vec()).unwrap();
+        entry.consume().unwrap();
+        data
+    };
+    let (ours, theirs) = compete(&["consume", &connect, &path, &count, &last_get], first, || {
         consume_all(&KazooLockingQueue::new(&client, &path).unwrap())
     });
     assert_each_taken_once(&put, &ours, &theirs);

@@ -192,8 +192,8 @@ fn background_puts_whose_multi_reply_is_lost_are_not_resent_when_part_of_the_mul
     assert!(queue.flush_timeout(WAIT));
     let (names, _) = direct.get_children(&path).unwrap();
     direct.delete(&format!("{path}/{}", names[0]), None).unwrap();
-    // Every forwarded chunk waits, so the producer notices the loss,
-    // reconnects and reads back long after this test takes an item.
+    // Every forwarded chunk waits, so the producer's reconnection after the
+    // loss is still under way when the link is cut off below.
     proxy.set_delay(Duration::from_millis(300));
     proxy.drop_reply_to(Request::Multi);
     let items: Vec<String> = (0..ITEMS).map(|i| format!("item {i}")).collect();
@@ -201,6 +201,9 @@ fn background_puts_whose_multi_reply_is_lost_are_not_resent_when_part_of_the_mul
         queue.put(item.clone()).unwrap();
     }
     eventually(WAIT, "the multi's reply was dropped", || !proxy.dropping_reply());
+    // Partitioned until this test has taken an item: the producer cannot
+    // read back before, however the load orders the two.
+    proxy.blackhole();
     // The newest node belongs to the multi whose reply was lost: take it,
     // as a consumer could before the producer reads back.
     let (mut names, _) = direct.get_children(&path).unwrap();
@@ -208,6 +211,7 @@ fn background_puts_whose_multi_reply_is_lost_are_not_resent_when_part_of_the_mul
     let newest = names.last().unwrap().clone();
     direct.delete(&format!("{path}/{newest}"), None).unwrap();
     proxy.set_delay(Duration::ZERO);
+    proxy.heal();
     assert!(queue.flush_timeout(WAIT), "every put finished");
     assert_eq!(queue.stats().puts_resent, 0, "the rest of its multi was found");
     let left = stored(&direct, &path);

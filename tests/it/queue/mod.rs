@@ -8,6 +8,8 @@
 //!   pull consumer (and how many deliveries its takers may hold), a handle's
 //!   statistics, `DeadLetters`, `RawQueue`, and `IdQueue::remove` against
 //!   held items.
+//! - `fences`: the fence on a lock-safe consumer's lease (creation zxid,
+//!   version, session) as a whole.
 //! - `curator_interop`: queues shared with Curator itself, in Java.
 
 mod arrivals;
@@ -20,6 +22,7 @@ mod curator;
 mod curator_interop;
 mod dead_letter_batches;
 mod dead_letters;
+mod fences;
 mod lock_windows;
 mod metadata;
 mod plain_arrivals;

@@ -223,7 +223,8 @@ fn a_lock_changed_under_one_item_of_a_requeue_batch_fences_that_item_alone() {
         children(&direct, &locks).len() == JOBS + 1
     });
     // A write to one lock in the middle changes its version, not its
-    // creation: the lease's check inside the multi fails for that item alone.
+    // creation: the lease's versioned lock delete inside the multi fails for
+    // that item alone.
     // After the gate item, in put order.
     let fenced = &originals[1 + JOBS / 2];
     let fenced_lock = format!("{locks}/{fenced}");

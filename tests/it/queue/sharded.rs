@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use zk_queue::client::CreateMode;
 use zk_queue::{QueueBuilder, ShardPolicy, ShardedQueue, StringSerializer, ZkClient};
 
 use super::sharded_bound::Sampler;
@@ -161,11 +162,14 @@ fn items_a_curator_sharder_puts_are_each_consumed_once_from_every_shard_by_ours(
     let path = unique_path("sharded-from-curator");
     let leader_path = unique_path("sharded-from-curator-leader");
     let client = client();
-    // Slower than the puts, so that shards fill.
-    let recorder = Recorder::new().slow(Duration::from_millis(50));
+    // Held, claiming one item at a time: what the Java sharder puts stays
+    // in its shard until ours has added more, however fast or slow the
+    // puts and the deliveries run on a loaded machine.
+    let recorder = Recorder::new().held();
     // Ours leads (its latch comes first) and adds shards at its checks.
     let ours = QueueBuilder::new(&client, &path, StringSerializer)
         .consumer(recorder.clone())
+        .claim_window(1)
         .build_sharded_queue(
             &leader_path,
             ShardPolicy::new()
@@ -175,22 +179,35 @@ fn items_a_curator_sharder_puts_are_each_consumed_once_from_every_shard_by_ours(
         )
         .unwrap();
     eventually(WAIT, "ours leads", || ours.is_leader());
-    let output = curator_sharder("curator-sharder-put", &path, &leader_path, 40)
-        .prefix("java-")
-        .property("peer.putEveryMs", 20)
+    curator_sharder("curator-sharder-put", &path, &leader_path, 20)
+        .prefix("java-a-")
+        .run()
+        .unwrap();
+    eventually(WAIT, "ours adds a shard for the items waiting in the first", || {
+        ours.shard_count() >= 2
+    });
+    // A Curator sharder started now finds the shards ours added.
+    let output = curator_sharder("curator-sharder-put", &path, &leader_path, 20)
+        .prefix("java-b-")
         .run_output()
         .unwrap();
+    recorder.release();
     let mut got = recorder.wait_for(40, WAIT);
     got.sort();
-    let mut want = items("java-", 40);
+    let mut want = items("java-a-", 20);
+    want.extend(items("java-b-", 20));
     want.sort();
     assert_eq!(got, want, "every item exactly once");
+    let seen: Vec<usize> = output
+        .stderr_tagged("shards")
+        .iter()
+        .map(|n| n.parse().unwrap())
+        .collect();
     assert!(
-        ours.shard_count() >= 2,
-        "{} shards: nothing was sharded",
-        ours.shard_count()
+        matches!(seen[..], [n] if n >= 2),
+        "the Curator sharder put into {seen:?} shards, not those ours added\n{}",
+        output.stderr
     );
-    assert!(output.stderr.contains("shards "), "{}", output.stderr);
     ours.close();
 }
 
@@ -198,11 +215,14 @@ fn items_a_curator_sharder_puts_are_each_consumed_once_from_every_shard_by_ours(
 fn items_ours_puts_are_each_consumed_once_by_a_curator_sharder_from_every_shard() {
     let path = unique_path("sharded-to-curator");
     let leader_path = unique_path("sharded-to-curator-leader");
+    let gate = unique_path("sharded-to-curator-gate");
     // The Java sharder leads (its latch comes first) and adds shards at
     // its checks; ours follows, finds them at once, and spreads its puts.
-    // Slower than the puts, so that shards fill.
+    // Its consumer takes one item a shard, then waits at a gate until our
+    // puts are done: the shards fill however fast or slow the puts and the
+    // consumer run on a loaded machine.
     let java = curator_sharder("curator-sharder-consume", &path, &leader_path, 40)
-        .consume_delay(Duration::from_millis(50))
+        .property("peer.gatePath", &gate)
         .spawn()
         .unwrap();
     java.wait_ready(WAIT).unwrap();
@@ -225,6 +245,7 @@ fn items_ours_puts_are_each_consumed_once_by_a_curator_sharder_from_every_shard(
     }
     let shards = ours.shard_count();
     let (most, _) = sampler.stop();
+    client.create(&gate, b"", CreateMode::Persistent).unwrap();
     // Our puts wait for the Java leader's shards rather than overfill one.
     assert!(most <= 5, "a shard of {most} nodes, past the threshold of 5");
     let output = java.wait_output().unwrap();

@@ -35,7 +35,7 @@ fn curator_participant(
 }
 
 #[test]
-fn rust_and_curator_readers_share_and_no_writer_holds_beside_anyone_by_a_shared_ledger() {
+fn rust_and_curator_readers_and_writers_all_hold_and_no_writer_holds_beside_anyone_by_a_shared_ledger() {
     let path = unique_path("rwlock-curator-ledger");
     let ledger = Ledger::new();
     let (read_hold, write_hold) = (Duration::from_millis(60), Duration::from_millis(10));
@@ -59,8 +59,11 @@ fn rust_and_curator_readers_share_and_no_writer_holds_beside_anyone_by_a_shared_
     }
     let (entries, most) = ledger.check_readers_writers();
     eprintln!("{entries} holds (Rust and Curator), at most {most} inside at once");
+    // Every participant held all its rounds; how many readers happened to
+    // be inside together depends on the scheduling, so it is not asserted
+    // here: readers of both languages holding together is arranged in
+    // `readers_of_both_languages_hold_together_and_writers_of_both_wait_until_both_have_left`.
     assert_eq!(entries, 40);
-    assert!(most >= 2, "readers held together: at most {most} at once");
     let entries = ledger.entries();
     for side in ["r-java", "r-rust", "w-java", "w-rust"] {
         assert!(entries.iter().any(|e| e.starts_with(side)), "{side} held");

@@ -41,13 +41,22 @@ fn leadership_alternates_between_rust_and_curator_and_never_two_lead_by_a_shared
     let path = unique_path("selector-curator-turns");
     let ledger = Arc::new(Ledger::new());
     let java = curator_selector(&path, "java", 10, HOLD, WAIT, &ledger);
+    // Arranged, not left to how fast a JVM starts or requeues on a loaded
+    // machine: Curator's selector is in line before ours join (its start
+    // only queues its attempt), and ours stay in line until it has led its
+    // ten terms, so every one of them is taken with ours waiting beside it.
+    let admin = client();
+    eventually(WAIT, "Curator's selector is in line", || {
+        admin.get_children(&path).is_ok_and(|(line, _)| !line.is_empty())
+    });
     let clients = [client(), client()];
     thread::scope(|s| {
         for (id, client) in ["rust-a", "rust-b"].iter().zip(&clients) {
-            let (path, ledger) = (&path, &ledger);
+            let (path, ledger, java) = (&path, &ledger, &java);
             s.spawn(move || {
                 let (selector, _) = selector(client, path, id, HOLD, ledger);
                 eventually(WAIT, "it led ten times", || selector.terms() >= 10);
+                java.wait_for_stderr_line("closed", WAIT).unwrap();
                 selector.close().unwrap();
             });
         }

@@ -25,7 +25,7 @@
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -113,6 +113,8 @@ pub struct PeerCommand {
     properties: Vec<(String, String)>,
     /// Lines fed to the peer's stdin, which is then closed; `None`: no stdin.
     stdin_lines: Option<Vec<String>>,
+    /// Stdin is kept open until [`PeerProcess::stop`] closes it.
+    stdin_held: bool,
 }
 
 /// A Curator consumer's `ErrorMode` (`-Dpeer.errorMode`), consulted only in
@@ -146,6 +148,7 @@ impl PeerCommand {
             timeout: DEFAULT_PEER_TIMEOUT,
             properties: Vec::new(),
             stdin_lines: None,
+            stdin_held: false,
         }
     }
 
@@ -191,6 +194,16 @@ impl PeerCommand {
         self.property("peer.consumeDelayMs", delay.as_millis())
     }
 
+    /// `-Dpeer.stopAtStdinEof`: the consumer runs until its count is
+    /// reached or [`PeerProcess::stop`] closes its stdin, whichever comes
+    /// first; then it dispatches nothing more and exits once the item being
+    /// processed is printed. For a consumer that competes with others and
+    /// may never reach its count. Not with [`PeerCommand::stdin_lines`].
+    pub fn stop_at_stdin_eof(mut self) -> Self {
+        self.stdin_held = true;
+        self.property("peer.stopAtStdinEof", true)
+    }
+
     /// The prefix of offered items (the peer's default is `item-`).
     pub fn prefix(mut self, prefix: &str) -> Self {
         self.prefix = Some(prefix.to_owned());
@@ -216,6 +229,9 @@ impl PeerCommand {
 
     /// Starts the peer in the background; see [`spawn_peer`].
     pub fn spawn(&self) -> anyhow::Result<PeerProcess> {
+        if self.stdin_held && self.stdin_lines.is_some() {
+            bail!("a Java peer's stdin is either fed lines or held open until stop, not both");
+        }
         let stdin_text = match &self.stdin_lines {
             Some(lines) => {
                 if let Some(bad) = lines.iter().find(|line| line.contains(['\n', '\r'])) {
@@ -243,7 +259,7 @@ impl PeerCommand {
             command.arg(prefix);
         }
         let mut child = command
-            .stdin(if stdin_text.is_some() {
+            .stdin(if stdin_text.is_some() || self.stdin_held {
                 Stdio::piped()
             } else {
                 Stdio::null()
@@ -256,6 +272,7 @@ impl PeerCommand {
         // A thread, so a large input cannot deadlock against the peer's output.
         // Write errors (the peer exited early, e.g. on a bad mode) are ignored:
         // the exit status tells what happened.
+        let held_stdin = if self.stdin_held { child.stdin.take() } else { None };
         let stdin = stdin_text.map(|text| {
             let mut pipe = child.stdin.take().expect("stdin is piped");
             thread::spawn(move || {
@@ -265,19 +282,18 @@ impl PeerCommand {
         });
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
-        let stdout = thread::spawn(move || {
-            BufReader::new(stdout)
-                .lines()
-                .map(|line| line.map(|line| (SystemTime::now(), line)))
-                .collect()
-        });
+        let stdout_log = Arc::new(StdoutLog::default());
+        let log = Arc::clone(&stdout_log);
+        let stdout = thread::spawn(move || log.read_from(stdout));
         let stderr_log = Arc::new(StderrLog::default());
         let log = Arc::clone(&stderr_log);
         let stderr = thread::spawn(move || log.read_from(stderr));
         Ok(PeerProcess {
             child: Some(child),
+            held_stdin,
             stdin,
             stdout: Some(stdout),
+            stdout_log,
             stderr: Some(stderr),
             stderr_log,
             description: format!("Java peer `{}` on {}", self.mode, self.path),
@@ -324,8 +340,11 @@ type TimedLines = Vec<(SystemTime, String)>;
 #[derive(Debug)]
 pub struct PeerProcess {
     child: Option<Child>,
+    /// The open stdin of a [`PeerCommand::stop_at_stdin_eof`] peer.
+    held_stdin: Option<ChildStdin>,
     stdin: Option<JoinHandle<()>>,
-    stdout: Option<JoinHandle<std::io::Result<TimedLines>>>,
+    stdout: Option<JoinHandle<std::io::Result<()>>>,
+    stdout_log: Arc<StdoutLog>,
     stderr: Option<JoinHandle<()>>,
     stderr_log: Arc<StderrLog>,
     description: String,
@@ -344,6 +363,58 @@ impl PeerProcess {
     /// Fails if the peer exits first or `timeout` passes.
     pub fn wait_ready(&self, timeout: Duration) -> anyhow::Result<()> {
         self.wait_for_stderr_line("ready", timeout)
+    }
+
+    /// How many lines the peer has printed on stdout so far (for a
+    /// consumer: the items taken), so a test can wait on any of several
+    /// peers.
+    pub fn lines_printed(&self) -> usize {
+        self.stdout_log
+            .state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .lines
+            .len()
+    }
+
+    /// Waits until the peer has printed at least `n` lines on stdout (for a
+    /// consumer: taken `n` items), so a test can hold a competitor back
+    /// until the peer has taken part.
+    ///
+    /// Fails, with the stderr so far, if the peer closes stdout (exits)
+    /// first or `timeout` passes.
+    pub fn wait_for_lines(&self, n: usize, timeout: Duration) -> anyhow::Result<()> {
+        let deadline = Instant::now() + timeout;
+        let mut state = self.stdout_log.state.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if state.lines.len() >= n {
+                return Ok(());
+            }
+            let now = Instant::now();
+            if state.closed || now >= deadline {
+                let (printed, closed) = (state.lines.len(), state.closed);
+                drop(state);
+                let stderr = self
+                    .stderr_log
+                    .state
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .text
+                    .clone();
+                bail!(
+                    "{} {} after printing {printed} of {n} lines on stdout\n--- peer stderr ---\n{}",
+                    self.description,
+                    if closed { "exited" } else { "timed out" },
+                    stderr.trim_end()
+                );
+            }
+            state = self
+                .stdout_log
+                .changed
+                .wait_timeout(state, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
     }
 
     /// Waits until the peer has printed `line` as a whole line on stderr.
@@ -373,6 +444,16 @@ impl PeerProcess {
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
+    }
+
+    /// Closes the stdin of a [`PeerCommand::stop_at_stdin_eof`] peer, so it
+    /// finishes the item it is processing and exits, then returns its
+    /// stdout lines as [`PeerProcess::wait`] does.
+    pub fn stop(mut self) -> anyhow::Result<Vec<String>> {
+        if self.held_stdin.take().is_none() {
+            bail!("{}: stop needs a peer started with stop_at_stdin_eof", self.description);
+        }
+        self.wait()
     }
 
     /// Waits for the peer to finish and returns its stdout lines.
@@ -407,7 +488,8 @@ impl PeerProcess {
             .take()
             .expect("stdout reader is present")
             .join()
-            .map_err(|_| anyhow!("{}: stdout reader panicked", self.description))?;
+            .map_err(|_| anyhow!("{}: stdout reader panicked", self.description))?
+            .map(|()| std::mem::take(&mut self.stdout_log.state.lock().unwrap_or_else(|e| e.into_inner()).lines));
         if let Some(stdin) = self.stdin.take() {
             // The child has exited, so its end of the pipe is closed and the
             // writer has finished or failed.
@@ -446,6 +528,41 @@ impl Drop for PeerProcess {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+}
+
+/// The peer's stdout lines as read so far, each with the time it was read,
+/// shared with the thread that reads them.
+#[derive(Debug, Default)]
+struct StdoutLog {
+    state: Mutex<StdoutState>,
+    /// Notified after every line and at the end.
+    changed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct StdoutState {
+    lines: TimedLines,
+    /// The peer closed stdout (normally: it exited), or reading failed.
+    closed: bool,
+}
+
+impl StdoutLog {
+    /// Appends `stdout` line by line until it ends; fails if reading does.
+    fn read_from(&self, stdout: impl std::io::Read) -> std::io::Result<()> {
+        let result = BufReader::new(stdout).lines().try_for_each(|line| {
+            let line = line?;
+            self.state
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .lines
+                .push((SystemTime::now(), line));
+            self.changed.notify_all();
+            Ok(())
+        });
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
+        self.changed.notify_all();
+        result
     }
 }
 

@@ -243,9 +243,10 @@ impl Orphan {
 /// `<lock_path>/<item name>` holding an owner token. Writes that end a claim
 /// are fenced three ways: the lock must still be the node this consumer
 /// created (its creation zxid, checked just before), at the same version
-/// (checked inside the multi), in the same session (the multi is never
-/// retried in a newer one). A new holder's lock at the same path also starts
-/// at version 0, so the version alone would not tell them apart.
+/// (deleted at that version inside the multi), in the same session (the
+/// multi is never retried in a newer one). A new holder's lock at the same
+/// path also starts at version 0, so the version alone would not tell them
+/// apart.
 pub(super) struct Lease {
     path: String,
     version: i32,
@@ -319,12 +320,15 @@ impl Lease {
     }
 
     /// The operations of a multi that ends this lease with `ops` on the item:
-    /// the lock's check first (the multi fails at index 0 if the lock changed),
-    /// the lock's delete last.
+    /// the lock's delete at its version first, then `ops`.
     pub(super) fn fence(&self, ops: impl IntoIterator<Item = Op>) -> Vec<Op> {
-        let mut fenced = vec![Op::check(&self.path, self.version)];
+        // The fence: a multi is all or nothing, so the item is touched only
+        // if the lock is still at the version this consumer created it with.
+        // The versioned delete is that check; a `check` of the same lock at
+        // the same version beside it would fence nothing more. First, so
+        // that a changed lock fails the multi at index 0 ([`Fenced::of`]).
+        let mut fenced = vec![Op::delete(&self.path, Some(self.version))];
         fenced.extend(ops);
-        fenced.push(Op::delete(&self.path, Some(self.version)));
         fenced
     }
 
@@ -355,15 +359,16 @@ impl Lease {
 }
 
 /// What the result of a multi fenced on a lease's lock (its first operation
-/// checks the lock) says about the claim it ends: the one reading of it, for
-/// single and batched acknowledges, requeues and dead-letter moves alike.
+/// deletes the lock at its version) says about the claim it ends: the one
+/// reading of it, for single and batched acknowledges, requeues and
+/// dead-letter moves alike.
 pub(super) enum Fenced {
     /// Applied.
     Applied,
-    /// The lock check failed, or the session expired. The lease was lost,
-    /// unless the item is already gone: then an earlier attempt of this very
-    /// multi went through before its reply was lost: reading the item
-    /// tells which.
+    /// The lock's versioned delete failed (the lock is gone, or at another
+    /// version), or the session expired. The lease was lost, unless the item
+    /// is already gone: then an earlier attempt of this very multi went
+    /// through before its reply was lost: reading the item tells which.
     ItemDecides,
     /// The lock held, but the item was gone: someone else deleted it while
     /// this consumer held it (removed by id without the lock path, say).
@@ -378,7 +383,12 @@ impl Fenced {
     pub(super) fn of<R>(result: Result<R>, item_path: &str) -> Fenced {
         match result {
             Ok(_) => Fenced::Applied,
-            Err(Error::MultiFailed { index: 0, .. } | Error::SessionExpired) => Fenced::ItemDecides,
+            Err(Error::SessionExpired) => Fenced::ItemDecides,
+            Err(Error::MultiFailed { index: 0, source })
+                if matches!(source.as_ref(), Error::NoNode { .. } | Error::BadVersion { .. }) =>
+            {
+                Fenced::ItemDecides
+            }
             Err(Error::MultiFailed { source, .. }) if matches!(source.as_ref(), Error::NoNode { path } if path == item_path) => {
                 Fenced::ItemRemoved
             }

@@ -1,13 +1,11 @@
 //! Ports of Curator's `TestDistributedPriorityQueue`.
 
-use std::time::Duration;
-
 use zk_queue::{QueueBuilder, StringSerializer};
 
 use crate::queue::WAIT;
 use crate::support::queues::{consumer, producer};
 use crate::support::recorder::Recorder;
-use crate::support::{client, server::unique_path};
+use crate::support::{client, eventually, server::unique_path};
 
 #[test]
 fn priority_queue_delivers_lower_priorities_first_over_the_whole_range() {
@@ -42,11 +40,13 @@ fn a_late_urgent_item_overtakes_after_min_items_before_refresh() {
     for i in 0..10 {
         producer.put(i.to_string(), 10 + i).unwrap();
     }
-    // Slow enough that a put delayed by load still lands within a few items.
-    let recorder = Recorder::new().slow(Duration::from_millis(300));
-    let _consumer = consumer(&client, &path, &recorder).build_priority_queue(3).unwrap();
-    recorder.wait_for(1, WAIT);
+    // Held in its first delivery until the urgent item is stored, so that
+    // the put lands mid-pass however long load makes it take.
+    let recorder = Recorder::new().held();
+    let consumer = consumer(&client, &path, &recorder).build_priority_queue(3).unwrap();
+    eventually(WAIT, "the first item is taken", || consumer.stats().claimed >= 1);
     producer.put("urgent".into(), 1).unwrap();
+    recorder.release();
     let got = recorder.wait_for(11, WAIT);
     let position = got.iter().position(|s| s == "urgent").unwrap();
     assert!(position > 0 && position < 6, "urgent came out at {position}: {got:?}");
