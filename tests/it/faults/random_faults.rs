@@ -489,11 +489,17 @@ fn run(seed: u64, rounds: usize, ensemble: bool) -> Report {
                 let session = Tally::read(&dir).session_of(victim).expect("the victim's session");
                 if held {
                     workers[slot].1.hold();
-                    more(PER_ROUND / 3);
-                    assert!(
-                        workers[slot].1.wait_holding(THREADS, WAIT),
-                        "round {round}: worker {victim} did not hold {THREADS} items begun within {WAIT:?}"
-                    );
+                    // Items come as the rounds allow: more until the victim
+                    // has begun one in each thread (the other worker takes
+                    // some of them).
+                    let deadline = Instant::now() + WAIT;
+                    while !workers[slot].1.wait_holding(THREADS, Duration::from_millis(200)) {
+                        assert!(
+                            Instant::now() < deadline,
+                            "round {round}: worker {victim} did not hold {THREADS} items begun within {WAIT:?}"
+                        );
+                        more(THREADS);
+                    }
                 }
                 at = now_micros();
                 let gone = workers[slot].1.kill();
