@@ -15,8 +15,8 @@
 //!
 //! A test can hold a worker's work open: while its hold file
 //! (`worker-<n>.hold`, see [`Worker::hold`]) exists, each item the worker
-//! begins is recorded, then `#held <item> <node>` appended, and its work
-//! waits until the file is gone. So a kill can be made to land on begun,
+//! begins at a node's first record is recorded, then `#held <item> <node>`
+//! appended, and its work waits until the file is gone. So a kill can be made to land on begun,
 //! unfinished work, however short each item's work is otherwise.
 
 use std::fs::{File, OpenOptions};
@@ -188,6 +188,11 @@ fn read_lines(path: &Path) -> Vec<String> {
         .collect()
 }
 
+thread_local! {
+    /// The node of the record this consumer thread was handed last.
+    static LAST_NODE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
 /// Records deliveries in the output file.
 struct Recording {
     out: Mutex<File>,
@@ -262,7 +267,10 @@ impl QueueConsumer<String> for Recording {
         // Recorded before the work: a kill or an expiry after this line is a
         // delivery whose effect happened and whose acknowledge did not.
         self.line(&format!("{item} {} {} {session}", meta.name(), now_micros()));
-        if self.hold.exists() {
+        // Held at a node's first record, so that the nodes held are the
+        // last ones the worker's threads began.
+        let first_record = LAST_NODE.with(|last| last.replace(meta.name().to_owned()) != meta.name());
+        if first_record && self.hold.exists() {
             self.line(&format!("#held {item} {}", meta.name()));
             while self.hold.exists() {
                 std::thread::sleep(Duration::from_millis(5));
