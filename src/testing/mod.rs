@@ -54,6 +54,7 @@ mod launch;
 mod probe;
 mod process;
 mod proxy;
+mod proxy_port;
 mod server;
 
 pub use builder::TestingServerBuilder;

@@ -2,8 +2,8 @@
 //! injects network faults.
 
 use std::io::{self, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -11,9 +11,13 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use super::delay_line::DelayLine;
+use super::proxy_port::{accepts, refuses, Port};
 
 /// How often an idle proxy thread checks for shutdown.
 const POLL: Duration = Duration::from_millis(50);
+
+/// How often a refusing proxy asks whether its server accepts again.
+const PROBE: Duration = Duration::from_millis(20);
 
 /// A TCP proxy on a free loopback port that forwards to one server and can
 /// break the way in between: cut every connection, swallow all traffic
@@ -21,7 +25,12 @@ const POLL: Duration = Duration::from_millis(50);
 /// server applies a write that the client never hears of).
 ///
 /// Point a client at [`connect_string`](Self::connect_string) instead of the
-/// server's. The proxy stops on drop. A TLS connection (to a secure client
+/// server's. While the server refuses connections (it is stopped, or
+/// restarting), so does the proxy: it stops listening once a connection to
+/// the server ends and the server refuses a new one (or refuses a client's
+/// connection it accepted), and listens again once the server accepts. A
+/// restart behind the proxy looks like a restart to its clients. The proxy
+/// stops on drop. A TLS connection (to a secure client
 /// port) passes too, as opaque bytes: cut, blackhole and delay apply to it,
 /// the faults aimed at one request or reply do not.
 ///
@@ -44,15 +53,28 @@ pub struct FaultProxy {
     acceptor: Option<JoinHandle<()>>,
 }
 
-#[derive(Default)]
 struct Shared {
     stopping: AtomicBool,
     fault: Mutex<Fault>,
     delay: Mutex<Duration>,
-    /// Both ends of every live connection, to cut them.
-    connections: Mutex<Vec<(TcpStream, TcpStream)>>,
+    /// Both ends of every live connection, by its number, to cut them.
+    connections: Mutex<Vec<(u64, TcpStream, TcpStream)>>,
     /// Numbers the connections, for [`Fault::DropReplyTo`].
     next_connection: AtomicU64,
+    /// Live connections cut so far, by a fault.
+    cut: AtomicUsize,
+    port: Port,
+    target: SocketAddr,
+}
+
+impl Shared {
+    /// Forgets live connection `connection`; whether it was live.
+    fn forget(&self, connection: u64) -> bool {
+        let mut connections = self.connections.lock();
+        let before = connections.len();
+        connections.retain(|(n, ..)| *n != connection);
+        connections.len() < before
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -133,15 +155,23 @@ impl FaultProxy {
             .to_socket_addrs()?
             .next()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the target has no address"))?;
-        let listener = TcpListener::bind("127.0.0.1:0")?;
-        listener.set_nonblocking(true)?;
-        let port = listener.local_addr()?.port();
-        let shared = Arc::new(Shared::default());
+        let port = Port::bind()?;
+        let shared = Arc::new(Shared {
+            stopping: AtomicBool::new(false),
+            fault: Mutex::new(Fault::None),
+            delay: Mutex::new(Duration::ZERO),
+            connections: Mutex::new(Vec::new()),
+            next_connection: AtomicU64::new(0),
+            cut: AtomicUsize::new(0),
+            port,
+            target,
+        });
+        let port = shared.port.number();
         let acceptor = {
             let shared = Arc::clone(&shared);
             std::thread::Builder::new()
                 .name("zk-fault-proxy".into())
-                .spawn(move || accept_loop(&listener, target, &shared))?
+                .spawn(move || accept_loop(&shared))?
         };
         log::debug!("fault proxy on 127.0.0.1:{port} to {target}");
         Ok(FaultProxy {
@@ -175,10 +205,30 @@ impl FaultProxy {
     pub fn cut(&self) {
         let connections = std::mem::take(&mut *self.shared.connections.lock());
         log::debug!("fault proxy: cutting {} connection(s)", connections.len());
-        for (client, server) in connections {
+        if !self.shared.stopping.load(Ordering::Acquire) {
+            self.shared.cut.fetch_add(connections.len(), Ordering::Relaxed);
+        }
+        for (_, client, server) in connections {
             let _ = client.shutdown(Shutdown::Both);
             let _ = server.shutdown(Shutdown::Both);
         }
+    }
+
+    /// How many live connections the proxy cut so far: by
+    /// [`cut`](Self::cut), by [`heal`](Self::heal) after a blackhole, and
+    /// with a dropped reply or request. A connection that had ended already
+    /// is not counted, so a fault that cut nothing leaves the count as it
+    /// was.
+    ///
+    /// ```
+    /// use zk_queue::testing::FaultProxy;
+    /// let proxy = FaultProxy::start("127.0.0.1:2181")?;
+    /// proxy.cut(); // no client is connected
+    /// assert_eq!(proxy.connections_cut(), 0);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn connections_cut(&self) -> usize {
+        self.shared.cut.load(Ordering::Relaxed)
     }
 
     /// Swallows all traffic both ways, on open and new connections: nothing
@@ -356,15 +406,30 @@ impl std::fmt::Debug for FaultProxy {
     }
 }
 
-fn accept_loop(listener: &TcpListener, target: SocketAddr, shared: &Arc<Shared>) {
+/// Accepts clients while the server accepts connections; while it refuses,
+/// refuses too, and asks it again every [`PROBE`].
+fn accept_loop(shared: &Arc<Shared>) {
+    let target = shared.target;
     while !shared.stopping.load(Ordering::Acquire) {
-        match listener.accept() {
-            Ok((client, _)) => {
-                if let Err(e) = connect(client, target, shared) {
-                    log::debug!("fault proxy: cannot reach {target}: {e}");
+        if shared.port.refusing() {
+            if accepts(target) {
+                if let Err(e) = shared.port.listen() {
+                    log::warn!("fault proxy: cannot listen again on port {}: {e}", shared.port.number());
                 }
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(POLL),
+            std::thread::sleep(PROBE);
+            continue;
+        }
+        match shared.port.accept() {
+            Ok(Some(client)) => {
+                if let Err(e) = connect(client, target, shared) {
+                    log::debug!("fault proxy: cannot reach {target}: {e}");
+                    if e.kind() == io::ErrorKind::ConnectionRefused {
+                        shared.port.refuse();
+                    }
+                }
+            }
+            Ok(None) => std::thread::sleep(POLL),
             Err(e) => {
                 log::warn!("fault proxy: accept failed: {e}");
                 std::thread::sleep(POLL);
@@ -381,11 +446,11 @@ fn connect(client: TcpStream, target: SocketAddr, shared: &Arc<Shared>) -> io::R
         stream.set_nodelay(true)?;
         stream.set_read_timeout(Some(POLL))?;
     }
+    let connection = shared.next_connection.fetch_add(1, Ordering::Relaxed);
     shared
         .connections
         .lock()
-        .push((client.try_clone()?, server.try_clone()?));
-    let connection = shared.next_connection.fetch_add(1, Ordering::Relaxed);
+        .push((connection, client.try_clone()?, server.try_clone()?));
     for (from, to, replies) in [
         (client.try_clone()?, server.try_clone()?, false),
         (server, client, true),
@@ -398,67 +463,73 @@ fn connect(client: TcpStream, target: SocketAddr, shared: &Arc<Shared>) -> io::R
     Ok(())
 }
 
-/// Copies bytes one way until either side closes, applying the fault.
+/// Why a pump stopped.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum End {
+    /// The proxy stops.
+    Stopping,
+    /// The side it reads from closed or broke.
+    FromClosed,
+    /// The side it writes to broke.
+    ToBroke,
+    /// A fault cut the connection (a dropped reply or request).
+    Cut,
+}
+
+/// Copies bytes one way until either side closes, applying the fault; then
+/// closes both sides. A connection that ended on its own side of the server
+/// (not cut by the proxy) makes the proxy refuse if the server refuses now,
+/// before its client sees the end and connects again.
+fn pump(mut from: TcpStream, mut to: TcpStream, replies: bool, connection: u64, shared: &Shared) {
+    let (end, line) = forward(&mut from, &mut to, replies, connection, shared);
+    // What was forwarded before the end still arrives.
+    if let Some(line) = line {
+        line.drain();
+    }
+    if shared.forget(connection) {
+        let server_ended = match end {
+            End::FromClosed => replies,
+            End::ToBroke => !replies,
+            End::Stopping | End::Cut => false,
+        };
+        if end == End::Cut {
+            shared.cut.fetch_add(1, Ordering::Relaxed);
+        } else if server_ended && refuses(shared.target) {
+            shared.port.refuse();
+        }
+    }
+    let _ = from.shutdown(Shutdown::Both);
+    let _ = to.shutdown(Shutdown::Both);
+}
+
+/// The loop of [`pump`]: forwards until the connection ends, and says why,
+/// with the delay line in use if any.
 ///
 /// Requests and replies pass in whole frames, so one request, or the reply
 /// to one, can be dropped without the others.
-fn pump(mut from: TcpStream, mut to: TcpStream, replies: bool, connection: u64, shared: &Shared) {
+fn forward(
+    from: &mut TcpStream,
+    to: &mut TcpStream,
+    replies: bool,
+    connection: u64,
+    shared: &Shared,
+) -> (End, Option<DelayLine>) {
     let mut buf = vec![0u8; 64 * 1024];
     let mut frames = Frames::default();
     // Chunks forwarded while a delay is set go through a delay line.
     let mut line: Option<DelayLine> = None;
     loop {
         if shared.stopping.load(Ordering::Acquire) {
-            break;
+            return (End::Stopping, line);
         }
         let n = match from.read(&mut buf) {
-            Ok(0) => break,
+            Ok(0) => return (End::FromClosed, line),
             Ok(n) => n,
             Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => continue,
-            Err(_) => break,
+            Err(_) => return (End::FromClosed, line),
         };
         frames.push(&buf[..n]);
-        let mut out: Vec<u8> = Vec::new();
-        let mut cut = false;
-        {
-            let mut fault = shared.fault.lock();
-            while let Some(frame) = frames.next_frame() {
-                match (&mut *fault, replies, frame.header) {
-                    (Fault::DropRequestTo { request }, false, Some((_, op))) if request.matches(op) => {
-                        *fault = Fault::None;
-                        cut = true;
-                        break;
-                    }
-                    (Fault::DropReplyTo { request, target, .. }, false, Some((xid, op)))
-                        if target.is_none() && request.matches(op) =>
-                    {
-                        *target = Some((connection, xid));
-                    }
-                    (
-                        Fault::DropReplyTo {
-                            request,
-                            target: Some(t),
-                            then,
-                        },
-                        true,
-                        Some((xid, _)),
-                    ) if *t == (connection, xid) => {
-                        *fault = match then.checked_sub(1) {
-                            Some(then) => Fault::DropReplyTo {
-                                request: *request,
-                                target: None,
-                                then,
-                            },
-                            None => Fault::None,
-                        };
-                        cut = true;
-                        break;
-                    }
-                    _ => {}
-                }
-                out.extend_from_slice(&frame.bytes);
-            }
-        }
+        let (out, mut cut) = aimed_faults(&mut frames, replies, connection, shared);
         let forward = {
             let mut fault = shared.fault.lock();
             match (*fault, replies) {
@@ -482,29 +553,66 @@ fn pump(mut from: TcpStream, mut to: TcpStream, replies: bool, connection: u64, 
             if line.is_none() && !delay.is_zero() {
                 match to.try_clone().and_then(DelayLine::new) {
                     Ok(new) => line = Some(new),
-                    Err(_) => break,
+                    Err(_) => return (End::ToBroke, line),
                 }
             }
             match &line {
                 Some(line) => line.send(out, delay),
                 None => {
                     if to.write_all(&out).is_err() {
-                        break;
+                        return (End::ToBroke, line);
                     }
                 }
             }
         }
         if cut {
             // The reply is lost and the connection with it.
-            break;
+            return (End::Cut, line);
         }
     }
-    // What was forwarded before the end still arrives.
-    if let Some(line) = line {
-        line.drain();
+}
+
+/// Applies the faults aimed at one request or its reply to the whole frames
+/// read so far: returns the bytes to forward, and whether the connection is
+/// to be cut after them (its next frame dropped).
+fn aimed_faults(frames: &mut Frames, replies: bool, connection: u64, shared: &Shared) -> (Vec<u8>, bool) {
+    let mut out: Vec<u8> = Vec::new();
+    let mut fault = shared.fault.lock();
+    while let Some(frame) = frames.next_frame() {
+        match (&mut *fault, replies, frame.header) {
+            (Fault::DropRequestTo { request }, false, Some((_, op))) if request.matches(op) => {
+                *fault = Fault::None;
+                return (out, true);
+            }
+            (Fault::DropReplyTo { request, target, .. }, false, Some((xid, op)))
+                if target.is_none() && request.matches(op) =>
+            {
+                *target = Some((connection, xid));
+            }
+            (
+                Fault::DropReplyTo {
+                    request,
+                    target: Some(t),
+                    then,
+                },
+                true,
+                Some((xid, _)),
+            ) if *t == (connection, xid) => {
+                *fault = match then.checked_sub(1) {
+                    Some(then) => Fault::DropReplyTo {
+                        request: *request,
+                        target: None,
+                        then,
+                    },
+                    None => Fault::None,
+                };
+                return (out, true);
+            }
+            _ => {}
+        }
+        out.extend_from_slice(&frame.bytes);
     }
-    let _ = from.shutdown(Shutdown::Both);
-    let _ = to.shutdown(Shutdown::Both);
+    (out, false)
 }
 
 /// Splits one direction of a ZooKeeper connection into frames: a 4-byte

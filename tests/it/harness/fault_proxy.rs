@@ -1,5 +1,6 @@
 //! The fault proxy: each fault does what it says to a real client and server.
 
+use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use zk_queue::testing::{FaultProxy, Request, TestingServer};
@@ -137,4 +138,77 @@ fn a_delay_slows_every_request() {
     client.exists("/").unwrap();
     // Healed, the request is not delayed: well within one delay.
     Bound::of(DELAY / 2).check("a request through the healed proxy", started.elapsed());
+}
+
+/// How long a client connecting through the proxy may take to hear that its
+/// stopped server refuses: at once (a refusal is an answer), where a
+/// connection accepted and then closed would cost it the connection timeout
+/// (10 s here) ...
+const REFUSED_WITHIN: Duration = Duration::from_secs(1);
+/// ... plus a quarter of that for a loaded machine.
+const REFUSED_MARGIN: Duration = Duration::from_millis(250);
+
+#[test]
+fn while_its_server_is_down_the_proxy_refuses_connections_and_after_the_restart_serves_the_same_session() {
+    let mut server = TestingServer::start().unwrap();
+    let proxy = FaultProxy::start(&server.connect_string()).unwrap();
+    // A session that outlives the restart.
+    let patient = |connect: &str| {
+        ZkClient::builder(connect)
+            .session_timeout(Duration::from_secs(10))
+            .connection_timeout(Duration::from_secs(10))
+            .connect()
+    };
+    let client = patient(&proxy.connect_string()).unwrap();
+    let states = client.state_listener();
+    let session = client.session_id().unwrap();
+    server.kill().unwrap();
+    wait_for_state(&states, ConnectionState::Suspended, WAIT);
+    // The proxy stopped listening before its client saw the connection end.
+    let raw = TcpStream::connect(proxy.connect_string());
+    assert!(
+        matches!(&raw, Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused),
+        "a connection to the proxy of a stopped server: {raw:?}"
+    );
+    let started = Instant::now();
+    let refused = patient(&proxy.connect_string());
+    let took = started.elapsed();
+    let message = refused
+        .as_ref()
+        .map(|_| String::new())
+        .unwrap_or_else(|e| e.to_string());
+    assert!(
+        message.contains(&format!("{}: connection refused", proxy.connect_string())),
+        "a new client through the proxy of a stopped server: {message:?}"
+    );
+    assert!(
+        took <= REFUSED_WITHIN + REFUSED_MARGIN,
+        "refused after {took:?}, allowed {:?}",
+        REFUSED_WITHIN + REFUSED_MARGIN
+    );
+    server.restart().unwrap();
+    wait_for_state(&states, ConnectionState::Reconnected, WAIT);
+    assert_eq!(
+        client.session_id().unwrap(),
+        session,
+        "the session survives the restart"
+    );
+    assert!(client.exists("/").unwrap().is_some());
+}
+
+#[test]
+fn the_proxy_counts_the_live_connections_it_cut_and_a_cut_of_none_counts_nothing() {
+    let server = TestingServer::start().unwrap();
+    let proxy = FaultProxy::start(&server.connect_string()).unwrap();
+    proxy.cut();
+    assert_eq!(proxy.connections_cut(), 0, "no connection was open");
+    let client = proxied(&proxy);
+    let states = client.state_listener();
+    client.exists("/").unwrap();
+    proxy.cut();
+    wait_for_state(&states, ConnectionState::Suspended, WAIT);
+    assert_eq!(proxy.connections_cut(), 1, "the client's connection");
+    wait_for_state(&states, ConnectionState::Reconnected, WAIT);
+    proxy.cut();
+    assert_eq!(proxy.connections_cut(), 2, "the client's connection again");
 }

@@ -451,6 +451,24 @@ impl WorkerLog {
     pub fn lost_sessions(&self) -> BTreeSet<i64> {
         self.sessions_lost.iter().copied().collect()
     }
+
+    /// The nodes of which the worker began a record in `session` and
+    /// recorded no end of that record's work (no `#done` after it): of a
+    /// worker that is gone, the work it held begun and unfinished when it
+    /// died.
+    pub fn unfinished_nodes(&self, session: i64) -> BTreeSet<String> {
+        self.deliveries
+            .iter()
+            .filter(|d| d.session == session)
+            .filter(|d| {
+                !self
+                    .finished
+                    .iter()
+                    .any(|f| f.item == d.item && f.node == d.node && f.at_micros >= d.at_micros)
+            })
+            .map(|d| d.node.clone())
+            .collect()
+    }
 }
 
 /// A delivery given up unfinished, and when its item was delivered again.
@@ -622,7 +640,7 @@ fn read_log(out: &Path) -> WorkerLog {
     for line in lines {
         let mut fields = line.split(' ');
         match fields.next() {
-            Some("#ready") => {}
+            Some("#ready" | "#held") => {}
             Some("#lost") => log.sessions_lost.push(session(fields.next())),
             Some("#lease-lost") => log.leases_lost += 1,
             Some("#session") => log.sessions.push(session(fields.next())),

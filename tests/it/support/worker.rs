@@ -12,6 +12,12 @@
 //! `#session <id>`, so a test can see the server expire that session (the
 //! marker vanishes). It appends `#lost <id>` when a server said session `id`
 //! expired and `#lease-lost <path>` when an acknowledge was fenced off.
+//!
+//! A test can hold a worker's work open: while its hold file
+//! (`worker-<n>.hold`, see [`Worker::hold`]) exists, each item the worker
+//! begins at a node's first record is recorded, then `#held <item> <node>`
+//! appended, and its work waits until the file is gone. So a kill can be made to land on begun,
+//! unfinished work, however short each item's work is otherwise.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -119,6 +125,34 @@ impl Worker {
         }
     }
 
+    /// Holds the worker's work open: each item it begins from now on waits,
+    /// recorded as begun and not finished, until the worker is killed (or
+    /// [`release`](Self::release)d).
+    pub fn hold(&self) {
+        File::create(hold_path(&self.out)).expect("the worker's hold file");
+    }
+
+    /// Lets held work go on.
+    pub fn release(&self) {
+        let _ = std::fs::remove_file(hold_path(&self.out));
+    }
+
+    /// Waits until the worker holds `items` items begun and unfinished
+    /// (see [`hold`](Self::hold)); whether it did within `within`.
+    pub fn wait_holding(&self, items: usize, within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        loop {
+            let held = read_lines(&self.out).iter().filter(|l| l.starts_with("#held ")).count();
+            if held >= items {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// `kill -9`: no chance to release a lock or acknowledge anything.
     /// Returns whether the kill ended the process: it was running and is gone
     /// now, ended by `SIGKILL` (a worker that had died of something else, or
@@ -137,7 +171,13 @@ impl Worker {
 impl Drop for Worker {
     fn drop(&mut self) {
         let _ = self.kill();
+        self.release();
     }
+}
+
+/// The hold file of the worker writing to `out`.
+fn hold_path(out: &Path) -> PathBuf {
+    out.with_extension("hold")
 }
 
 fn read_lines(path: &Path) -> Vec<String> {
@@ -148,10 +188,17 @@ fn read_lines(path: &Path) -> Vec<String> {
         .collect()
 }
 
+thread_local! {
+    /// The node of the record this consumer thread was handed last.
+    static LAST_NODE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
 /// Records deliveries in the output file.
 struct Recording {
     out: Mutex<File>,
     delay: Duration,
+    /// While this file exists, begun work waits.
+    hold: PathBuf,
     client: ZkClient,
     /// Where the session markers go.
     sessions: String,
@@ -220,6 +267,15 @@ impl QueueConsumer<String> for Recording {
         // Recorded before the work: a kill or an expiry after this line is a
         // delivery whose effect happened and whose acknowledge did not.
         self.line(&format!("{item} {} {} {session}", meta.name(), now_micros()));
+        // Held at a node's first record, so that the nodes held are the
+        // last ones the worker's threads began.
+        let first_record = LAST_NODE.with(|last| last.replace(meta.name().to_owned()) != meta.name());
+        if first_record && self.hold.exists() {
+            self.line(&format!("#held {item} {}", meta.name()));
+            while self.hold.exists() {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
         std::thread::sleep(self.delay);
         // The work returned `Ok`: the item is finished, whatever becomes of
         // its acknowledge.
@@ -261,10 +317,11 @@ pub fn run_from_env() {
     let var = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} is set"));
     let number = |name: &str| var(name).parse::<u64>().unwrap_or_else(|e| panic!("{name}: {e}"));
     let session = Duration::from_millis(number(SESSION_MS));
+    let out_path = PathBuf::from(var(OUT));
     let out = OpenOptions::new()
         .create(true)
         .append(true)
-        .open(var(OUT))
+        .open(&out_path)
         .expect("open the worker's output");
     let client = ZkClient::builder(&connect)
         .session_timeout(session)
@@ -276,6 +333,7 @@ pub fn run_from_env() {
     let recording = Recording {
         out: Mutex::new(out),
         delay: Duration::from_millis(number(DELAY_MS)),
+        hold: hold_path(&out_path),
         client: client.clone(),
         sessions: sessions_path(&queue),
         session: Mutex::new(0),

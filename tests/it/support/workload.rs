@@ -2,7 +2,7 @@
 //! that follow it: every item finished, every duplicate charged to one fault
 //! within its bound, no lock left.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -395,7 +395,7 @@ pub fn pickup_after_kill(session_timeout: Duration) -> Duration {
 }
 
 /// After worker `victim` was killed at `killed_at` (microseconds since the
-/// epoch), waits until the server expired its last session (its `marker`
+/// epoch) and its process is gone, waits until the server expired its last session (its `marker`
 /// vanished, as `direct` sees) and every node it had begun in that session
 /// and not acknowledged (still in `queue` then, or begun again since) was
 /// begun again by another worker. Returns, for each such node, how long
@@ -413,10 +413,11 @@ pub fn wait_picked_up_after_kill(
         let tally = Tally::read(dir);
         let log = &tally.workers[&victim];
         let last = log.sessions.last().copied();
+        // The victim is gone: what it logged, it began before it died.
         let begun: BTreeSet<&str> = log
             .deliveries
             .iter()
-            .filter(|d| Some(d.session) == last && d.at_micros <= killed_at)
+            .filter(|d| Some(d.session) == last)
             .map(|d| d.node.as_str())
             .collect();
         // A node is picked up when another worker begins its first record.
@@ -453,6 +454,66 @@ pub fn wait_picked_up_after_kill(
             "after killed worker {victim}: its session expired on the server: {expired}; the nodes it had begun \
              and when another began them again (µs after the kill): {:?}",
             begun.iter().map(|node| (*node, again(node))).collect::<Vec<_>>()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The nodes that workers gave up with their sessions `expired` (worker,
+/// session), as `direct`, a client of the servers themselves, sees once
+/// the server expired them and while no worker reaches it: the nodes still
+/// in `queue` of which a worker began a record in its expired session. Not
+/// acknowledged in that session (the acknowledge is fenced to it), each must
+/// be delivered again.
+pub fn given_up_with(dir: &Path, direct: &ZkClient, queue: &str, expired: &BTreeMap<usize, i64>) -> BTreeSet<String> {
+    let queued: BTreeSet<String> = direct
+        .get_children(queue)
+        .map(|(names, _)| names.into_iter().collect())
+        .unwrap_or_else(|e| panic!("{queue} could not be listed: {e}"));
+    let tally = Tally::read(dir);
+    expired
+        .iter()
+        .flat_map(|(w, s)| tally.workers[w].deliveries.iter().filter(move |d| d.session == *s))
+        .filter(|d| queued.contains(&d.node))
+        .map(|d| d.node.clone())
+        .collect()
+}
+
+/// After the heal at `healed_at` (microseconds since the epoch) of a
+/// blackhole that expired the sessions `expired` (worker, session), waits
+/// until a worker began each node of `given_up` again in a live session.
+/// Returns, for each, how long after the heal that was, in microseconds.
+pub fn wait_picked_up_after_heal(
+    dir: &Path,
+    given_up: &BTreeSet<String>,
+    expired: &BTreeMap<usize, i64>,
+    healed_at: u64,
+) -> Vec<(String, u64)> {
+    let dead: BTreeSet<i64> = expired.values().copied().collect();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let tally = Tally::read(dir);
+        let mut first_again: HashMap<&str, u64> = HashMap::new();
+        for d in tally
+            .workers
+            .values()
+            .flat_map(|l| l.deliveries.iter())
+            .filter(|d| d.at_micros >= healed_at && !dead.contains(&d.session))
+        {
+            let at = first_again.entry(d.node.as_str()).or_insert(u64::MAX);
+            *at = (*at).min(d.at_micros - healed_at);
+        }
+        let picked: Vec<(String, Option<u64>)> = given_up
+            .iter()
+            .map(|node| (node.clone(), first_again.get(node.as_str()).copied()))
+            .collect();
+        if picked.iter().all(|(_, p)| p.is_some()) {
+            return picked.into_iter().filter_map(|(node, p)| Some((node, p?))).collect();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "after the heal of a blackhole that expired sessions {expired:x?}: the nodes given up with them and when a \
+             worker began them again (µs after the heal): {picked:?}"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
