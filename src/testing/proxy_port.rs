@@ -7,9 +7,9 @@
 //! it is refused by the kernel at once, and no other socket (an outgoing
 //! connection's ephemeral port) can take it before the proxy listens again.
 
-use std::io;
+use std::io::{self, Read};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
@@ -19,6 +19,12 @@ const BACKLOG: i32 = 128;
 
 /// How long a probe of the server may take to connect.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// How long a probe's connection must stay open for the server to count as
+/// up: a server waits for the client to speak first, while the listening
+/// socket of a server being killed may still complete a connection that its
+/// end resets a moment later.
+const SETTLE: Duration = Duration::from_millis(50);
 
 pub(super) struct Port {
     addr: SocketAddr,
@@ -113,12 +119,34 @@ fn bound(addr: SocketAddr) -> io::Result<Socket> {
     Ok(socket)
 }
 
-/// Whether `target` refuses a connection now (nothing listens there).
+/// Whether `target` refuses connections now (nothing listens there), or is
+/// going away: a connection it completes is reset or closed within
+/// [`SETTLE`]. Asks again until it refuses or a connection stays open, for at
+/// most [`PROBE_TIMEOUT`].
 pub(super) fn refuses(target: SocketAddr) -> bool {
-    matches!(
-        TcpStream::connect_timeout(&target, PROBE_TIMEOUT),
-        Err(e) if e.kind() == io::ErrorKind::ConnectionRefused
-    )
+    let deadline = Instant::now() + PROBE_TIMEOUT;
+    loop {
+        match TcpStream::connect_timeout(&target, PROBE_TIMEOUT) {
+            Err(e) => return e.kind() == io::ErrorKind::ConnectionRefused,
+            Ok(probe) if stays_open(&probe) => return false,
+            Ok(_) => {}
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+    }
+}
+
+/// Whether a probe's connection stays open, silent, for [`SETTLE`].
+fn stays_open(mut probe: &TcpStream) -> bool {
+    if probe.set_read_timeout(Some(SETTLE)).is_err() {
+        return true;
+    }
+    match probe.read(&mut [0; 1]) {
+        Ok(0) => false,
+        Ok(_) => true,
+        Err(e) => matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut),
+    }
 }
 
 /// Whether `target` accepts a connection now (the probe is closed at once).
