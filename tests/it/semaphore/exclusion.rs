@@ -26,7 +26,11 @@ fn clients_never_hold_more_leases_than_max_leases_by_a_shared_ledger_and_all_fin
             s.spawn(move || take_turns(&semaphore(&client(), path, 3), id, 10, HOLD, ledger));
         }
     });
-    assert_eq!(ledger.check(3), (60, 3), "60 holds, three at once at most and at times");
+    // The ledger fails if ever more than three held at once. Whether three
+    // happened to hold together depends on the scheduling: every lease held
+    // at once is arranged in `try_acquire_gives_none_while_every_lease_is_held_and_leaves_no_node`.
+    let (entries, most) = ledger.check(3);
+    assert_eq!(entries, 60, "60 holds, at most {most} at once");
     assert!(nothing_left(&client(), &path), "every node is gone");
 }
 
