@@ -67,41 +67,42 @@ impl Holder {
         eventually(WAIT, "the acknowledge is settled", || self.queue.stats().in_flight == 0);
         (self.queue, errors)
     }
+
+    /// Acknowledges the item, whose lock is no longer the one taken, and
+    /// asserts that the fence held: the item stays, the lock the test left
+    /// (holding `lock_data`) stays, and the consumer tells of a lost lease.
+    fn assert_fenced(self, direct: &ZkClient, lock_data: &[u8]) {
+        let (item, lock) = (self.item(), self.lock());
+        let (queue, errors) = self.ack_and_settle();
+        assert!(direct.exists(&item).unwrap().is_some(), "the item stays");
+        let told = errors.recv_timeout(WAIT).expect("an error is told");
+        assert!(matches!(&told, Error::LeaseLost { path } if *path == item), "{told}");
+        assert_eq!(queue.stats().lease_lost, 1, "{:?}", queue.stats());
+        let (data, _) = direct.get_data(&lock).unwrap();
+        assert_eq!(data, lock_data, "the lock the acknowledge found stays");
+        queue.close();
+    }
 }
 
 #[test]
 fn an_acknowledge_whose_lock_another_session_holds_now_leaves_the_item_and_that_lock() {
     let direct = client();
     let holder = Holder::new("fence-replaced", &direct);
-    let (item, lock) = (holder.item(), holder.lock());
+    let lock = holder.lock();
     // The lock goes (an operator deleted it, say) and another session takes
     // the item: its lock has the same name, and the same version, 0.
     direct.delete(&lock, None).unwrap();
     let other = client();
     other.create(&lock, b"another holder's", CreateMode::Ephemeral).unwrap();
-    let (queue, errors) = holder.ack_and_settle();
-    assert!(direct.exists(&item).unwrap().is_some(), "the item stays");
-    let told = errors.recv_timeout(WAIT).expect("an error is told");
-    assert!(matches!(&told, Error::LeaseLost { path } if *path == item), "{told}");
-    assert_eq!(queue.stats().lease_lost, 1, "{:?}", queue.stats());
-    let (data, _) = direct.get_data(&lock).unwrap();
-    assert_eq!(data, b"another holder's", "the other session's lock stays");
-    queue.close();
+    holder.assert_fenced(&direct, b"another holder's");
 }
 
 #[test]
 fn an_acknowledge_whose_lock_moved_past_its_version_leaves_the_item_and_that_lock() {
     let direct = client();
     let holder = Holder::new("fence-moved", &direct);
-    let (item, lock) = (holder.item(), holder.lock());
+    let lock = holder.lock();
     // Same node, same session, a newer version: no longer the lock taken.
     direct.set_data(&lock, b"moved", None).unwrap();
-    let (queue, errors) = holder.ack_and_settle();
-    assert!(direct.exists(&item).unwrap().is_some(), "the item stays");
-    let told = errors.recv_timeout(WAIT).expect("an error is told");
-    assert!(matches!(&told, Error::LeaseLost { path } if *path == item), "{told}");
-    assert_eq!(queue.stats().lease_lost, 1, "{:?}", queue.stats());
-    let (data, _) = direct.get_data(&lock).unwrap();
-    assert_eq!(data, b"moved", "the moved lock stays");
-    queue.close();
+    holder.assert_fenced(&direct, b"moved");
 }
