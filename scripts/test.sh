@@ -23,8 +23,9 @@ RUST_TEST_THREADS="${RUST_TEST_THREADS:-8}" cargo test --all-features
 # 100 rounds of random faults on one server, then on a 3-member ensemble
 # (tests/it/faults/random_faults.rs): every kind of fault, each counted only
 # once its effect is seen; no item lost, every duplicate charged to one fault.
-# Fixed seeds, so a failure reruns as it ran; about 1.2 and 1.6 minutes on a
-# 2-core machine. The 1,000-round runs and their logs: proof/README.md.
+# Fixed seeds, so a failure reruns as it ran; 2.1–2.5 minutes each on a
+# 2-core machine with a second copy of the suite beside it. The 1,000-round
+# runs and their logs: proof/README.md.
 random_faults="cargo test --all-features --test it faults::random_faults::long -- --exact --ignored"
 ZKQ_FAULT_ROUNDS=100 ZKQ_FAULT_ENSEMBLE=0 ZKQ_FAULT_SEED="${ZKQ_FAULT_SEED:-20240601}" $random_faults
 ZKQ_FAULT_ROUNDS=100 ZKQ_FAULT_ENSEMBLE=1 ZKQ_FAULT_SEED="${ZKQ_FAULT_SEED:-20261157}" $random_faults
