@@ -115,6 +115,10 @@ impl Board {
                 s.spawn(move || participant(n, client, hold));
             }
             let checker = s.spawn(|| check(self));
+            // Stops the participants and the check also when a fault's
+            // assertion fails, so that the failure ends the test instead of
+            // leaving the scope waiting for threads that never stop.
+            let _stop = StopOnDrop(self);
             land_faults(
                 server,
                 cast,
@@ -353,4 +357,13 @@ pub fn one_holder_under_faults(
     assert_eq!(most, 1, "{entries} turns");
     let admin = super::client_of(&server.connect_string());
     eventually(LEFT_WAIT, "no node is left", || nothing_left(&admin));
+}
+
+/// Stops a [`Board`] when dropped, on success and on a panic alike.
+struct StopOnDrop<'a>(&'a Board);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
 }
