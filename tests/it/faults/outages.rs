@@ -1,7 +1,7 @@
 //! Server restarts and stalls: blocked calls and sessions recover.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -13,7 +13,7 @@ use zk_queue::{
 };
 
 use crate::support::server::unique_path;
-use crate::support::{client_of, expire_session, short_session_client, wait_for_state, wait_for_watches, Bound};
+use crate::support::{client_of, expire_session, short_session_client, wait_for_state, wait_for_watches, Bound, Stop};
 
 #[test]
 fn take_blocked_across_a_server_restart_returns_the_next_item() {
@@ -26,14 +26,15 @@ fn take_blocked_across_a_server_restart_returns_the_next_item() {
     let consumer = SimpleQueue::new(&consumer_client, &queue_path).unwrap();
     let producer = SimpleQueue::new(&producer_client, &queue_path).unwrap();
     let busy = SimpleQueue::new(&producer_client, &busy_path).unwrap();
-    let stop = AtomicBool::new(false);
+    let stop = Stop::new();
     let (acknowledged, failed) = (Mutex::new(Vec::new()), AtomicUsize::new(0));
     let taken = thread::scope(|s| {
+        let _stop = stop.on_drop();
         let taker = s.spawn(|| consumer.take_timeout(Duration::from_secs(60)));
         // Offers of unique payloads keep running on another queue throughout the restart.
         s.spawn(|| {
             for i in 0.. {
-                if stop.load(Ordering::SeqCst) {
+                if stop.stopped() {
                     break;
                 }
                 match busy.offer(format!("{i}").as_bytes()) {
@@ -61,7 +62,7 @@ fn take_blocked_across_a_server_restart_returns_the_next_item() {
             );
             thread::sleep(Duration::from_millis(100));
         }
-        stop.store(true, Ordering::SeqCst);
+        stop.stop();
         taker.join().unwrap()
     });
     assert_eq!(taken.unwrap(), Some(b"after-restart".to_vec()));

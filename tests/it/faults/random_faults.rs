@@ -57,7 +57,6 @@ use zk_queue::testing::{FaultProxy, Request, TestingCluster, TestingServer};
 use zk_queue::ZkClient;
 
 use super::{wait_delivered, work_dir, WAIT};
-use crate::support::client_of;
 use crate::support::leases::LeaseSampler;
 use crate::support::server::unique_path;
 use crate::support::tally::{now_micros, Cost, Faults, Tally};
@@ -66,6 +65,7 @@ use crate::support::workload::{
     assert_duplicates_owed, drain, given_up_with, sessions_expired, started_since, wait_picked_up_after_heal,
     wait_picked_up_after_kill, Gate, Mix, Producer, SplitMix64,
 };
+use crate::support::{client_of, Bound};
 
 /// The claim window of the consumer processes.
 const WINDOW: usize = 4;
@@ -91,11 +91,6 @@ const KILL_PICKUP: Duration = Duration::from_secs(SESSION.as_secs() + 1);
 /// least once a second) and a second for a consumer busy with a backlog to
 /// take the items whose locks vanished.
 const EXPIRY_PICKUP: Duration = Duration::from_secs(2);
-
-/// A bound with the margin for a loaded machine: a quarter of the bound.
-fn with_margin(bound: Duration) -> Duration {
-    bound + bound / 4
-}
 
 /// Out of this many kills after a run's first, all but one land mid-item.
 const KILLS_PER_ANY_MOMENT: u64 = 4;
@@ -405,15 +400,14 @@ impl Victim {
 /// Asserts that each node of `pickups` ((node, µs after `after`)) was begun
 /// again within `bound` and its load margin.
 fn assert_in_time(round: usize, after: &str, pickups: &[(String, u64)], bound: Duration) {
-    let limit = with_margin(bound);
+    let bound = Bound::across_processes(bound);
     let late: Vec<&(String, u64)> = pickups
         .iter()
-        .filter(|(_, p)| Duration::from_micros(*p) > limit)
+        .filter(|(_, p)| !bound.holds(Duration::from_micros(*p)))
         .collect();
     assert!(
         late.is_empty(),
-        "round {round}: nodes begun again later after {after} than the {limit:?} allowed (the bound {bound:?} and a \
-         quarter of it for load) ((node, µs after it)): {late:?}"
+        "round {round}: nodes begun again later after {after} than {bound} ((node, µs after it)): {late:?}"
     );
 }
 
@@ -631,9 +625,9 @@ fn run(seed: u64, rounds: usize, ensemble: bool) -> Report {
         puts_tried_again: produced.ambiguous,
         puts_resent: produced.resent,
         pickup_after_kill_ms: p50_max_ms(kill_pickups),
-        pickup_after_kill_allowed: with_margin(KILL_PICKUP),
+        pickup_after_kill_allowed: Bound::across_processes(KILL_PICKUP).allowed(),
         pickup_after_expiry_ms: p50_max_ms(expiry_pickups),
-        pickup_after_expiry_allowed: with_margin(EXPIRY_PICKUP),
+        pickup_after_expiry_allowed: Bound::across_processes(EXPIRY_PICKUP).allowed(),
         elapsed: started.elapsed(),
     };
     println!("random faults: {report:#?}");

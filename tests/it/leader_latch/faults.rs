@@ -2,7 +2,6 @@
 //! once, and one whose session expired never leads on its old node; at no
 //! moment do two participants lead.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use zk_queue::testing::{FaultProxy, Request};
@@ -13,13 +12,13 @@ use zk_queue::{
 
 use super::{join, WAIT};
 use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{self, client, eventually, short_session_client};
+use crate::support::{self, client, eventually, short_session_client, Stop};
 
 /// Checks, every millisecond until `stop` is set, that `a` and `b` never
 /// lead at the same time; returns how many times each was seen leading.
-fn never_both(a: &LeaderLatch, b: &LeaderLatch, stop: &AtomicBool) -> (u64, u64) {
+fn never_both(a: &LeaderLatch, b: &LeaderLatch, stop: &Stop) -> (u64, u64) {
     let (mut seen_a, mut seen_b) = (0, 0);
-    while !stop.load(Ordering::Acquire) {
+    while !stop.stopped() {
         let (leads_a, leads_b) = (a.has_leadership(), b.has_leadership());
         assert!(!(leads_a && leads_b), "two participants lead at once");
         seen_a += u64::from(leads_a);
@@ -72,8 +71,9 @@ fn a_leader_whose_session_expires_never_leads_on_its_old_node_and_two_never_lead
     let old_node = a.our_path().unwrap();
     let old_session = short.session_id().unwrap();
 
-    let stop = AtomicBool::new(false);
+    let stop = Stop::new();
     let (seen_a, seen_b) = std::thread::scope(|s| {
+        let _stop = stop.on_drop();
         let checker = s.spawn(|| never_both(&a, &b, &stop));
         // A partition longer than the 2 s session: the server expires it
         // and the other participant leads.
@@ -85,7 +85,7 @@ fn a_leader_whose_session_expires_never_leads_on_its_old_node_and_two_never_lead
         });
         assert!(!a.has_leadership());
         assert!(b.has_leadership());
-        stop.store(true, Ordering::Release);
+        stop.stop();
         checker.join().unwrap()
     });
     assert!(seen_a > 0 && seen_b > 0, "each was seen leading ({seen_a}, {seen_b})");

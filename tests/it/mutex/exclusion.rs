@@ -12,7 +12,7 @@ use zk_queue::testing::TestingServer;
 
 use super::{mutex, nodes, take_turns, Ledger, WAIT};
 use crate::support::server::unique_path;
-use crate::support::{client, client_of, eventually, wait_for_watches, watch_count};
+use crate::support::{client, client_of, eventually, wait_for_watches, watch_count, Stop};
 
 /// Has `participants` clients, each on a thread of its own, hold a lock at
 /// a new path with `max_leases` `rounds` times for `hold` each; returns
@@ -134,8 +134,9 @@ fn a_release_wakes_no_herd_only_the_next_holds_and_only_the_waiter_three_behind_
     assert!(lock_path_watch > 0);
     let clients: Vec<_> = (0..4).map(|_| client_of(&connect)).collect();
     let woken: Vec<_> = (0..4).map(|_| Arc::new(StdMutex::new(None))).collect();
-    let done = AtomicBool::new(false);
+    let done = Stop::new();
     thread::scope(|s| {
+        let _done = done.on_drop();
         for (n, client) in clients.iter().enumerate() {
             let (woken, done) = (Arc::clone(&woken[n]), &done);
             s.spawn(move || {
@@ -143,7 +144,7 @@ fn a_release_wakes_no_herd_only_the_next_holds_and_only_the_waiter_three_behind_
                 let guard = mutex.lock().unwrap();
                 *woken.lock().unwrap() = Some(guard.token());
                 // Held until the test has looked.
-                while !done.load(Ordering::Acquire) {
+                while !done.stopped() {
                     thread::sleep(Duration::from_millis(10));
                 }
             });
@@ -165,7 +166,7 @@ fn a_release_wakes_no_herd_only_the_next_holds_and_only_the_waiter_three_behind_
             clients[2].stats().total() >= requests[2] + 2
         });
         let after: Vec<u64> = clients.iter().map(|c| c.stats().total()).collect();
-        done.store(true, Ordering::Release);
+        done.stop();
         // The next waiter holds on the event of the first node's deletion,
         // and the one behind it is now behind the first, with no request.
         assert_eq!(

@@ -3,7 +3,7 @@
 //! that Curator does not keep, and the order of items put at one priority or
 //! due time.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -12,7 +12,7 @@ use zk_queue::{client::CreateMode, Error, ErrorMode, PutError, QueueBuilder, Str
 use crate::queue::{counted, in_millis, WAIT};
 use crate::support::queues::{consumer, producer};
 use crate::support::recorder::Recorder;
-use crate::support::{client, server::unique_path};
+use crate::support::{client, server::unique_path, Stop};
 
 #[test]
 fn a_failed_background_put_reaches_the_listener() {
@@ -76,12 +76,13 @@ fn put_timeout_on_a_full_queue_honours_its_deadline_under_churn() {
         .unwrap();
     queue.put("a".into()).unwrap();
     queue.put("b".into()).unwrap();
-    let stop = AtomicBool::new(false);
+    let stop = Stop::new();
     let waited = thread::scope(|s| {
+        let _stop = stop.on_drop();
         s.spawn(|| {
             // Unrelated churn: a foreign child comes and goes.
             let other = crate::support::client();
-            while !stop.load(Ordering::SeqCst) {
+            while !stop.stopped() {
                 let (node, _) = other
                     .create(&format!("{path}/other-"), b"", CreateMode::EphemeralSequential)
                     .unwrap();
@@ -91,7 +92,7 @@ fn put_timeout_on_a_full_queue_honours_its_deadline_under_churn() {
         });
         let started = Instant::now();
         let stored = queue.put_timeout("c".into(), Duration::from_secs(1));
-        stop.store(true, Ordering::SeqCst);
+        stop.stop();
         assert_eq!(
             stored.unwrap_err().into_inner(),
             Some("c".to_string()),

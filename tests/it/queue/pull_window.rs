@@ -1,14 +1,14 @@
 //! How many deliveries a pull consumer's takers may hold at once: up to the
 //! claim window, over any number of threads, and a take beyond it waits.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use zk_queue::{ItemReceiver, QueueBuilder, StringSerializer, ZkClient};
 
 use crate::support::queues::producer;
-use crate::support::{client, eventually, server::unique_path};
+use crate::support::{client, eventually, server::unique_path, Stop};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -141,22 +141,16 @@ fn a_take_beyond_the_claim_window_waits_until_a_delivery_is_settled_and_never_mo
         .pull_consumer();
     let _queue = builder.build_queue().unwrap();
     // Counts the locks all along, from a client of its own.
-    let (done, most) = (AtomicBool::new(false), AtomicUsize::new(0));
+    let (done, most) = (Stop::new(), AtomicUsize::new(0));
     thread::scope(|s| {
         s.spawn(|| {
             let watcher = crate::support::client();
-            while !done.load(Ordering::SeqCst) {
+            while !done.stopped() {
                 most.fetch_max(locks_held(&watcher, &locks), Ordering::SeqCst);
             }
         });
         // Stops the counting even if the checks panic.
-        struct Done<'a>(&'a AtomicBool);
-        impl Drop for Done<'_> {
-            fn drop(&mut self) {
-                self.0.store(true, Ordering::SeqCst);
-            }
-        }
-        let _done = Done(&done);
+        let _done = done.on_drop();
         a_take_beyond_the_window_waits(&client, &path, &receiver, 2, || locks_held(&client, &locks) == 2);
     });
     assert_eq!(most.load(Ordering::SeqCst), 2, "never more locks than the claim window");

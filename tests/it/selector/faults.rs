@@ -7,7 +7,6 @@
 //! cut, a partition past the session and a server restart mid-term;
 //! `close_timeout` returns by its deadline with the server down or stalled.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -19,7 +18,9 @@ use zk_queue::ZkClient;
 use super::{ledger_lead, never_two, selector, WAIT};
 use crate::support::ledger::Ledger;
 use crate::support::server::{shared_connect_string, unique_path};
-use crate::support::{client, client_of, contention, eventually, logs, nodes, short_session_client, within, Bound};
+use crate::support::{
+    client, client_of, contention, eventually, logs, nodes, short_session_client, within, Bound, Stop,
+};
 
 /// The session timeout of `short_session_client`.
 const SESSION: Duration = Duration::from_secs(2);
@@ -36,14 +37,15 @@ fn a_leader_whose_session_expires_is_told_before_the_next_leads_within_the_sessi
     eventually(WAIT, "b is in line", || nodes(&other, &path).len() == 2);
     let old_session = short.session_id().unwrap();
 
-    let stop = AtomicBool::new(false);
+    let stop = Stop::new();
     let (cut_at, seen) = thread::scope(|s| {
+        let _stop = stop.on_drop();
         let sampler = s.spawn(|| never_two(&[&a, &b], &stop));
         // A partition longer than the session: the server expires it.
         let cut_at = Instant::now();
         proxy.blackhole();
         eventually(WAIT, "b leads", || b.has_leadership());
-        stop.store(true, Ordering::Release);
+        stop.stop();
         (cut_at, sampler.join().unwrap())
     });
     assert!(seen[0] > 0 && seen[1] > 0, "each was seen leading: {seen:?}");
@@ -189,8 +191,9 @@ fn under_a_cut_a_partition_past_the_session_and_a_server_restart_mid_term_never_
         .collect();
     let all: Vec<&LeaderSelector> = selectors.iter().collect();
     let admin = client_of(&server.connect_string());
-    let stop = AtomicBool::new(false);
+    let stop = Stop::new();
     let seen = thread::scope(|s| {
+        let _stop = stop.on_drop();
         let checker = s.spawn(|| never_two(&all, &stop));
         contention::land_faults(
             &mut server,
@@ -199,7 +202,7 @@ fn under_a_cut_a_partition_past_the_session_and_a_server_restart_mid_term_never_
             |_| nodes(&admin, "/election").len() >= 2,
             |n| selectors[n].terms(),
         );
-        stop.store(true, Ordering::Release);
+        stop.stop();
         checker.join().unwrap()
     });
     let terms: Vec<u64> = selectors.iter().map(|s| s.terms()).collect();

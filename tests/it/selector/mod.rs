@@ -7,7 +7,6 @@ mod curator;
 mod faults;
 mod turns;
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -15,6 +14,7 @@ use zk_queue::recipes::{LeaderContext, LeaderSelector};
 use zk_queue::ZkClient;
 
 use crate::support::ledger::Ledger;
+use crate::support::Stop;
 
 /// The longest wait for anything these tests wait on.
 const WAIT: Duration = Duration::from_secs(30);
@@ -86,7 +86,7 @@ fn selector(client: &ZkClient, path: &str, id: &str, hold: Duration, ledger: &Ar
 
 /// Checks, about every millisecond until `stop` is set, that no two of
 /// `selectors` lead at once; returns how many times each was seen leading.
-fn never_two(selectors: &[&LeaderSelector], stop: &AtomicBool) -> Vec<u64> {
+fn never_two(selectors: &[&LeaderSelector], stop: &Stop) -> Vec<u64> {
     let mut seen = vec![0; selectors.len()];
     // Whether each leads, and in which term: the term read before and
     // after, so that a term that began between the two reads is not
@@ -103,7 +103,7 @@ fn never_two(selectors: &[&LeaderSelector], stop: &AtomicBool) -> Vec<u64> {
     loop {
         // One last sample once stopped: what the test saw when it stopped
         // the checker is sampled too, however late this thread ran.
-        let stopping = stop.load(Ordering::Acquire);
+        let stopping = stop.stopped();
         // Two rounds: a participant that leads at both in the same term
         // led all the time between its two reads; every first read comes
         // before every second, so two such participants led at one moment.

@@ -4,7 +4,6 @@
 //! selector reports it left and leads no more until requeued; tokens grow
 //! across the election's container reaped.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -16,7 +15,7 @@ use zk_queue::Error;
 use super::{never_two, selector, WAIT};
 use crate::support::ledger::Ledger;
 use crate::support::server::unique_path;
-use crate::support::{client, client_of, eventually, logs, nodes};
+use crate::support::{client, client_of, eventually, logs, nodes, Stop};
 
 /// How long each term lasts when nothing ends it sooner.
 const HOLD: Duration = Duration::from_millis(20);
@@ -31,14 +30,15 @@ fn rust_selectors_with_auto_requeue_take_turns_never_two_lead_and_each_leads_sev
         .zip(&clients)
         .map(|(id, client)| selector(client, &path, id, HOLD, &ledger))
         .collect();
-    let stop = AtomicBool::new(false);
+    let stop = Stop::new();
     let all: Vec<&LeaderSelector> = selectors.iter().map(|(s, _)| s).collect();
     let seen = thread::scope(|s| {
+        let _stop = stop.on_drop();
         let sampler = s.spawn(|| never_two(&all, &stop));
         eventually(WAIT, "each led five times", || {
             selectors.iter().all(|(s, _)| s.terms() >= 5)
         });
-        stop.store(true, Ordering::Release);
+        stop.stop();
         sampler.join().unwrap()
     });
     for (selector, _) in &selectors {

@@ -23,6 +23,7 @@ use zk_queue::{Error, ZkClient};
 
 use super::eventually;
 use super::ledger::Ledger;
+use super::Stop;
 
 /// The longest wait for anything these tests wait on.
 const WAIT: Duration = Duration::from_secs(60);
@@ -57,7 +58,7 @@ pub struct Board {
     holding: Vec<AtomicBool>,
     trying: Vec<AtomicBool>,
     turns: Vec<AtomicU64>,
-    stop: AtomicBool,
+    stop: Stop,
 }
 
 impl Board {
@@ -68,16 +69,16 @@ impl Board {
             holding: flags(),
             trying: flags(),
             turns: names.iter().map(|_| AtomicU64::new(0)).collect(),
-            stop: AtomicBool::new(false),
+            stop: Stop::new(),
         }
     }
 
     pub fn stop(&self) {
-        self.stop.store(true, Ordering::Release);
+        self.stop.stop();
     }
 
     fn stopped(&self) -> bool {
-        self.stop.load(Ordering::Acquire)
+        self.stop.stopped()
     }
 
     pub fn holds(&self, who: usize) -> bool {
@@ -118,7 +119,7 @@ impl Board {
             // Stops the participants and the check also when a fault's
             // assertion fails, so that the failure ends the test instead of
             // leaving the scope waiting for threads that never stop.
-            let _stop = StopOnDrop(self);
+            let _stop = self.stop.on_drop();
             land_faults(
                 server,
                 cast,
@@ -357,13 +358,4 @@ pub fn one_holder_under_faults(
     assert_eq!(most, 1, "{entries} turns");
     let admin = super::client_of(&server.connect_string());
     eventually(LEFT_WAIT, "no node is left", || nothing_left(&admin));
-}
-
-/// Stops a [`Board`] when dropped, on success and on a panic alike.
-struct StopOnDrop<'a>(&'a Board);
-
-impl Drop for StopOnDrop<'_> {
-    fn drop(&mut self) {
-        self.0.stop();
-    }
 }

@@ -23,14 +23,16 @@
 //! `zookeeper` and `libcurator-recipes-java` (jars in `/usr/share/java`).
 
 use std::fs;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{anyhow, bail, Context};
+
+use super::peer_output::{Output, TimedLines};
 
 include!("../../../interop/java/jars.rs");
 
@@ -282,12 +284,12 @@ impl PeerCommand {
         });
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
-        let stdout_log = Arc::new(StdoutLog::default());
+        let stdout_log = Arc::new(Output::default());
         let log = Arc::clone(&stdout_log);
-        let stdout = thread::spawn(move || log.read_from(stdout));
-        let stderr_log = Arc::new(StderrLog::default());
+        let stdout = thread::spawn(move || log.read_lines(stdout));
+        let stderr_log = Arc::new(Output::default());
         let log = Arc::clone(&stderr_log);
-        let stderr = thread::spawn(move || log.read_from(stderr));
+        let stderr = thread::spawn(move || log.read_text(stderr));
         Ok(PeerProcess {
             child: Some(child),
             held_stdin,
@@ -333,9 +335,6 @@ impl PeerOutput {
     }
 }
 
-/// The stdout lines with the time each was read.
-type TimedLines = Vec<(SystemTime, String)>;
-
 /// A peer running in the background. Dropping it kills the process.
 #[derive(Debug)]
 pub struct PeerProcess {
@@ -344,9 +343,9 @@ pub struct PeerProcess {
     held_stdin: Option<ChildStdin>,
     stdin: Option<JoinHandle<()>>,
     stdout: Option<JoinHandle<std::io::Result<()>>>,
-    stdout_log: Arc<StdoutLog>,
+    stdout_log: Arc<Output<TimedLines>>,
     stderr: Option<JoinHandle<()>>,
-    stderr_log: Arc<StderrLog>,
+    stderr_log: Arc<Output<String>>,
     description: String,
     deadline: Instant,
 }
@@ -369,12 +368,7 @@ impl PeerProcess {
     /// consumer: the items taken), so a test can wait on any of several
     /// peers.
     pub fn lines_printed(&self) -> usize {
-        self.stdout_log
-            .state
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .lines
-            .len()
+        self.stdout_log.with(|lines| lines.len())
     }
 
     /// Waits until the peer has printed at least `n` lines on stdout (for a
@@ -384,37 +378,20 @@ impl PeerProcess {
     /// Fails, with the stderr so far, if the peer closes stdout (exits)
     /// first or `timeout` passes.
     pub fn wait_for_lines(&self, n: usize, timeout: Duration) -> anyhow::Result<()> {
-        let deadline = Instant::now() + timeout;
-        let mut state = self.stdout_log.state.lock().unwrap_or_else(|e| e.into_inner());
-        loop {
-            if state.lines.len() >= n {
-                return Ok(());
-            }
-            let now = Instant::now();
-            if state.closed || now >= deadline {
-                let (printed, closed) = (state.lines.len(), state.closed);
-                drop(state);
-                let stderr = self
-                    .stderr_log
-                    .state
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .text
-                    .clone();
-                bail!(
-                    "{} {} after printing {printed} of {n} lines on stdout\n--- peer stderr ---\n{}",
-                    self.description,
-                    if closed { "exited" } else { "timed out" },
-                    stderr.trim_end()
-                );
-            }
-            state = self
-                .stdout_log
-                .changed
-                .wait_timeout(state, deadline - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
+        let unmet = match self
+            .stdout_log
+            .wait_until(Instant::now() + timeout, |lines| lines.len() >= n)
+        {
+            Ok(()) => return Ok(()),
+            Err(unmet) => unmet,
+        };
+        let printed = self.lines_printed();
+        bail!(
+            "{} {} after printing {printed} of {n} lines on stdout\n--- peer stderr ---\n{}",
+            self.description,
+            unmet.as_str(),
+            self.stderr_log.with(|text| text.trim_end().to_owned())
+        );
     }
 
     /// Waits until the peer has printed `line` as a whole line on stderr.
@@ -423,27 +400,19 @@ impl PeerProcess {
     /// or `timeout` passes.
     pub fn wait_for_stderr_line(&self, line: &str, timeout: Duration) -> anyhow::Result<()> {
         let deadline = Instant::now() + timeout;
-        let mut state = self.stderr_log.state.lock().unwrap_or_else(|e| e.into_inner());
-        loop {
-            if state.text.lines().any(|l| l == line) {
-                return Ok(());
-            }
-            let now = Instant::now();
-            if state.closed || now >= deadline {
-                bail!(
-                    "{} {} before printing {line:?} on stderr\n--- peer stderr ---\n{}",
-                    self.description,
-                    if state.closed { "exited" } else { "timed out" },
-                    state.text.trim_end()
-                );
-            }
-            state = self
-                .stderr_log
-                .changed
-                .wait_timeout(state, deadline - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
+        let unmet = match self
+            .stderr_log
+            .wait_until(deadline, |text| text.lines().any(|l| l == line))
+        {
+            Ok(()) => return Ok(()),
+            Err(unmet) => unmet,
+        };
+        bail!(
+            "{} {} before printing {line:?} on stderr\n--- peer stderr ---\n{}",
+            self.description,
+            unmet.as_str(),
+            self.stderr_log.with(|text| text.trim_end().to_owned())
+        );
     }
 
     /// Closes the stdin of a [`PeerCommand::stop_at_stdin_eof`] peer, so it
@@ -480,7 +449,7 @@ impl PeerProcess {
             thread::sleep(Duration::from_millis(20));
         };
         let stderr = match self.stderr.take().expect("stderr reader is present").join() {
-            Ok(()) => std::mem::take(&mut self.stderr_log.state.lock().unwrap_or_else(|e| e.into_inner()).text),
+            Ok(()) => self.stderr_log.with(std::mem::take),
             Err(_) => "<stderr reader panicked>".to_owned(),
         };
         let stdout = self
@@ -489,7 +458,7 @@ impl PeerProcess {
             .expect("stdout reader is present")
             .join()
             .map_err(|_| anyhow!("{}: stdout reader panicked", self.description))?
-            .map(|()| std::mem::take(&mut self.stdout_log.state.lock().unwrap_or_else(|e| e.into_inner()).lines));
+            .map(|()| self.stdout_log.with(std::mem::take));
         if let Some(stdin) = self.stdin.take() {
             // The child has exited, so its end of the pipe is closed and the
             // writer has finished or failed.
@@ -527,77 +496,6 @@ impl Drop for PeerProcess {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();
-        }
-    }
-}
-
-/// The peer's stdout lines as read so far, each with the time it was read,
-/// shared with the thread that reads them.
-#[derive(Debug, Default)]
-struct StdoutLog {
-    state: Mutex<StdoutState>,
-    /// Notified after every line and at the end.
-    changed: Condvar,
-}
-
-#[derive(Debug, Default)]
-struct StdoutState {
-    lines: TimedLines,
-    /// The peer closed stdout (normally: it exited), or reading failed.
-    closed: bool,
-}
-
-impl StdoutLog {
-    /// Appends `stdout` line by line until it ends; fails if reading does.
-    fn read_from(&self, stdout: impl std::io::Read) -> std::io::Result<()> {
-        let result = BufReader::new(stdout).lines().try_for_each(|line| {
-            let line = line?;
-            self.state
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .lines
-                .push((SystemTime::now(), line));
-            self.changed.notify_all();
-            Ok(())
-        });
-        self.state.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
-        self.changed.notify_all();
-        result
-    }
-}
-
-/// The peer's stderr as read so far, shared with the thread that reads it.
-#[derive(Debug, Default)]
-struct StderrLog {
-    state: Mutex<StderrState>,
-    /// Notified after every line and at the end.
-    changed: Condvar,
-}
-
-#[derive(Debug, Default)]
-struct StderrState {
-    text: String,
-    /// The peer closed stderr (normally: it exited), or reading failed.
-    closed: bool,
-}
-
-impl StderrLog {
-    /// Appends `stderr` line by line until it ends.
-    fn read_from(&self, stderr: impl std::io::Read) {
-        let mut reader = BufReader::new(stderr);
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            // Best effort: whatever was read before an error is still useful.
-            let done = !matches!(reader.read_until(b'\n', &mut line), Ok(n) if n > 0);
-            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-            state.text.push_str(&String::from_utf8_lossy(&line));
-            state.closed = done;
-            drop(state);
-            self.changed.notify_all();
-            if done {
-                return;
-            }
         }
     }
 }

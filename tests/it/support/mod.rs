@@ -8,14 +8,17 @@ pub mod java;
 pub mod leases;
 pub mod ledger;
 pub mod logs;
+pub mod peer_output;
 pub mod queues;
 pub mod recorder;
 pub mod server;
+pub mod stop;
 pub mod tally;
 pub mod worker;
 pub mod workload;
 
 pub use bound::{Bound, AT_ONCE};
+pub use stop::Stop;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -1,6 +1,5 @@
 //! Ports of Curator's `TestBoundedDistributedQueue`.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::Duration;
 
@@ -9,7 +8,7 @@ use zk_queue::{QueueBuilder, StringSerializer};
 use crate::queue::WAIT;
 use crate::support::queues::{consumer, producer};
 use crate::support::recorder::Recorder;
-use crate::support::{client, server::unique_path};
+use crate::support::{client, server::unique_path, Stop};
 
 #[test]
 fn a_bounded_queue_accepts_again_once_a_consumer_makes_room() {
@@ -47,12 +46,13 @@ fn bounded_producers_overshoot_by_at_most_one_item_each() {
         .lock_path(&unique_path("sc-bounded-locks"))
         .build_queue()
         .unwrap();
-    let stop = AtomicBool::new(false);
+    let stop = Stop::new();
     let largest = thread::scope(|s| {
+        let _stop = stop.on_drop();
         let sampler = s.spawn(|| {
             let watcher = crate::support::client();
             let mut largest = 0;
-            while !stop.load(Ordering::SeqCst) {
+            while !stop.stopped() {
                 // Back to back, one listing after another: the closest look
                 // at the queue's size a client can take.
                 if let Ok((names, _)) = watcher.get_children(&path) {
@@ -77,7 +77,7 @@ fn bounded_producers_overshoot_by_at_most_one_item_each() {
             producer.join().unwrap();
         }
         recorder.wait_for(PRODUCERS * 100, WAIT);
-        stop.store(true, Ordering::SeqCst);
+        stop.stop();
         sampler.join().unwrap()
     });
     assert!(
