@@ -12,20 +12,19 @@ use zk_queue::{
 
 use super::{join, WAIT};
 use crate::support::server::{shared_connect_string, unique_path};
+use crate::support::sightings::Sightings;
 use crate::support::{self, client, eventually, short_session_client, Stop};
 
 /// Checks, every millisecond until `stop` is set, that `a` and `b` never
-/// lead at the same time; returns how many times each was seen leading.
-fn never_both(a: &LeaderLatch, b: &LeaderLatch, stop: &Stop) -> (u64, u64) {
-    let (mut seen_a, mut seen_b) = (0, 0);
+/// lead at the same time, counting in `seen` the samples that saw each lead.
+fn never_both(a: &LeaderLatch, b: &LeaderLatch, stop: &Stop, seen: &Sightings) {
     while !stop.stopped() {
         let (leads_a, leads_b) = (a.has_leadership(), b.has_leadership());
         assert!(!(leads_a && leads_b), "two participants lead at once");
-        seen_a += u64::from(leads_a);
-        seen_b += u64::from(leads_b);
+        seen.saw(0, leads_a);
+        seen.saw(1, leads_b);
         std::thread::sleep(Duration::from_millis(1));
     }
-    (seen_a, seen_b)
 }
 
 #[test]
@@ -71,10 +70,11 @@ fn a_leader_whose_session_expires_never_leads_on_its_old_node_and_two_never_lead
     let old_node = a.our_path().unwrap();
     let old_session = short.session_id().unwrap();
 
-    let stop = Stop::new();
-    let (seen_a, seen_b) = std::thread::scope(|s| {
+    let (stop, seen) = (Stop::new(), Sightings::new(2));
+    std::thread::scope(|s| {
         let _stop = stop.on_drop();
-        let checker = s.spawn(|| never_both(&a, &b, &stop));
+        let checker = s.spawn(|| never_both(&a, &b, &stop, &seen));
+        eventually(WAIT, "the checker saw a lead", || seen.counts()[0] > 0);
         // A partition longer than the 2 s session: the server expires it
         // and the other participant leads.
         proxy.blackhole();
@@ -85,10 +85,10 @@ fn a_leader_whose_session_expires_never_leads_on_its_old_node_and_two_never_lead
         });
         assert!(!a.has_leadership());
         assert!(b.has_leadership());
+        eventually(WAIT, "the checker saw b lead", || seen.counts()[1] > 0);
         stop.stop();
         checker.join().unwrap()
     });
-    assert!(seen_a > 0 && seen_b > 0, "each was seen leading ({seen_a}, {seen_b})");
     assert_eq!(other.exists(&old_node).unwrap(), None, "the old node is gone");
     let ids: Vec<String> = b.participants().unwrap().into_iter().map(|p| p.id).collect();
     assert_eq!(ids, vec!["b", "a"]);

@@ -303,7 +303,6 @@ fn under_a_cut_a_partition_past_the_session_and_a_server_restart_mid_hold_no_rea
         },
     );
     eprintln!("turns {:?}, samples holding {seen:?}", board.all_turns());
-    assert!(seen.iter().all(|&n| n > 0), "each was seen holding: {seen:?}");
     let (entries, most) = ledger.check_readers_writers();
     eprintln!("{entries} turns, at most {most} inside at once");
     let admin = client_of(&server.connect_string());

@@ -18,6 +18,7 @@ use zk_queue::ZkClient;
 use super::{ledger_lead, never_two, selector, WAIT};
 use crate::support::ledger::Ledger;
 use crate::support::server::{shared_connect_string, unique_path};
+use crate::support::sightings::Sightings;
 use crate::support::{
     client, client_of, contention, eventually, logs, nodes, short_session_client, within, Bound, Stop,
 };
@@ -37,18 +38,20 @@ fn a_leader_whose_session_expires_is_told_before_the_next_leads_within_the_sessi
     eventually(WAIT, "b is in line", || nodes(&other, &path).len() == 2);
     let old_session = short.session_id().unwrap();
 
-    let stop = Stop::new();
-    let (cut_at, seen) = thread::scope(|s| {
+    let (stop, seen) = (Stop::new(), Sightings::new(2));
+    let cut_at = thread::scope(|s| {
         let _stop = stop.on_drop();
-        let sampler = s.spawn(|| never_two(&[&a, &b], &stop));
+        let sampler = s.spawn(|| never_two(&[&a, &b], &stop, &seen));
+        eventually(WAIT, "the checker saw a lead", || seen.counts()[0] > 0);
         // A partition longer than the session: the server expires it.
         let cut_at = Instant::now();
         proxy.blackhole();
         eventually(WAIT, "b leads", || b.has_leadership());
+        eventually(WAIT, "the checker saw b lead", || seen.counts()[1] > 0);
         stop.stop();
-        (cut_at, sampler.join().unwrap())
+        sampler.join().unwrap();
+        cut_at
     });
-    assert!(seen[0] > 0 && seen[1] > 0, "each was seen leading: {seen:?}");
     let old = a_terms.all();
     assert_eq!(old.len(), 1, "a's term ended");
     let lost_at = old[0].lost_at.expect("a's context reported the loss");
@@ -191,10 +194,10 @@ fn under_a_cut_a_partition_past_the_session_and_a_server_restart_mid_term_never_
         .collect();
     let all: Vec<&LeaderSelector> = selectors.iter().collect();
     let admin = client_of(&server.connect_string());
-    let stop = Stop::new();
+    let (stop, seen) = (Stop::new(), Sightings::new(all.len()));
     let seen = thread::scope(|s| {
         let _stop = stop.on_drop();
-        let checker = s.spawn(|| never_two(&all, &stop));
+        let checker = s.spawn(|| never_two(&all, &stop, &seen));
         contention::land_faults(
             &mut server,
             &cast,
@@ -202,12 +205,12 @@ fn under_a_cut_a_partition_past_the_session_and_a_server_restart_mid_term_never_
             |_| nodes(&admin, "/election").len() >= 2,
             |n| selectors[n].terms(),
         );
+        eventually(WAIT, "the checker saw each lead", || seen.each_seen());
         stop.stop();
         checker.join().unwrap()
     });
     let terms: Vec<u64> = selectors.iter().map(|s| s.terms()).collect();
     eprintln!("terms {terms:?}, samples leading {seen:?}");
-    assert!(seen.iter().all(|&n| n > 0), "each was seen leading: {seen:?}");
     for selector in &selectors {
         selector.close().unwrap();
     }

@@ -14,6 +14,7 @@ use zk_queue::recipes::{LeaderContext, LeaderSelector};
 use zk_queue::ZkClient;
 
 use crate::support::ledger::Ledger;
+use crate::support::sightings::Sightings;
 use crate::support::Stop;
 
 /// The longest wait for anything these tests wait on.
@@ -85,9 +86,9 @@ fn selector(client: &ZkClient, path: &str, id: &str, hold: Duration, ledger: &Ar
 }
 
 /// Checks, about every millisecond until `stop` is set, that no two of
-/// `selectors` lead at once; returns how many times each was seen leading.
-fn never_two(selectors: &[&LeaderSelector], stop: &Stop) -> Vec<u64> {
-    let mut seen = vec![0; selectors.len()];
+/// `selectors` lead at once, counting in `seen` the samples that saw each
+/// lead; returns those counts.
+fn never_two(selectors: &[&LeaderSelector], stop: &Stop, seen: &Sightings) -> Vec<u64> {
     // Whether each leads, and in which term: the term read before and
     // after, so that a term that began between the two reads is not
     // mistaken for the one read.
@@ -122,11 +123,11 @@ fn never_two(selectors: &[&LeaderSelector], stop: &Stop) -> Vec<u64> {
             .map(|(s, _)| format!("{} (term {}, {:?})", s.id(), s.terms(), s.state()))
             .collect();
         assert!(ids.len() <= 1, "two participants lead at once: {ids:?}");
-        for (count, leads) in seen.iter_mut().zip(&first) {
-            *count += u64::from(leads.0);
+        for (n, leads) in first.iter().enumerate() {
+            seen.saw(n, leads.0);
         }
         if stopping {
-            return seen;
+            return seen.counts();
         }
         std::thread::sleep(Duration::from_millis(1));
     }

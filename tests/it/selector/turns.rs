@@ -15,6 +15,7 @@ use zk_queue::Error;
 use super::{never_two, selector, WAIT};
 use crate::support::ledger::Ledger;
 use crate::support::server::unique_path;
+use crate::support::sightings::Sightings;
 use crate::support::{client, client_of, eventually, logs, nodes, Stop};
 
 /// How long each term lasts when nothing ends it sooner.
@@ -30,23 +31,23 @@ fn rust_selectors_with_auto_requeue_take_turns_never_two_lead_and_each_leads_sev
         .zip(&clients)
         .map(|(id, client)| selector(client, &path, id, HOLD, &ledger))
         .collect();
-    let stop = Stop::new();
+    let (stop, seen) = (Stop::new(), Sightings::new(selectors.len()));
     let all: Vec<&LeaderSelector> = selectors.iter().map(|(s, _)| s).collect();
-    let seen = thread::scope(|s| {
+    thread::scope(|s| {
         let _stop = stop.on_drop();
-        let sampler = s.spawn(|| never_two(&all, &stop));
+        let sampler = s.spawn(|| never_two(&all, &stop, &seen));
         eventually(WAIT, "each led five times", || {
             selectors.iter().all(|(s, _)| s.terms() >= 5)
         });
+        eventually(WAIT, "the checker saw each lead", || seen.each_seen());
         stop.stop();
-        sampler.join().unwrap()
+        sampler.join().unwrap();
     });
     for (selector, _) in &selectors {
         selector.close().unwrap();
         assert_eq!(selector.state(), SelectorState::Closed);
         assert_eq!(selector.panics(), 0, "{:?}", selector.last_panic());
     }
-    assert!(seen.iter().all(|n| *n > 0), "each was seen leading: {seen:?}");
     let (entries, most) = ledger.check(1);
     assert!(entries >= 15 && most == 1, "{entries} terms");
     // Tokens only grow from term to term, across participants.

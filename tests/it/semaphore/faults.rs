@@ -261,7 +261,6 @@ fn under_a_cut_a_partition_past_the_session_and_a_server_restart_mid_hold_never_
         },
     );
     eprintln!("turns {:?}, samples holding {seen:?}", board.all_turns());
-    assert!(seen.iter().all(|&n| n > 0), "each was seen holding: {seen:?}");
     // The ledger fails if ever more than LEASES held at once; whether they
     // all happened to hold together under the faults is not arranged.
     let (entries, most) = ledger.check(LEASES);

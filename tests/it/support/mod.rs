@@ -12,6 +12,7 @@ pub mod peer_output;
 pub mod queues;
 pub mod recorder;
 pub mod server;
+pub mod sightings;
 pub mod stop;
 pub mod tally;
 pub mod worker;
