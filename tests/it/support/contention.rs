@@ -21,10 +21,10 @@ use zk_queue::client::RetryNTimes;
 use zk_queue::testing::{FaultProxy, TestingServer};
 use zk_queue::{Error, ZkClient};
 
-use super::eventually;
 use super::ledger::Ledger;
 use super::sightings::Sightings;
 use super::Stop;
+use super::{eventually, eventually_or};
 
 /// The longest wait for anything these tests wait on.
 const WAIT: Duration = Duration::from_secs(60);
@@ -49,8 +49,12 @@ const PROXIED_SESSION: Duration = Duration::from_secs(4);
 pub const LONG_HOLD: Duration = Duration::from_secs(8);
 
 /// How long each acquisition waits before the participant looks whether
-/// the test is over.
-const TRY_FOR: Duration = Duration::from_secs(1);
+/// the test is over: longer than the longest hold, so that a waiter keeps
+/// its place in line while another holds. (A waiter that gave up after a
+/// second and joined again at the back of the line could be passed over
+/// turn after turn: with four participants, one took no turn in the minute
+/// after a restart.)
+const TRY_FOR: Duration = Duration::from_secs(LONG_HOLD.as_secs() + 2);
 
 /// What every participant shows: whether it holds, whether it is trying
 /// to, and how many turns it took.
@@ -294,9 +298,18 @@ pub fn land_faults(
     let all_turns = || everyone.clone().map(&turns).collect::<Vec<_>>();
     let each_takes_a_turn_after = |what: &str| {
         let before = all_turns();
-        eventually(WAIT, &format!("each participant takes a turn after {what}"), || {
-            all_turns().iter().zip(&before).all(|(now, then)| now > then)
-        });
+        let waited = eventually_or(WAIT, || all_turns().iter().zip(&before).all(|(now, then)| now > then));
+        assert!(
+            waited,
+            "not within {WAIT:?}: each participant takes a turn after {what} (turns before {before:?}, now {:?}, \
+             holding {:?})",
+            all_turns(),
+            everyone
+                .clone()
+                .filter(|&n| holds(n))
+                .map(|n| &cast.names[n])
+                .collect::<Vec<_>>()
+        );
     };
 
     // 1. A cut: the holder stops counting on its hold at once; its

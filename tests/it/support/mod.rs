@@ -31,12 +31,21 @@ use zk_queue::{
 };
 
 /// Polls `condition` until it holds; panics with `what` after `within`.
-pub fn eventually(within: Duration, what: &str, mut condition: impl FnMut() -> bool) {
+pub fn eventually(within: Duration, what: &str, condition: impl FnMut() -> bool) {
+    assert!(eventually_or(within, condition), "not within {within:?}: {what}");
+}
+
+/// Polls `condition` until it holds or `within` passes; returns whether it
+/// held, for a caller whose failure message says what it saw.
+pub fn eventually_or(within: Duration, mut condition: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + within;
     while !condition() {
-        assert!(Instant::now() < deadline, "not within {within:?}: {what}");
+        if Instant::now() >= deadline {
+            return false;
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
+    true
 }
 
 /// The binary of the example `name`. `cargo test` builds the examples into
