@@ -184,6 +184,20 @@
 // docs.rs (Cargo.toml) marks each item with the features it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+// Layers, lowest first: a module names only modules of the layers before its
+// own, and none of its own layer (scripts/check-layers.py checks it, reading
+// this list).
+// - sync, codec, naming, metrics, testing: what stands alone: waiting and
+//   back-off, the item frame and serializers, node names, metric handles fed
+//   plain numbers, test servers.
+// - error: the crate's `Error`, with the causes it carries (the server's
+//   error codes, why a server could not be used, TLS errors).
+// - path: path checks and joins.
+// - client: the ZooKeeper client.
+// - recipes: the classic queue and the coordination recipes.
+// - inspect: item names, order and data parsed without a server.
+// - queue: Curator's queues and their consumer engine.
+// - admin: the operator tools on stored items.
 pub mod admin;
 pub mod client;
 mod codec;
