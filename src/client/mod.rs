@@ -59,10 +59,10 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::Receiver;
 
+pub use crate::error::{ConnectCause, ServerFailure};
 pub use batch::BatchResults;
 pub(crate) use batch::MULTI_READ;
 pub use builder::ZkClientBuilder;
-pub use connect::{ConnectCause, ServerFailure};
 pub(crate) use multis::{Created, MULTI_OPS};
 pub use retry::{ExponentialBackoffRetry, RetryForever, RetryNTimes, RetryOneTime, RetryPolicy, RetryUntilElapsed};
 pub use state::ConnectionState;

@@ -4,7 +4,8 @@
 //! - [`TlsConfig`] (this file): the trusted certificate authorities, the
 //!   client's certificate, the server name verified; read and checked when
 //!   built.
-//! - `error.rs`: [`TlsError`] and its [`TlsErrorKind`].
+//! - `error.rs`: the [`TlsError`] a failed handshake stands for (the
+//!   error types are the crate's error module's, re-exported here).
 //! - `stream.rs`: the handshake within a deadline, and one connection's
 //!   TLS state shared by its writing callers and its reader.
 
@@ -18,8 +19,8 @@ use std::sync::Arc;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 
+pub use crate::error::{TlsError, TlsErrorKind};
 pub(crate) use error::of_handshake;
-pub use error::{TlsError, TlsErrorKind};
 pub(crate) use stream::{failure_of, handshake, TlsStream};
 
 /// TLS settings of a client: whom to trust, who the client is, and which

@@ -1,7 +1,8 @@
 //! Watch notifications: a reply with xid [`XID_WATCH_EVENT`](super::XID_WATCH_EVENT)
 //! whose body is a `WatcherEvent` (`type`, `state`, `path`).
 
-use super::jute::{DecodeError, Reader};
+use super::jute::Reader;
+use crate::error::DecodeError;
 
 /// What happened to the watched node (`Watcher.Event.EventType`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

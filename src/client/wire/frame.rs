@@ -10,7 +10,7 @@
 
 use std::io::{self, Read};
 
-use super::jute::DecodeError;
+use crate::error::DecodeError;
 
 /// Bytes each read asks for at most.
 const CHUNK: usize = 64 * 1024;

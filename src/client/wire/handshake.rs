@@ -2,7 +2,8 @@
 //! `ConnectRequest`, and the server's first frame its `ConnectResponse`
 //! (neither has a request or reply header).
 
-use super::jute::{framed, DecodeError, Reader};
+use super::jute::{framed, Reader};
+use crate::error::DecodeError;
 
 /// The protocol version this client speaks, and the only one there is.
 const PROTOCOL_VERSION: i32 = 0;

@@ -8,10 +8,9 @@
 //! slice and never trusts a declared length or count further than the bytes
 //! that are actually there.
 
-use std::fmt;
-
 use super::chroot;
 use crate::client::{Acl, Perms, Stat};
+use crate::error::DecodeError;
 
 /// Bytes a serialized [`Stat`] takes: six longs and five ints.
 pub(crate) const STAT_LEN: usize = 6 * 8 + 5 * 4;
@@ -22,24 +21,6 @@ const MIN_ACL_LEN: usize = 12;
 
 /// Bytes the smallest serialized string takes: its length.
 const MIN_STRING_LEN: usize = 4;
-
-/// Bytes that cannot be what the protocol says they are: `what` went wrong at
-/// byte `offset` of the input given to the decoder.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct DecodeError {
-    /// What is wrong, in a few lowercase words.
-    pub(crate) what: &'static str,
-    /// Where in the decoded bytes it went wrong.
-    pub(crate) offset: usize,
-}
-
-impl fmt::Display for DecodeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "malformed reply: {} at byte {}", self.what, self.offset)
-    }
-}
-
-impl std::error::Error for DecodeError {}
 
 /// Appends one length-prefixed frame to `out`: a 4-byte big-endian length,
 /// then what `body` writes. `out` may already hold other frames.

@@ -25,11 +25,11 @@ mod multi;
 mod reply;
 mod request;
 
-pub(crate) use codes::Code;
+pub(crate) use crate::error::Code;
+pub(crate) use crate::error::DecodeError;
 pub(crate) use event::{EventType, WatchEvent};
 pub(crate) use frame::FrameReader;
 pub(crate) use handshake::{ConnectRequest, ConnectResponse};
-pub(crate) use jute::DecodeError;
 pub(crate) use multi::MultiResult;
 pub(crate) use reply::{decode_reply, Reply, ReplyError, ReplyHeader, ReplyKind};
 pub(crate) use request::Request;

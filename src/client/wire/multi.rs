@@ -2,9 +2,11 @@
 //! `MultiHeader` (`type`, `done` false, `err`) and that operation's response
 //! record, then a header with `done` true.
 
-use super::codes::{Code, OpCode};
-use super::jute::{DecodeError, Reader};
+use super::codes::OpCode;
+use super::jute::Reader;
 use crate::client::Stat;
+use crate::error::Code;
+use crate::error::DecodeError;
 
 /// The result of one operation of a multi.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -3,10 +3,11 @@
 
 use std::fmt;
 
-use super::codes::Code;
-use super::jute::{DecodeError, Reader};
+use super::jute::Reader;
 use super::multi::{self, MultiResult, ReadResult};
 use crate::client::{Acl, Stat};
+use crate::error::Code;
+use crate::error::DecodeError;
 
 /// The header of every reply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

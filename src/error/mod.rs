@@ -1,8 +1,23 @@
-//! The crate's error type.
+//! The crate's error type, [`Error`], and the causes it carries that the
+//! client finds: the server's error codes (`code.rs`), why a server could not
+//! be used (`connect.rs`), a reply that could not be read (`decode.rs`), TLS
+//! errors (`tls.rs`). The client re-exports those it makes public.
+
+mod code;
+mod connect;
+mod decode;
+#[cfg(feature = "tls")]
+mod tls;
 
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
+
+pub(crate) use code::Code;
+pub use connect::{ConnectCause, ServerFailure};
+pub(crate) use decode::DecodeError;
+#[cfg(feature = "tls")]
+pub use tls::{TlsError, TlsErrorKind};
 
 /// A `Result` whose error defaults to this crate's [`Error`].
 ///
@@ -123,7 +138,7 @@ pub enum Error {
         /// How long the call (or connecting) waited.
         after: Duration,
         /// Each server tried, with the cause seen when it was last tried.
-        servers: Vec<crate::client::ServerFailure>,
+        servers: Vec<ServerFailure>,
     },
     /// The ZooKeeper session expired; the client opens a new one by itself.
     SessionExpired,
@@ -200,7 +215,7 @@ pub enum Error {
     /// not fit its certificate, a bad server name.
     #[cfg(feature = "tls")]
     #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
-    Tls(crate::client::TlsError),
+    Tls(TlsError),
 }
 
 /// The cause of a failed ZooKeeper request, kept as the
@@ -223,15 +238,15 @@ pub struct ClientError(Cause);
 
 #[derive(Clone, Debug)]
 enum Cause {
-    Code(crate::client::wire::Code),
+    Code(Code),
     ConnectionLost(String),
-    Malformed(crate::client::wire::DecodeError),
+    Malformed(DecodeError),
     Unexpected(String),
 }
 
 impl ClientError {
     /// The server answered with `code`.
-    pub(crate) fn code(code: crate::client::wire::Code) -> ClientError {
+    pub(crate) fn code(code: Code) -> ClientError {
         ClientError(Cause::Code(code))
     }
 
@@ -241,7 +256,7 @@ impl ClientError {
     }
 
     /// A reply could not be decoded.
-    pub(crate) fn malformed(error: crate::client::wire::DecodeError) -> ClientError {
+    pub(crate) fn malformed(error: DecodeError) -> ClientError {
         ClientError(Cause::Malformed(error))
     }
 
@@ -287,8 +302,7 @@ impl Error {
 
     /// Maps the server's error `code` for a request on `path` to this
     /// crate's error.
-    pub(crate) fn from_code(code: crate::client::wire::Code, path: &str) -> Error {
-        use crate::client::wire::Code;
+    pub(crate) fn from_code(code: Code, path: &str) -> Error {
         let path = path.to_owned();
         match code {
             Code::NO_NODE => Error::NoNode { path },
@@ -361,7 +375,7 @@ impl Error {
         matches!(
             self,
             Error::ZooKeeper {
-                source: ClientError(Cause::Code(crate::client::wire::Code::UNIMPLEMENTED)),
+                source: ClientError(Cause::Code(Code::UNIMPLEMENTED)),
                 ..
             }
         )
@@ -453,7 +467,7 @@ impl std::error::Error for Error {
             // The first server's tls failure, if any.
             #[cfg(feature = "tls")]
             Error::Unreachable { servers, .. } => servers.iter().find_map(|s| match s.cause() {
-                crate::client::ConnectCause::Tls(e) => Some(e as &(dyn std::error::Error + 'static)),
+                ConnectCause::Tls(e) => Some(e as &(dyn std::error::Error + 'static)),
                 _ => None,
             }),
             _ => None,
@@ -583,7 +597,6 @@ mod tests {
 
     #[test]
     fn server_codes_map_to_typed_variants_with_the_path() {
-        use crate::client::wire::Code;
         let e = Error::from_code(Code::NO_NODE, "/q/a");
         assert!(matches!(&e, Error::NoNode { path } if path == "/q/a"));
         assert_eq!(e.to_string(), "node /q/a does not exist");
