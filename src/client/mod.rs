@@ -213,7 +213,7 @@ impl ZkClient {
             Box::new(move |event| reporter.report(event)),
         )?;
         log::info!("connected to {}", config.connect_string);
-        hub.metrics.opened(hub.state());
+        hub.metrics.connected(hub.state().is_connected());
         let no_multi_read = AtomicBool::new(!config.multi_read);
         let no_subtree_watch = AtomicBool::new(!config.persistent_watches);
         Ok(ZkClient {

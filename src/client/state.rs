@@ -88,9 +88,19 @@ impl Hub {
             ConnectionState::Suspended | ConnectionState::Lost => log::warn!("zookeeper session {state:?}"),
         }
         *self.state.lock() = state;
-        self.metrics.state(state);
+        self.record(state);
         self.listeners.lock().retain(|tx| tx.send(state).is_ok());
         self.wake_all();
+    }
+
+    /// Counts the change to `state` in the client's metrics.
+    fn record(&self, state: ConnectionState) {
+        self.metrics.connected(state.is_connected());
+        match state {
+            ConnectionState::Reconnected => self.metrics.reconnected(),
+            ConnectionState::Lost => self.metrics.session_lost(),
+            ConnectionState::Connected | ConnectionState::Suspended => {}
+        }
     }
 
     /// A new listener, sent the current state first.

@@ -74,6 +74,20 @@ mod off;
 #[cfg(not(feature = "metrics"))]
 pub(crate) use off::{ClientMetrics, QueueMetrics, Sampler};
 
+/// One sample of a queue's gauges, taken by the queue for its sampler
+/// thread (metrics name none of the crate's types: they are fed plain
+/// numbers).
+#[derive(Clone, Copy, Debug)]
+// Without the feature no sampler reads it.
+#[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+pub(crate) struct Sample {
+    /// Items this process claimed and has not settled.
+    pub(crate) in_flight: u64,
+    /// The nodes in the queue; `None` when they could not be counted (the
+    /// gauge keeps its last value).
+    pub(crate) depth: Option<u64>,
+}
+
 /// Describes every metric of the [table](self) to the installed recorder: its
 /// unit and help text (Prometheus' `# HELP` and `# TYPE` lines). Recording
 /// works without it.

@@ -2,11 +2,9 @@
 //! Every method is an empty inline function, so the call sites compile to
 //! nothing.
 
-use std::sync::Arc;
 use std::time::SystemTime;
 
-use crate::client::ZkClient;
-use crate::queue::QueueCounters;
+use super::Sample;
 
 /// A queue's metrics: none.
 #[derive(Debug, Default)]
@@ -31,7 +29,11 @@ pub(crate) struct Sampler;
 
 impl Sampler {
     #[inline(always)]
-    pub(crate) fn start(_client: &ZkClient, _path: &str, _counters: &Arc<QueueCounters>) -> Sampler {
+    pub(crate) fn start(
+        _metrics: &QueueMetrics,
+        _path: &str,
+        _sample: impl Fn() -> Sample + Send + 'static,
+    ) -> Sampler {
         Sampler
     }
     #[inline(always)]
@@ -48,9 +50,11 @@ impl ClientMetrics {
         ClientMetrics
     }
     #[inline(always)]
-    pub(crate) fn opened(&self, _state: crate::ConnectionState) {}
+    pub(crate) fn connected(&self, _connected: bool) {}
     #[inline(always)]
-    pub(crate) fn state(&self, _state: crate::ConnectionState) {}
+    pub(crate) fn reconnected(&self) {}
+    #[inline(always)]
+    pub(crate) fn session_lost(&self) {}
     #[inline(always)]
     pub(crate) fn closed(&self) {}
     #[inline(always)]

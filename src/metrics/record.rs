@@ -3,17 +3,13 @@
 //! sampler thread of a queue's gauges.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use crossbeam_channel::{RecvTimeoutError, Sender};
 use metrics::{counter, gauge, histogram, Counter, Gauge, Histogram};
 use parking_lot::RwLock;
 
-use super::names;
-use crate::client::ZkClient;
-use crate::queue::QueueCounters;
-use crate::ConnectionState;
+use super::{names, Sample};
 
 /// The attempt label of a requeue: `1`, `2` or `3+`, so that the series
 /// stay three whatever the queue's `max_attempts`.
@@ -123,19 +119,18 @@ pub(crate) struct Sampler {
 }
 
 impl Sampler {
-    /// Starts sampling the queue at `path`, whose counters are `counters`,
-    /// at their metrics' interval (not at all if it is zero).
-    pub(crate) fn start(client: &ZkClient, path: &str, counters: &Arc<QueueCounters>) -> Sampler {
-        let interval = counters.metrics.interval;
+    /// Starts sampling the queue at `path` at its metrics' interval (not at
+    /// all if it is zero): each sample is what `sample` returns.
+    pub(crate) fn start(metrics: &QueueMetrics, path: &str, sample: impl Fn() -> Sample + Send + 'static) -> Sampler {
+        let interval = metrics.interval;
         if interval.is_zero() {
             return Sampler::default();
         }
         let (stop, stopped) = crossbeam_channel::bounded::<()>(0);
         let gauges = Gauges::new(path);
         let name = format!("zkq-metrics {path}");
-        let (client, path, counters) = (client.clone(), path.to_owned(), Arc::clone(counters));
         let sampling = move || loop {
-            gauges.sample(&client, &path, &counters);
+            gauges.set(sample());
             match stopped.recv_timeout(interval) {
                 Err(RecvTimeoutError::Timeout) => {}
                 _ => return,
@@ -172,14 +167,11 @@ impl Gauges {
         }
     }
 
-    /// Items in flight from the counters, and the depth from one `exists`
-    /// of the queue node (its children count, without a listing); a failed
-    /// read leaves the depth as it was.
-    fn sample(&self, client: &ZkClient, path: &str, counters: &QueueCounters) {
-        self.in_flight.set(counters.snapshot().in_flight as f64);
-        match client.exists(path) {
-            Ok(stat) => self.depth.set(stat.map_or(0.0, |s| f64::from(s.num_children.max(0)))),
-            Err(e) => log::debug!("queue {path}: depth not sampled: {e}"),
+    /// Sets the gauges to `sample`; a depth not read leaves it as it was.
+    fn set(&self, sample: Sample) {
+        self.in_flight.set(sample.in_flight as f64);
+        if let Some(depth) = sample.depth {
+            self.depth.set(depth as f64);
         }
     }
 }
@@ -199,7 +191,7 @@ pub(crate) struct ClientMetrics {
 impl ClientMetrics {
     /// The handles of a client of `connect_string`, from the recorder
     /// installed now; the connection gauge is set once it
-    /// [`opened`](Self::opened).
+    /// [`connected`](Self::connected).
     pub(crate) fn new(connect_string: &str) -> ClientMetrics {
         let client = [("client", connect_string.to_owned())];
         ClientMetrics {
@@ -211,19 +203,19 @@ impl ClientMetrics {
         }
     }
 
-    /// The client connected, and its connection is in `state` now.
-    pub(crate) fn opened(&self, state: ConnectionState) {
-        self.connected.set(f64::from(u8::from(state.is_connected())));
+    /// The client's connection is up (`true`) or not.
+    pub(crate) fn connected(&self, connected: bool) {
+        self.connected.set(f64::from(u8::from(connected)));
     }
 
-    /// The client's connection went to `state`.
-    pub(crate) fn state(&self, state: ConnectionState) {
-        self.opened(state);
-        match state {
-            ConnectionState::Reconnected => self.reconnects.increment(1),
-            ConnectionState::Lost => self.session_losses.increment(1),
-            _ => {}
-        }
+    /// The client reconnected, to its session or to a new one.
+    pub(crate) fn reconnected(&self) {
+        self.reconnects.increment(1);
+    }
+
+    /// The client's session was lost.
+    pub(crate) fn session_lost(&self) {
+        self.session_losses.increment(1);
     }
 
     /// The client closed.

@@ -143,7 +143,7 @@ impl<T: Send + 'static> Core<T> {
     /// fails, closing the queue stops the threads it started.
     pub(crate) fn start(self: &Arc<Self>) -> Result<()> {
         self.ensure_nodes()?;
-        *self.sampler.lock() = crate::metrics::Sampler::start(&self.client, &self.path, &self.counters);
+        *self.sampler.lock() = crate::metrics::Sampler::start(&self.counters.metrics, &self.path, self.sample());
         if self.consumer.is_some() {
             // `exists` is never ACL-checked: one read refuses a consumer that
             // could not take a single item now, instead of at its first scan.
@@ -151,6 +151,23 @@ impl<T: Send + 'static> Core<T> {
             *self.engine.lock() = Some(Engine::start(Arc::clone(self))?);
         }
         Ok(())
+    }
+
+    /// What the metrics sampler samples: the items in flight from the
+    /// counters, and the depth from one `exists` of the queue node (its
+    /// children count, without a listing).
+    fn sample(&self) -> impl Fn() -> crate::metrics::Sample + Send + 'static {
+        let (client, path, counters) = (self.client.clone(), self.path.clone(), Arc::clone(&self.counters));
+        move || crate::metrics::Sample {
+            in_flight: counters.snapshot().in_flight,
+            depth: match client.exists(&path) {
+                Ok(stat) => Some(stat.map_or(0, |s| u64::try_from(s.num_children).unwrap_or(0))),
+                Err(e) => {
+                    log::debug!("queue {path}: depth not sampled: {e}");
+                    None
+                }
+            },
+        }
     }
 
     /// Creates the queue node and the lock and dead-letter directories, if

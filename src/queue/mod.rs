@@ -55,7 +55,6 @@ pub use meta::ItemMeta;
 pub use pull::{Delivery, ItemReceiver};
 pub use raw::{Purged, RawItem, RawQueue, RawTaken, Undecodable};
 pub use sharded::{ShardChoice, ShardPolicy, ShardedQueue, WhenFull};
-pub(crate) use stats::QueueCounters;
 pub use stats::{CloseReport, QueueStats};
 
 /// A FIFO queue of Curator's `DistributedQueue` format, made by
