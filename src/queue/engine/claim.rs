@@ -4,11 +4,12 @@
 //! lock-safe mode locks and reads them (the locks are prefetched leases: the
 //! items are deleted only once consumed).
 
+use std::collections::HashMap;
+
 use crossbeam_channel::{SendTimeoutError, Sender};
 
 use super::lease::{ItemRead, Lease, Taken};
 use super::process::decode;
-use super::scan::ReadAhead;
 use super::{outcome, Control, Locked, Work, POLL};
 use crate::client::{BatchResults, Deleted, Opts, Stat};
 use crate::codec::trailer;
@@ -16,6 +17,9 @@ use crate::error::{Error, Result};
 use crate::path;
 use crate::queue::core::Core;
 use crate::queue::stats::QueueCounters;
+
+/// Items read with the listing, by name: their data and stat.
+pub(super) type ReadAhead = HashMap<String, (Vec<u8>, Stat)>;
 
 /// What claiming a window came to.
 #[derive(Clone, Debug, Default)]

@@ -4,11 +4,11 @@
 
 use std::time::Instant;
 
-use super::window::ReadAhead;
 use crate::client::{ChildWatch, Opts};
 use crate::error::{Error, Result};
 use crate::path;
 use crate::queue::core::Core;
+use crate::queue::engine::claim::ReadAhead;
 use crate::queue::engine::kept::Kept;
 use crate::sync::{Gate, GatePass, Latch};
 

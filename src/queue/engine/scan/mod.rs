@@ -34,7 +34,6 @@ mod window;
 use std::time::Duration;
 
 pub(super) use run::scan_loop;
-pub(super) use window::ReadAhead;
 
 /// The most items of one listing a pass keeps; it lists again for the rest.
 pub(super) const MAX_PENDING: usize = 2_048;

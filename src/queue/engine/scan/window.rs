@@ -1,18 +1,12 @@
 //! Claiming one window of a pass, in the queue's mode.
 
-use std::collections::HashMap;
-
 use crossbeam_channel::Sender;
 
-use crate::client::Stat;
 use crate::error::Result;
 use crate::queue::core::Core;
-use crate::queue::engine::claim::{self, Claimed};
+use crate::queue::engine::claim::{self, Claimed, ReadAhead};
 use crate::queue::engine::{Control, Work};
 use crate::queue::stats::QueueCounters;
-
-/// Items read with the listing, by name: their data and stat.
-pub(in crate::queue::engine) type ReadAhead = HashMap<String, (Vec<u8>, Stat)>;
 
 /// Claims a window of items in the queue's mode; a plain window uses (and
 /// takes out) the items of `read_ahead` it claims instead of reading them.
