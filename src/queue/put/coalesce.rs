@@ -5,7 +5,6 @@
 
 use crossbeam_channel::Sender;
 
-use super::thread::Job;
 use crate::codec::encode_frame;
 use crate::error::{Error, Result};
 use crate::queue::store::Put;
@@ -23,6 +22,14 @@ pub(super) enum Payload {
     Node(Put),
     /// One item's record, to go into a node with others of the same prefix.
     Record { node_prefix: String, record: Vec<u8> },
+}
+
+/// One put handed to the put thread.
+pub(super) struct Job<T> {
+    pub(super) payload: Payload,
+    pub(super) items: Vec<T>,
+    /// Where a caller waiting for its put hears the result.
+    pub(super) done: Option<Sender<Result<()>>>,
 }
 
 /// The puts a node's items came from: their items, and callers waiting.

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use parking_lot::{Condvar, Mutex};
 
-use super::coalesce::{nodes, Payload, Waiting};
+use super::coalesce::{nodes, Job, Payload, Waiting};
 use super::outcomes::Outcomes;
 use crate::error::{Error, Result};
 use crate::queue::store::{Put, Store};
@@ -25,14 +25,6 @@ const WINDOW: usize = 1024;
 
 /// The most puts sent in one pipelined batch.
 const BATCH: usize = 256;
-
-/// One put handed to the thread.
-pub(super) struct Job<T> {
-    pub(super) payload: Payload,
-    pub(super) items: Vec<T>,
-    /// Where a caller waiting for its put hears the result.
-    pub(super) done: Option<Sender<Result<()>>>,
-}
 
 /// Stores submitted items and reports each result to the queue's put
 /// listeners (and to a caller that waits). Submitting blocks while the
