@@ -1,13 +1,12 @@
-//! Settings of a [`TestingServer`], set through a consuming builder.
+//! Settings of a [`TestingServer`](super::TestingServer), set through a consuming builder.
 
 use std::time::Duration;
 
 use super::error::ServerError;
-use super::server::TestingServer;
 
-/// Builds a [`TestingServer`] with non-default settings.
+/// Builds a [`TestingServer`](super::TestingServer) with non-default settings.
 ///
-/// Created by [`TestingServer::builder`]; every setter consumes and returns the builder, and
+/// Created by [`TestingServer::builder`](super::TestingServer::builder); every setter consumes and returns the builder, and
 /// [`start`](TestingServerBuilder::start) starts the server.
 ///
 /// # Examples
@@ -150,7 +149,7 @@ impl TestingServerBuilder {
     }
 
     /// Sets how long [`start`](TestingServerBuilder::start) and
-    /// [`TestingServer::restart`] wait for the server to answer `ruok`.
+    /// [`TestingServer::restart`](super::TestingServer::restart) wait for the server to answer `ruok`.
     ///
     /// Defaults to 30 seconds.
     ///
@@ -235,7 +234,7 @@ impl TestingServerBuilder {
     }
 
     /// Opens a secure client port too (`secureClientPort`, on a free
-    /// loopback port kept across restarts: [`TestingServer::secure_port`])
+    /// loopback port kept across restarts: [`TestingServer::secure_port`](super::TestingServer::secure_port))
     /// that speaks TLS as `tls` says. Both ports are then served by
     /// ZooKeeper's Netty connection factory, and clients that present a
     /// certificate are known to ZooKeeper's `x509` scheme by its subject
@@ -253,32 +252,6 @@ impl TestingServerBuilder {
     pub fn secure_client_port(mut self, tls: super::certs::ServerTls) -> TestingServerBuilder {
         self.tls = Some(tls);
         self
-    }
-
-    /// Starts the server and waits until it answers `ruok`.
-    ///
-    /// # Errors
-    ///
-    /// [`ServerError::JavaNotFound`] or [`ServerError::ZooKeeperNotFound`] when Debian's
-    /// `zookeeper` package is missing, [`ServerError::InvalidConfig`] for unusable settings,
-    /// [`ServerError::PortInUse`] when a port set with [`port`](TestingServerBuilder::port)
-    /// stays taken, and [`ServerError::Exited`] or [`ServerError::NotReady`] (with the server's
-    /// log tail) when the server does not come up.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// use std::time::Duration;
-    /// use zk_queue::testing::TestingServer;
-    ///
-    /// let server = TestingServer::builder()
-    ///     .max_session_timeout(Duration::from_secs(5))
-    ///     .start()?;
-    /// println!("zookeeper at {}", server.connect_string());
-    /// # Ok::<(), zk_queue::testing::ServerError>(())
-    /// ```
-    pub fn start(self) -> Result<TestingServer, ServerError> {
-        TestingServer::launch(self)
     }
 
     /// Checks the settings before anything is started.

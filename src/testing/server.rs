@@ -414,6 +414,34 @@ impl Drop for TestingServer {
     }
 }
 
+impl TestingServerBuilder {
+    /// Starts the server and waits until it answers `ruok`.
+    ///
+    /// # Errors
+    ///
+    /// [`ServerError::JavaNotFound`] or [`ServerError::ZooKeeperNotFound`] when Debian's
+    /// `zookeeper` package is missing, [`ServerError::InvalidConfig`] for unusable settings,
+    /// [`ServerError::PortInUse`] when a port set with [`port`](TestingServerBuilder::port)
+    /// stays taken, and [`ServerError::Exited`] or [`ServerError::NotReady`] (with the server's
+    /// log tail) when the server does not come up.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use zk_queue::testing::TestingServer;
+    ///
+    /// let server = TestingServer::builder()
+    ///     .max_session_timeout(Duration::from_secs(5))
+    ///     .start()?;
+    /// println!("zookeeper at {}", server.connect_string());
+    /// # Ok::<(), zk_queue::testing::ServerError>(())
+    /// ```
+    pub fn start(self) -> Result<TestingServer, ServerError> {
+        TestingServer::launch(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

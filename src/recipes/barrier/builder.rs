@@ -146,6 +146,23 @@ impl DoubleBarrierBuilder {
     }
 }
 
+// The builder's entry point on the type it builds, kept beside the builder.
+impl DoubleBarrier {
+    /// A builder of member `member_count` of a barrier at `path` for
+    /// `client` (every member of a path must give the same count).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let barrier = zk_queue::recipes::DoubleBarrier::builder(&client, "/jobs/round", 3).build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn builder(client: &ZkClient, path: &str, member_count: usize) -> DoubleBarrierBuilder {
+        DoubleBarrierBuilder::new(client, path, member_count)
+    }
+}
+
 impl std::fmt::Debug for DoubleBarrierBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DoubleBarrierBuilder")

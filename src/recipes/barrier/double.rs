@@ -3,7 +3,6 @@
 
 use std::time::{Duration, Instant};
 
-pub use super::builder::DoubleBarrierBuilder;
 use crate::client::{Acl, Session, ZkClient};
 use crate::error::Result;
 use crate::path;
@@ -13,13 +12,13 @@ use crate::path;
 pub(super) const READY: &str = "ready";
 
 /// A barrier that lets its members in together once
-/// [`member_count`](DoubleBarrierBuilder) of them have entered, and out
+/// [`member_count`](super::DoubleBarrierBuilder) of them have entered, and out
 /// together once they all leave; compatible with Curator's
 /// `DistributedDoubleBarrier` on the same path, so Rust and Java members
 /// can share a round.
 ///
 /// Each member that [entered](Self::enter) has an ephemeral node named by
-/// its [id](DoubleBarrierBuilder::id) under the barrier path; the member
+/// its [id](super::DoubleBarrierBuilder::id) under the barrier path; the member
 /// that counts `member_count` of them creates the persistent node `ready`
 /// there, which lets every member in. [Leaving](Self::leave) deletes the
 /// member nodes and returns once all are gone; the last member out deletes
@@ -106,20 +105,6 @@ pub(super) struct Member {
 }
 
 impl DoubleBarrier {
-    /// A builder of member `member_count` of a barrier at `path` for
-    /// `client` (every member of a path must give the same count).
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), zk_queue::Error> {
-    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// let barrier = zk_queue::recipes::DoubleBarrier::builder(&client, "/jobs/round", 3).build()?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn builder(client: &ZkClient, path: &str, member_count: usize) -> DoubleBarrierBuilder {
-        DoubleBarrierBuilder::new(client, path, member_count)
-    }
-
     pub(super) fn new(
         client: ZkClient,
         path: String,
@@ -298,18 +283,5 @@ impl std::fmt::Debug for DoubleBarrier {
             .field("id", &self.id)
             .field("inside", &self.node.try_lock().map(|node| node.is_some()))
             .finish()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn barriers_are_shared_between_threads() {
-        fn shared<T: Send + Sync>() {}
-        shared::<DoubleBarrier>();
-        shared::<DoubleBarrierBuilder>();
-        shared::<super::super::Barrier>();
     }
 }

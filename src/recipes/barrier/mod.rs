@@ -96,3 +96,16 @@ fn ensure_container(client: &ZkClient, path: &str, acl: &[Acl], deadline: Option
     let opts = Opts::new().until(deadline).mode(CreateMode::Container).acl(acl);
     client.ensure_path_with(path, opts)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn barriers_are_shared_between_threads() {
+        fn shared<T: Send + Sync>() {}
+        shared::<DoubleBarrier>();
+        shared::<DoubleBarrierBuilder>();
+        shared::<Barrier>();
+    }
+}
