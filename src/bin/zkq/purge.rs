@@ -11,6 +11,8 @@ use zk_queue::admin::RawQueue;
 
 use crate::common::Context;
 use crate::locks::LockArgs;
+use crate::shards;
+use zk_queue::path::join as child;
 
 #[derive(Debug, Args)]
 pub struct PurgeArgs {
@@ -45,8 +47,8 @@ fn is_zero(n: &usize) -> bool {
 /// lock directory.
 pub fn run(ctx: &Context, args: QueuePurgeArgs) -> anyhow::Result<()> {
     crate::node::refuse_lock_directory(ctx, &args.purge.path)?;
-    if let Some(shards) = crate::shards::of(ctx, &args.purge.path)? {
-        return crate::shards::purge_all(ctx, &args, &shards);
+    if let Some(shards) = shards::of(ctx, &args.purge.path)? {
+        return purge_all(ctx, &args, &shards);
     }
     let queue = args.locks.apply(RawQueue::new(&ctx.client, &args.purge.path)?)?;
     let total = queue.listing()?.items.len();
@@ -97,4 +99,29 @@ fn confirm(path: &str, total: usize) -> anyhow::Result<bool> {
     let mut answer = String::new();
     std::io::stdin().lock().read_line(&mut answer)?;
     Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
+}
+
+/// `zkq purge` of a sharded queue: every shard's items (the shards stay).
+fn purge_all(ctx: &Context, args: &QueuePurgeArgs, shards: &[String]) -> anyhow::Result<()> {
+    let mut queues = Vec::with_capacity(shards.len());
+    for shard in shards {
+        let locks = LockArgs {
+            lock_path: shards::under(args.locks.lock_path.as_deref(), shard),
+            force: args.locks.force,
+        };
+        queues.push(locks.apply(RawQueue::new(&ctx.client, &child(&args.purge.path, shard))?)?);
+    }
+    let mut total = 0;
+    for queue in &queues {
+        total += queue.listing()?.items.len();
+    }
+    purge(ctx, &args.purge, total, || {
+        let (mut deleted, mut held) = (0, 0);
+        for queue in &queues {
+            let purged = queue.purge()?;
+            deleted += purged.deleted;
+            held += purged.held;
+        }
+        Ok((deleted, held))
+    })
 }

@@ -7,9 +7,8 @@ use serde::Serialize;
 use zk_queue::inspect::{decode_item, ItemName, Layout, Listing};
 use zk_queue::path::join as child;
 
-use crate::common::{json_preview, now_ms, preview, Context};
+use crate::common::{json_preview, list, now_ms, preview, Context};
 use crate::node::{self, Node};
-use crate::shards;
 
 #[derive(Debug, Args)]
 pub struct PeekArgs {
@@ -213,7 +212,7 @@ pub fn print_described(ctx: &Context, items: &[PeekedItem]) -> anyhow::Result<()
 pub fn peek(ctx: &Context, args: PeekArgs) -> anyhow::Result<()> {
     let listing = match node::classify(ctx, &args.path)? {
         Node::Queue(listing) => listing,
-        Node::Sharded(shards) => return shards::peek(ctx, &args.path, args.count, &shards),
+        Node::Sharded(shards) => return sharded_peek(ctx, &args.path, args.count, &shards),
         other => anyhow::bail!("{}", node::not_a_queue(&args.path, &other)),
     };
     let head: Vec<ItemName> = listing.items.into_iter().take(args.count).collect();
@@ -264,4 +263,33 @@ pub fn ls(ctx: &Context, args: LsArgs) -> anyhow::Result<()> {
         }
         Ok(())
     }
+}
+
+#[derive(Serialize)]
+struct ShardPeek {
+    shard: String,
+    items: Vec<PeekedItem>,
+}
+
+/// `zkq peek` of a sharded queue: the first `count` items of each shard
+/// (order holds within a shard only).
+fn sharded_peek(ctx: &Context, path: &str, count: usize, shards: &[String]) -> anyhow::Result<()> {
+    let mut each = Vec::with_capacity(shards.len());
+    for shard in shards {
+        let shard_path = child(path, shard);
+        let listing = list(ctx, &shard_path)?;
+        let head: Vec<_> = listing.items.into_iter().take(count).collect();
+        each.push(ShardPeek {
+            shard: shard.clone(),
+            items: describe(ctx, &shard_path, listing.layout, &head, Counting::Queue)?,
+        });
+    }
+    if ctx.json {
+        return ctx.print_json(&each);
+    }
+    for shard in &each {
+        println!("shard {}:", shard.shard);
+        print_described(ctx, &shard.items)?;
+    }
+    Ok(())
 }

@@ -74,7 +74,7 @@ impl Stats {
 pub fn run(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
     let listing = match node::classify(ctx, &args.path)? {
         Node::Queue(listing) => listing,
-        Node::Sharded(shards) => return shards::stats(ctx, &args, &shards),
+        Node::Sharded(shards) => return sharded_stats(ctx, &args, &shards),
         Node::NotAQueue(children) => return parents::stats(ctx, &args.path, &children),
         other => anyhow::bail!("{}", node::not_a_queue(&args.path, &other)),
     };
@@ -182,4 +182,74 @@ pub fn print_stats(stats: &Stats, indent: &str) {
     if let Some(dead) = stats.dead_letters {
         println!("{indent}dead letters: {dead}");
     }
+}
+
+#[derive(Serialize)]
+struct ShardStats {
+    shard: String,
+    #[serde(flatten)]
+    stats: Stats,
+}
+
+#[derive(Serialize, Default)]
+struct Total {
+    shards: usize,
+    items: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    oldest_age_ms: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    locks: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dead_letters: Option<usize>,
+}
+
+#[derive(Serialize)]
+struct ShardedStats {
+    total: Total,
+    shards: Vec<ShardStats>,
+}
+
+/// `zkq stats` of a sharded queue: each shard's, then the total.
+fn sharded_stats(ctx: &Context, args: &StatsArgs, shards: &[String]) -> anyhow::Result<()> {
+    let mut total = Total {
+        shards: shards.len(),
+        ..Total::default()
+    };
+    let mut each = Vec::with_capacity(shards.len());
+    for shard in shards {
+        let locks = shards::under(args.lock_path.as_deref(), shard);
+        let dead = shards::under(args.dead_letter_path.as_deref(), shard);
+        let stats = collect(ctx, &child(&args.path, shard), locks.as_deref(), dead.as_deref())?;
+        total.items += stats.items;
+        total.oldest_age_ms = total.oldest_age_ms.max(stats.oldest_age_ms);
+        if let Some(locks) = stats.locks() {
+            *total.locks.get_or_insert(0) += locks;
+        }
+        if let Some(dead) = stats.dead_letters {
+            *total.dead_letters.get_or_insert(0) += dead;
+        }
+        each.push(ShardStats {
+            shard: shard.clone(),
+            stats,
+        });
+    }
+    if ctx.json {
+        return ctx.print_json(&ShardedStats { total, shards: each });
+    }
+    println!("sharded: {} shards", total.shards);
+    println!("items: {}", total.items);
+    if let Some(age) = total.oldest_age_ms {
+        println!("oldest age: {age} ms");
+    }
+    if let Some(locks) = total.locks {
+        println!("locks: {locks}");
+    }
+    if let Some(dead) = total.dead_letters {
+        println!("dead letters: {dead}");
+    }
+    for shard in &each {
+        println!("shard {}:", shard.shard);
+        print_stats(&shard.stats, "  ");
+    }
+    Ok(())
 }
