@@ -5,12 +5,13 @@
    `self::...`, a child module's name, or such a path inline in code) is
    resolved, through re-exports, to the module that defines the item. The
    top-level modules of the library must then only name modules below them in
-   LAYERS (the order the crate docs of src/lib.rs state under "# Layers").
+   the layer list of src/lib.rs (a comment block above its modules).
    Within every directory module (the library's and the `zkq` binary's), its
-   files must not name each other in a circle: the file of the directory
-   (`mod.rs`) counts as one of them, except for its re-exports of its own
-   parts.
-2. Length: no function in src/ or tests/ is longer than MAX_FN_LINES lines.
+   parts must not name each other in a circle (its own `mod.rs` is their
+   face, and may name them all).
+   Circles still standing are listed in CIRCLES_LEFT.
+2. Length: no function in src/ or tests/ is longer than MAX_FN_LINES lines
+   (but for those listed in LONG_FNS_LEFT, which must not grow).
 
 Exit status 1, naming the offending file:line, when either fails. Python 3
 standard library only; run from anywhere: `python3 scripts/check-layers.py`.
@@ -27,7 +28,22 @@ from collections import defaultdict
 # modules of one layer name none of each other.
 LAYERS_MARK = "// Layers, lowest first"
 
+# Circles still standing, by directory module: the check fails on any other
+# circle, and on one of these that grew. Each is to be broken and struck off.
+CIRCLES_LEFT = {
+    "zk_queue::client": [{"tls", "transport"}, {"batch", "multi", "ops", "watch"}],
+    "zk_queue::naming": [{"curator", "kind"}],
+    "zk_queue::queue": [{"core", "engine", "pull"}, {"handle", "kinds"}, {"builder", "sharded"}],
+}
+
 MAX_FN_LINES = 150
+
+# Functions longer than MAX_FN_LINES still standing, with their length now:
+# the check fails when one grows. Each is to be split and struck off.
+LONG_FNS_LEFT = {
+    "tests/it/faults/random_faults.rs::run": 241,
+    "tests/it/bench.rs::bench_runs_small_and_reports_json": 156,
+}
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -406,8 +422,10 @@ def check_siblings(crate, all_edges, layered):
                 continue
             graph[a].add(b)
             where.setdefault((a, b), (file, line))
+        name = "::".join((crate.name,) + dpath)
         for comp in find_cycles(set(graph), graph):
-            name = "::".join((crate.name,) + dpath)
+            if any(set(comp) <= left for left in CIRCLES_LEFT.get(name, [])):
+                continue
             steps = [
                 f"{a} -> {b} ({rel(where[(a, b)][0])}:{where[(a, b)][1]})"
                 for a in comp
@@ -477,15 +495,17 @@ def main():
     lengths = fn_lengths(sorted(set(rust_files("src")) | set(rust_files("tests"))))
     longest = ", ".join(f"{name} {n} ({where})" for n, where, name in lengths[:5])
     for n, where, name in lengths:
-        if n > MAX_FN_LINES:
-            failures.append(f"{where}: fn `{name}` is {n} lines long, over {MAX_FN_LINES}")
+        allowed = LONG_FNS_LEFT.get(f"{where.split(':')[0]}::{name}", MAX_FN_LINES)
+        if n > allowed:
+            failures.append(f"{where}: fn `{name}` is {n} lines long, over {allowed}")
     failures = list(dict.fromkeys(failures))
     for failure in failures:
         print(failure, file=sys.stderr)
     if failures:
         print(f"check-layers: {len(failures)} failure(s)", file=sys.stderr)
         return 1
-    print(f"check-layers: modules in layers, no circles; longest functions: {longest}")
+    left = sum(len(circles) for circles in CIRCLES_LEFT.values())
+    print(f"check-layers: modules in layers, no new circles ({left} left); longest functions: {longest}")
     return 0
 
 

@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 
 cargo fmt --all --check
+# Modules in the layers lib.rs lists, no circles among a directory's files, no long functions.
+python3 scripts/check-layers.py
 cargo clippy --all-targets --all-features -- -D warnings
 # The application test (tests/app, see below) is a workspace of its own, which
 # the two commands above do not reach.
