@@ -111,20 +111,25 @@
 //! directions, for every kind.
 //!
 //! # Layers
+//! Each layer is built only on those listed before it:
+//! - Codec and names: the item frame of Curator's `ItemSerializer`, a
+//!   [`QueueSerializer`] per item type, and Curator's node names.
+//! - [`Error`]: one error type for the whole crate, and the causes it carries.
 //! - [`ZkClient`]: the crate's own blocking ZooKeeper client (no async
 //!   runtime), with a deadline on every request, Curator-style
 //!   [`RetryPolicy`](client::RetryPolicy)s, [`ConnectionState`] listeners, sessions kept through
 //!   outages shorter than their timeout, and a new session after an expiry.
-//! - Codec and names: the item frame of Curator's `ItemSerializer`, a
-//!   [`QueueSerializer`] per item type, and Curator's node names.
-//! - Recipes: [`SimpleQueue`], and the Curator family on a consumer engine
-//!   that lists the queue with one watch and works through each listing.
+//! - Recipes: [`SimpleQueue`] and the coordination [`recipes`].
 //! - [`inspect`]: item names, consumption order and item data, parsed
-//!   without a server (what the `zkq` tool shows); [`RawQueue`](admin::RawQueue) and
+//!   without a server (what the `zkq` tool shows).
+//! - The Curator family of queues, on a consumer engine that lists the queue
+//!   with one watch and works through each listing.
+//! - [`admin`]: [`RawQueue`](admin::RawQueue) and
 //!   [`DeadLetters`](admin::DeadLetters) take, purge and requeue items of either layout as
 //!   stored bytes (what the `zkq` tool changes).
-//! - `testing` (feature `testing`): real ZooKeeper servers and ensembles, and
-//!   a fault-injecting proxy, for tests.
+//!
+//! Beside them, `testing` (feature `testing`): real ZooKeeper servers and
+//! ensembles, and a fault-injecting proxy, for tests.
 //!
 //! # Features
 //! - `serde`: `JsonSerializer` and `CompactSerializer` for any serde type.

@@ -168,7 +168,7 @@ impl TestingServerBuilder {
     /// (system property `zookeeper.forceSync`).
     ///
     /// Turning it off makes writes much faster; data still survives
-    /// [`kill`](TestingServer::kill), only an operating-system crash can lose it.
+    /// [`kill`](super::TestingServer::kill), only an operating-system crash can lose it.
     /// Defaults to `true` (the server's default).
     ///
     /// ```
