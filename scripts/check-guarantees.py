@@ -109,7 +109,7 @@ def check_citation(span):
 
 def looks_like_a_test_path(span, modules):
     """A span that reads like a test path but is in none of the forms above."""
-    if "…" in span and "::" in span:
+    if ("…" in span and "::" in span) or re.fullmatch(r"…[a-z0-9_]+", span):
         return True
     if span.startswith(("it::", "lib::")):
         return True
