@@ -10,6 +10,8 @@ bash scripts/install-deps.sh
 cargo fmt --all --check
 # Modules in the layers lib.rs lists, no circles among a directory's files, no long functions.
 python3 scripts/check-layers.py
+# Every test README.md and GUARANTEES.md cite exists (scripts/check-guarantees.py).
+python3 scripts/check-guarantees.py
 cargo clippy --all-targets --all-features -- -D warnings
 # The application test (tests/app, see below) is a workspace of its own, which
 # the two commands above do not reach.

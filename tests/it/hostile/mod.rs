@@ -1,4 +1,4 @@
-//! Bad input and hostile data: every row of the README's "Bad input and
+//! Bad input and hostile data: every row of GUARANTEES.md's "Bad input and
 //! hostile data" table has a test in this folder (or names one elsewhere).
 //! Bad input gets a typed error before any request, and loses nothing.
 //!
