@@ -39,6 +39,7 @@ mod handle;
 pub mod kinds;
 mod lock_record;
 mod meta;
+mod poll;
 mod pull;
 mod put;
 mod raw;
