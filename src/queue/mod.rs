@@ -38,6 +38,7 @@ mod engine;
 mod handle;
 pub mod kinds;
 mod lock_record;
+mod markers;
 mod meta;
 mod poll;
 mod pull;
