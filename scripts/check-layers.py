@@ -33,7 +33,6 @@ LAYERS_MARK = "// Layers, lowest first"
 CIRCLES_LEFT = {
     "zk_queue::client": [{"tls", "transport"}, {"batch", "multi", "ops", "watch"}],
     "zk_queue::naming": [{"curator", "kind"}],
-    "zk_queue::queue": [{"core", "engine", "pull"}, {"handle", "kinds"}, {"builder", "sharded"}],
 }
 
 MAX_FN_LINES = 150

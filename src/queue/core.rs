@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use super::engine::Engine;
 use super::pull::PullConsumer;
 use super::stats::QueueCounters;
 use super::{ErrorMode, QueueConsumer};
@@ -89,6 +88,12 @@ fn guarded(what: &str, call: impl FnOnce()) {
     }
 }
 
+/// A queue's running consumer engine, as its core stops it.
+pub(in crate::queue) trait Running: Send {
+    /// Stops claiming, then waits until `deadline` for in-flight items.
+    fn stop(self: Box<Self>, deadline: Instant);
+}
+
 /// One queue's node, settings, consumer and counters, shared by its handle
 /// and the threads of its consumer engine.
 pub(in crate::queue) struct Core<T> {
@@ -100,7 +105,7 @@ pub(in crate::queue) struct Core<T> {
     pub(crate) options: Options,
     /// Shared with the handle's producer, which counts the puts.
     pub(crate) counters: Arc<QueueCounters>,
-    engine: Mutex<Option<Engine>>,
+    engine: Mutex<Option<Box<dyn Running>>>,
     /// Samples the queue's gauges (feature `metrics`; nothing without it).
     sampler: Mutex<crate::metrics::Sampler>,
 }
@@ -138,17 +143,21 @@ impl<T: Send + 'static> Core<T> {
         }
     }
 
-    /// Creates the queue's nodes and starts its consumer engine, if it has a
-    /// consumer; called once, by the builder, before any handle exists. If it
-    /// fails, closing the queue stops the threads it started.
-    pub(crate) fn start(self: &Arc<Self>) -> Result<()> {
+    /// Creates the queue's nodes and starts its consumer engine with
+    /// `engine`, if it has a consumer; called once, by the builder, before
+    /// any handle exists. If it fails, closing the queue stops the threads it
+    /// started.
+    pub(crate) fn start<E: Running + 'static>(
+        self: &Arc<Self>,
+        engine: impl FnOnce(Arc<Self>) -> Result<E>,
+    ) -> Result<()> {
         self.ensure_nodes()?;
         *self.sampler.lock() = crate::metrics::Sampler::start(&self.counters.metrics, &self.path, self.sample());
         if self.consumer.is_some() {
             // `exists` is never ACL-checked: one read refuses a consumer that
             // could not take a single item now, instead of at its first scan.
             self.client.get_data(&self.path)?;
-            *self.engine.lock() = Some(Engine::start(Arc::clone(self))?);
+            *self.engine.lock() = Some(Box::new(engine(Arc::clone(self))?));
         }
         Ok(())
     }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::core::Core;
+use super::engine::Engine;
 use super::put::Producer;
 use super::{CloseReport, DeliverAt, PutListener, QueueStats};
 use crate::error::{Error, PutError, Result};
@@ -68,7 +69,7 @@ impl<T: Send + 'static, K> Queue<T, K> {
     /// thread, and accepts puts; called once, by the builder. If it fails,
     /// closing the handle stops the threads it started.
     pub(super) fn start(&self) -> Result<()> {
-        self.core.start()?;
+        self.core.start(Engine::start)?;
         self.producer.start()?;
         log::info!("queue {} started", self.core.path);
         Ok(())

@@ -8,7 +8,7 @@ use crate::queue::core::{Consumer, Core};
 use crate::queue::put::Producer;
 use crate::queue::stats::QueueCounters;
 use crate::queue::store::Store;
-use crate::queue::{DelayQueue, DistributedQueue, IdQueue, PriorityQueue, Queue, ShardPolicy, ShardedQueue};
+use crate::queue::{DelayQueue, DistributedQueue, IdQueue, PriorityQueue, Queue};
 use crate::sync::Gate;
 use std::sync::Arc;
 
@@ -114,35 +114,6 @@ impl<T: Send + 'static> QueueBuilder<T> {
             });
         }
         self.build(Kind::Id)
-    }
-
-    /// A sharded queue (Curator's `QueueSharder` layout): plain FIFO shards
-    /// `queue-<UUID>` under this builder's path, each a queue built with
-    /// this builder's settings, and a leader, elected at `leader_path` with
-    /// Curator's `LeaderLatch` names, that adds a shard as `policy` says.
-    /// Java `QueueSharder`s with the same paths share it. A lock path or a
-    /// dead-letter path set here is the parent of each shard's own (a child
-    /// named after the shard). See [`ShardedQueue`] for what puts and
-    /// consumers do.
-    ///
-    /// ``` no_run
-    /// # fn main() -> Result<(), zk_queue::Error> {
-    /// use zk_queue::{QueueBuilder, ShardPolicy, StringSerializer, ZkClient};
-    /// let client = ZkClient::connect("127.0.0.1:2181")?;
-    /// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer)
-    ///     .build_sharded_queue("/jobs-leader", ShardPolicy::new().threshold(10_000))?;
-    /// queue.put("job".to_string())?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    /// As [`build_queue`](Self::build_queue); also [`Error::InvalidArgument`](crate::Error::InvalidArgument)
-    /// for a policy without room or time, or a leader path that is the
-    /// queue path, inside it, or holds it. A [`pull_consumer`](Self::pull_consumer)'s
-    /// receiver takes the items of every shard.
-    pub fn build_sharded_queue(self, leader_path: &str, policy: ShardPolicy) -> Result<ShardedQueue<T>> {
-        ShardedQueue::start(self, leader_path, policy)
     }
 
     /// This builder for the shard `shard` (a child of its path) of a sharded

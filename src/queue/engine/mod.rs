@@ -58,17 +58,14 @@ use parking_lot::{Condvar, Mutex};
 use self::deferred::Deferred;
 use self::lease::{Lease, Leases};
 use self::process::{Settle, Step};
-use super::core::{Consumer, Core};
+use super::core::{Consumer, Core, Running};
+use super::poll::POLL;
 use super::ItemMeta;
 use crate::error::{Error, Result};
 use crate::sync::{Joiner, Latch};
 
 /// The longest pause between scans while errors persist.
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
-
-/// How often a blocked hand-off or state wait checks for shutdown (a pull
-/// receiver's takers too).
-pub(in crate::queue) const POLL: Duration = Duration::from_millis(100);
 
 /// What the threads of one engine share.
 pub(crate) struct Control {
@@ -240,9 +237,10 @@ impl Engine {
             states,
         })
     }
+}
 
-    /// Stops claiming, then waits until `deadline` for in-flight items.
-    pub(crate) fn stop(self, deadline: Instant) {
+impl Running for Engine {
+    fn stop(self: Box<Self>, deadline: Instant) {
         self.control.stop();
         (self.closing)();
         // A scanner blocked on a request ends on its own after the deadline.

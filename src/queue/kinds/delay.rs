@@ -1,26 +1,12 @@
-//! The kind of Curator's `DistributedDelayQueue` and its put family.
+//! The put family of Curator's `DistributedDelayQueue` (the kind [`Delay`]; its marker is in `markers`).
 
 use std::time::Duration;
 
 use crate::error::{Error, PutError, Result};
 use crate::naming::delay_prefix;
 use crate::queue::handle::{deadline_in, Queue};
+use crate::queue::markers::Delay;
 use crate::queue::DeliverAt;
-
-/// The kind of Curator's `DistributedDelayQueue`: see [`DelayQueue`](crate::DelayQueue). Items are `queue-|<due time>|<seq>` nodes, delivered once due (by the consumer's clock), earliest first, equal times in put order.
-///
-/// ```no_run
-/// # fn main() -> Result<(), zk_queue::Error> {
-/// use std::time::{Duration, SystemTime};
-/// use zk_queue::{DeliverAt, DelayQueue, QueueBuilder, StringSerializer, ZkClient};
-/// let client = ZkClient::connect("127.0.0.1:2181")?;
-/// let queue: DelayQueue<String> = QueueBuilder::new(&client, "/reminders", StringSerializer).build_delay_queue()?;
-/// queue.put("in a minute".to_string(), DeliverAt::from(SystemTime::now() + Duration::from_secs(60)))?;
-/// # Ok(())
-/// # }
-/// ```
-#[derive(Debug)]
-pub enum Delay {}
 
 impl<T: Send + 'static> Queue<T, Delay> {
     /// Puts one item with its deliver at; otherwise as

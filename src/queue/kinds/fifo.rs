@@ -1,24 +1,11 @@
-//! The kind of Curator's `DistributedQueue` and its put family.
+//! The put family of Curator's `DistributedQueue` (the kind [`Fifo`]; its marker is in `markers`).
 
 use std::time::Duration;
 
 use crate::error::{Error, PutError, Result};
 use crate::naming::QUEUE_PREFIX;
 use crate::queue::handle::{deadline_in, Queue};
-
-/// The kind of Curator's `DistributedQueue`: see [`DistributedQueue`](crate::DistributedQueue). Items are `queue-<seq>` nodes, taken in put order.
-///
-/// ```no_run
-/// # fn main() -> Result<(), zk_queue::Error> {
-/// use zk_queue::{DistributedQueue, QueueBuilder, StringSerializer, ZkClient};
-/// let client = ZkClient::connect("127.0.0.1:2181")?;
-/// let queue: DistributedQueue<String> = QueueBuilder::new(&client, "/jobs", StringSerializer).build_queue()?;
-/// queue.put("job".to_string())?;
-/// # Ok(())
-/// # }
-/// ```
-#[derive(Debug)]
-pub enum Fifo {}
+use crate::queue::markers::Fifo;
 
 impl<T: Send + 'static> Queue<T, Fifo> {
     /// Puts one item; on a full bounded queue, waits for room.

@@ -1,4 +1,4 @@
-//! The kind of Curator's `DistributedIdQueue`: its put family and removal by id.
+//! The put family of Curator's `DistributedIdQueue` and its removal by id (the kind [`Id`]; its marker is in `markers`).
 
 use std::time::Duration;
 
@@ -6,21 +6,8 @@ use crate::error::{Error, PutError, Result};
 use crate::inspect::Layout;
 use crate::naming::{fix_id, id_prefix};
 use crate::queue::handle::{deadline_in, Queue};
+use crate::queue::markers::Id;
 use crate::queue::RawQueue;
-
-/// The kind of Curator's `DistributedIdQueue`: see [`IdQueue`](crate::IdQueue). Items are `queue-|<id>|<seq>` nodes, taken in put order, and can be removed by id. Ids are stored with `/` and `|` replaced by `_`, as Curator does; unlike Curator, [`remove`](Queue::remove) applies the same replacement, so any id that was put can be removed.
-///
-/// ```no_run
-/// # fn main() -> Result<(), zk_queue::Error> {
-/// use zk_queue::{IdQueue, QueueBuilder, StringSerializer, ZkClient};
-/// let client = ZkClient::connect("127.0.0.1:2181")?;
-/// let queue: IdQueue<String> = QueueBuilder::new(&client, "/orders", StringSerializer).build_id_queue()?;
-/// queue.put("job".to_string(), "order-7")?;
-/// # Ok(())
-/// # }
-/// ```
-#[derive(Debug)]
-pub enum Id {}
 
 impl<T: Send + 'static> Queue<T, Id> {
     /// Puts one item with its id; otherwise as

@@ -11,7 +11,4 @@ mod fifo;
 mod id;
 mod priority;
 
-pub use delay::Delay;
-pub use fifo::Fifo;
-pub use id::Id;
-pub use priority::Priority;
+pub use super::markers::{Delay, Fifo, Id, Priority};

@@ -1,24 +1,11 @@
-//! The kind of Curator's `DistributedPriorityQueue` and its put family.
+//! The put family of Curator's `DistributedPriorityQueue` (the kind [`Priority`]; its marker is in `markers`).
 
 use std::time::Duration;
 
 use crate::error::{Error, PutError, Result};
 use crate::naming::priority_prefix;
 use crate::queue::handle::{deadline_in, Queue};
-
-/// The kind of Curator's `DistributedPriorityQueue`: see [`PriorityQueue`](crate::PriorityQueue). Items are `queue-<priority><seq>` nodes: lower priorities first, equal priorities in put order.
-///
-/// ```no_run
-/// # fn main() -> Result<(), zk_queue::Error> {
-/// use zk_queue::{PriorityQueue, QueueBuilder, StringSerializer, ZkClient};
-/// let client = ZkClient::connect("127.0.0.1:2181")?;
-/// let queue: PriorityQueue<String> = QueueBuilder::new(&client, "/tasks", StringSerializer).build_priority_queue(10)?;
-/// queue.put("job".to_string(), 5)?;
-/// # Ok(())
-/// # }
-/// ```
-#[derive(Debug)]
-pub enum Priority {}
+use crate::queue::markers::Priority;
 
 impl<T: Send + 'static> Queue<T, Priority> {
     /// Puts one item with its priority; otherwise as

@@ -15,7 +15,7 @@ pub(crate) use self::consumer::PullConsumer;
 use self::consumer::{Denial, UNREAD_ERRORS};
 pub use self::delivery::Delivery;
 pub(crate) use self::delivery::Released;
-use super::engine::POLL;
+use super::poll::POLL;
 use crate::client::WeakClient;
 use crate::error::{Error, Result};
 

@@ -1,6 +1,8 @@
 //! [`ShardedQueue`]: one logical FIFO queue spread over shard queues, laid
 //! out as Curator's `QueueSharder` lays it out, so that Java sharders and
-//! this crate's share it.
+//! this crate's share it. Built by
+//! [`QueueBuilder::build_sharded_queue`], whose method lives here, beside
+//! what it starts: the builder does not name the sharded queue.
 //!
 //! - `policy`: when a shard is added, and which shard a put goes to.
 //! - `shards`: the shards known, their counts, adopting and adding shards,
@@ -93,8 +95,39 @@ pub struct ShardedQueue<T: Send + 'static> {
     checker: Mutex<Option<Joiner>>,
 }
 
+impl<T: Send + 'static> QueueBuilder<T> {
+    /// A sharded queue (Curator's `QueueSharder` layout): plain FIFO shards
+    /// `queue-<UUID>` under this builder's path, each a queue built with
+    /// this builder's settings, and a leader, elected at `leader_path` with
+    /// Curator's `LeaderLatch` names, that adds a shard as `policy` says.
+    /// Java `QueueSharder`s with the same paths share it. A lock path or a
+    /// dead-letter path set here is the parent of each shard's own (a child
+    /// named after the shard). See [`ShardedQueue`] for what puts and
+    /// consumers do.
+    ///
+    /// ``` no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// use zk_queue::{QueueBuilder, ShardPolicy, StringSerializer, ZkClient};
+    /// let client = ZkClient::connect("127.0.0.1:2181")?;
+    /// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer)
+    ///     .build_sharded_queue("/jobs-leader", ShardPolicy::new().threshold(10_000))?;
+    /// queue.put("job".to_string())?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`build_queue`](Self::build_queue); also [`Error::InvalidArgument`](crate::Error::InvalidArgument)
+    /// for a policy without room or time, or a leader path that is the
+    /// queue path, inside it, or holds it. A [`pull_consumer`](Self::pull_consumer)'s
+    /// receiver takes the items of every shard.
+    pub fn build_sharded_queue(self, leader_path: &str, policy: ShardPolicy) -> Result<ShardedQueue<T>> {
+        ShardedQueue::start(self, leader_path, policy)
+    }
+}
+
 impl<T: Send + 'static> ShardedQueue<T> {
-    pub(super) fn start(template: QueueBuilder<T>, leader_path: &str, policy: ShardPolicy) -> Result<ShardedQueue<T>> {
+    fn start(template: QueueBuilder<T>, leader_path: &str, policy: ShardPolicy) -> Result<ShardedQueue<T>> {
         policy.validate()?;
         let (client, queue_path, acl) = template.sharding_parts();
         path::validate_queue_path(queue_path)?;
