@@ -90,7 +90,11 @@ impl TestingServer {
                 startup_timeout: self.settings.startup_timeout,
                 main_class: launch::STANDALONE,
             };
-            match launch.run().and_then(|jvm| self.wait_for_secure_port(jvm, started)) {
+            let log_start = launch::file_len(&self.log_path);
+            match launch
+                .run()
+                .and_then(|jvm| self.wait_for_secure_port(jvm, started, log_start))
+            {
                 Ok(jvm) => {
                     *self.jvm.get_mut() = Some(jvm);
                     return Ok(());
@@ -117,15 +121,23 @@ impl TestingServer {
 
     /// Makes sure the port can be bound before a JVM is spent on it: a taken port is waited for
     /// (it may be a server of ours still shutting down) or, when `move_port`, replaced.
-    /// Waits until the secure client port, if any, accepts connections,
-    /// within the startup timeout counted from `started`.
+    /// Waits until the JVM has bound the secure client port, if any, and it
+    /// accepts connections, within the startup timeout counted from `started`
+    /// (the JVM's log from byte `log_start` says it bound the port).
     fn wait_for_secure_port(
         &self,
         jvm: process::GuardedJvm,
         started: Instant,
+        log_start: u64,
     ) -> Result<process::GuardedJvm, ServerError> {
         match self.secure_port {
-            Some(port) => launch::wait_listening(jvm, port, started, self.settings.startup_timeout, &self.log_path),
+            Some(port) => launch::wait_listening(
+                jvm,
+                port,
+                started,
+                self.settings.startup_timeout,
+                (&self.log_path, log_start),
+            ),
             None => Ok(jvm),
         }
     }

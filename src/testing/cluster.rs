@@ -163,7 +163,7 @@ impl TestingCluster {
         for (i, (mut jvm, log_start)) in started.into_iter().enumerate() {
             let begun = Instant::now();
             cluster.launch(i).wait_ready(&mut jvm, log_start)?;
-            let jvm = cluster.wait_for_secure_port(i, jvm, begun)?;
+            let jvm = cluster.wait_for_secure_port(i, jvm, begun, log_start)?;
             *cluster.members[i].jvm.lock() = Some(jvm);
         }
         log::info!("zookeeper ensemble of {size} ready: {}", cluster.connect_string());
@@ -358,17 +358,23 @@ impl TestingCluster {
         let begun = Instant::now();
         let (mut jvm, log_start) = launch.spawn()?;
         launch.wait_ready(&mut jvm, log_start)?;
-        let jvm = self.wait_for_secure_port(member, jvm, begun)?;
+        let jvm = self.wait_for_secure_port(member, jvm, begun, log_start)?;
         *self.members[member].jvm.lock() = Some(jvm);
         Ok(())
     }
 
-    /// Waits until a member's secure client port, if any, accepts
-    /// connections.
-    fn wait_for_secure_port(&self, member: usize, jvm: GuardedJvm, begun: Instant) -> Result<GuardedJvm, ServerError> {
+    /// Waits until a member's JVM has bound its secure client port, if any,
+    /// and it accepts connections (its log from byte `log_start` says so).
+    fn wait_for_secure_port(
+        &self,
+        member: usize,
+        jvm: GuardedJvm,
+        begun: Instant,
+        log_start: u64,
+    ) -> Result<GuardedJvm, ServerError> {
         let m = &self.members[member];
         match m.secure_port {
-            Some(port) => launch::wait_listening(jvm, port, begun, STARTUP_TIMEOUT, &m.log),
+            Some(port) => launch::wait_listening(jvm, port, begun, STARTUP_TIMEOUT, (&m.log, log_start)),
             None => Ok(jvm),
         }
     }

@@ -1,11 +1,14 @@
 //! Starting one ZooKeeper JVM and waiting until it answers: classpath, readiness, log tail.
 
+use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener};
 use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
 
 use super::error::ServerError;
 use super::probe;
@@ -42,7 +45,6 @@ const JVM_OPTIONS: [&str; 9] = [
     "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
 ];
 
-/// Main class of a standalone server.
 /// Main class of a standalone server.
 pub(crate) const STANDALONE: &str = "org.apache.zookeeper.server.ZooKeeperServerMain";
 
@@ -166,27 +168,43 @@ impl Launch<'_> {
     }
 }
 
-/// Waits until `port` accepts connections (a server opens its secure client
-/// port after answering `ruok` on the plain one), within `timeout` counted
-/// from `started`; kills the JVM if it does not, quoting its `log`.
+/// Waits until this JVM has bound `port` and the port accepts connections
+/// (a server opens its secure client port after answering `ruok` on the
+/// plain one), within `timeout` counted from `started`. The JVM's own `log`
+/// (from byte `log_start`) must say it bound the port: a listener of another
+/// server on it must not pass for ours, which then exits unable to bind it
+/// ([`ServerError::PortInUse`], so that the start is tried again). Kills the
+/// JVM on failure, quoting its log.
 pub(crate) fn wait_listening(
     mut jvm: GuardedJvm,
     port: u16,
     started: Instant,
     timeout: Duration,
-    log: &Path,
+    (log, log_start): (&Path, u64),
 ) -> Result<GuardedJvm, ServerError> {
-    while std::net::TcpStream::connect_timeout(&loopback(port), POLL_INTERVAL).is_err() {
-        if started.elapsed() >= timeout || !jvm.is_alive() {
+    let bound = format!("bound to port {port}");
+    loop {
+        let ours = log_since(log, log_start).is_ok_and(|text| text.lines().any(|l| l.trim_end().ends_with(&bound)));
+        if ours && std::net::TcpStream::connect_timeout(&loopback(port), POLL_INTERVAL).is_ok() {
+            return Ok(jvm);
+        }
+        if let Some(status) = jvm.exit_status()? {
+            let log_tail = log_tail(log, log_start);
+            return Err(if log_tail.contains("Address already in use") {
+                ServerError::PortInUse { port, log_tail }
+            } else {
+                ServerError::Exited { status, log_tail }
+            });
+        }
+        if started.elapsed() >= timeout {
             let _ = jvm.kill();
             return Err(ServerError::NotReady {
                 timeout,
-                log_tail: log_tail(log, 0),
+                log_tail: log_tail(log, log_start),
             });
         }
         thread::sleep(POLL_INTERVAL);
     }
-    Ok(jvm)
 }
 
 /// The classpath of a server.
@@ -213,12 +231,20 @@ pub(crate) fn loopback(port: u16) -> SocketAddr {
     SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, port))
 }
 
-/// A loopback port that was free a moment ago.
+/// A loopback port that was free a moment ago, and that no earlier call in
+/// this process returned: two servers starting at once are never handed one
+/// port (the second to bind it would find the first's listener there).
 pub(crate) fn free_port() -> Result<u16, ServerError> {
-    TcpListener::bind(loopback(0))
-        .and_then(|listener| listener.local_addr())
-        .map(|addr| addr.port())
-        .map_err(|e| ServerError::io("could not find a free loopback port", e))
+    static HANDED_OUT: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
+    loop {
+        let port = TcpListener::bind(loopback(0))
+            .and_then(|listener| listener.local_addr())
+            .map(|addr| addr.port())
+            .map_err(|e| ServerError::io("could not find a free loopback port", e))?;
+        if HANDED_OUT.lock().insert(port) {
+            return Ok(port);
+        }
+    }
 }
 
 /// Whether `port` can be bound on loopback now (with `SO_REUSEADDR`, as ZooKeeper binds it).
@@ -234,22 +260,24 @@ fn served_data_dir(conf: &str) -> Option<&Path> {
         .map(|dir| Path::new(dir.trim()))
 }
 
-fn file_len(path: &Path) -> u64 {
+pub(crate) fn file_len(path: &Path) -> u64 {
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+/// What was written to `log` after byte `start` (its last 64 KiB at most).
+fn log_since(log: &Path, start: u64) -> std::io::Result<String> {
+    const MAX_BYTES: u64 = 64 * 1024;
+    let mut file = File::open(log)?;
+    let len = file.metadata()?.len();
+    file.seek(SeekFrom::Start(start.max(len.saturating_sub(MAX_BYTES))))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_BYTES).read_to_end(&mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// The last [`TAIL_LINES`] lines written to `log` after byte `start`.
 pub(crate) fn log_tail(log: &Path, start: u64) -> String {
-    const MAX_BYTES: u64 = 64 * 1024;
-    let read = || -> std::io::Result<String> {
-        let mut file = File::open(log)?;
-        let len = file.metadata()?.len();
-        file.seek(SeekFrom::Start(start.max(len.saturating_sub(MAX_BYTES))))?;
-        let mut bytes = Vec::new();
-        file.take(MAX_BYTES).read_to_end(&mut bytes)?;
-        Ok(String::from_utf8_lossy(&bytes).into_owned())
-    };
-    match read() {
+    match log_since(log, start) {
         Ok(text) => {
             let lines: Vec<&str> = text.lines().collect();
             lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
@@ -270,6 +298,35 @@ mod tests {
         assert!(!dir.starts_with("/tmp/zk-testing-b/data"));
         let starting = "This ZooKeeper instance is not currently serving requests\n";
         assert_eq!(served_data_dir(starting), None);
+    }
+
+    /// A stand-in for a JVM that could not bind its secure port: it logs
+    /// what ZooKeeper logs then, after `delay`, and exits.
+    fn failing_to_bind(dir: &Path, log: &Path, delay: &str) -> GuardedJvm {
+        let script = format!("sleep {delay}; echo 'java.net.BindException: Address already in use'; exit 1");
+        GuardedJvm::spawn(&JvmCommand {
+            java: Path::new("/bin/sh"),
+            args: vec!["-c".to_owned(), script],
+            dir,
+            log,
+        })
+        .expect("spawn the stand-in")
+    }
+
+    #[test]
+    fn another_listener_on_the_secure_port_does_not_pass_for_the_server() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("server.log");
+        // Another server listens on the port this one was to bind.
+        let other = TcpListener::bind(loopback(0)).expect("bind");
+        let port = other.local_addr().expect("addr").port();
+        let jvm = failing_to_bind(dir.path(), &log, "0.3");
+        let started = Instant::now();
+        match wait_listening(jvm, port, started, Duration::from_secs(20), (&log, 0)) {
+            Err(ServerError::PortInUse { port: taken, .. }) => assert_eq!(taken, port),
+            Ok(_) => panic!("the other server's listener passed for ours"),
+            Err(e) => panic!("not a taken port: {e}"),
+        }
     }
 
     #[test]
