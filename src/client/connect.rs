@@ -1,9 +1,9 @@
-//! The servers of a connect string, and opening a TCP connection to one;
-//! why a connection could not be made is a [`ConnectCause`].
+//! The servers of a connect string, and opening a TCP connection to one
+//! within a time; why a connection could not be made is a [`ConnectCause`].
 
 use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::ConnectCause;
 
@@ -63,6 +63,14 @@ pub(super) fn dial(server: &str, timeout: Duration) -> Result<TcpStream, Connect
         }
     }
     Err(cause)
+}
+
+/// The time left until `deadline`, at least a millisecond (a zero timeout
+/// means none to a socket).
+pub(super) fn left(deadline: Instant) -> Duration {
+    deadline
+        .saturating_duration_since(Instant::now())
+        .max(Duration::from_millis(1))
 }
 
 /// The cause an I/O error of a connection attempt stands for.

@@ -4,12 +4,11 @@
 use super::packet::{create_size, string_size, REQUEST_HEADER};
 use super::request::Opts;
 use super::wire::{Reply, Request};
-use super::{Acl, ChildWatch, CreateMode, Session, Stat, ZkClient};
+use super::{Acl, CreateMode, Session, Stat, ZkClient};
 use std::time::Instant;
 
 use crate::error::{Error, Result};
 use crate::path;
-use crate::sync::Latch;
 
 /// Whether a delete is known to be ours.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -373,24 +372,6 @@ impl ZkClient {
             Ok(()) | Err(Error::NoNode { .. }) => Ok(()),
             Err(e) => Err(e),
         }
-    }
-
-    /// The names of the node's children and its stat, plus a one-shot
-    /// [`ChildWatch`] that fires on the next change of the children, the
-    /// node's deletion, or a connection change.
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), zk_queue::Error> {
-    /// let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
-    /// let (names, _stat, watch) = client.get_children_watch("/jobs")?;
-    /// if names.is_empty() {
-    ///     watch.wait(); // until a child is added (or the connection changes)
-    /// }
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn get_children_watch(&self, path: &str) -> Result<(Vec<String>, Stat, ChildWatch)> {
-        self.watch_children(path, &Latch::new(), Opts::new())
     }
 
     /// Creates `path` and any missing ancestors as persistent nodes with the

@@ -6,7 +6,7 @@ use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use super::connect::dial;
+use super::connect::{dial, left};
 use super::ConnectCause;
 
 /// How the client speaks to servers: plain TCP unless TLS is configured.
@@ -87,12 +87,4 @@ impl Read for Stream {
             Stream::Tls(tls) => tls.read(buf),
         }
     }
-}
-
-/// The time left until `deadline`, at least a millisecond (a zero timeout
-/// means none to a socket).
-pub(crate) fn left(deadline: Instant) -> Duration {
-    deadline
-        .saturating_duration_since(Instant::now())
-        .max(Duration::from_millis(1))
 }

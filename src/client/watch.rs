@@ -113,6 +113,24 @@ pub(crate) struct Listing {
 }
 
 impl ZkClient {
+    /// The names of the node's children and its stat, plus a one-shot
+    /// [`ChildWatch`] that fires on the next change of the children, the
+    /// node's deletion, or a connection change.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let (names, _stat, watch) = client.get_children_watch("/jobs")?;
+    /// if names.is_empty() {
+    ///     watch.wait(); // until a child is added (or the connection changes)
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn get_children_watch(&self, path: &str) -> Result<(Vec<String>, Stat, ChildWatch)> {
+        self.watch_children(path, &Latch::new(), Opts::new())
+    }
+
     /// Like [`get_children_watch`](ZkClient::get_children_watch) as `opts`
     /// say, with a watch that opens `latch`, so one thread can wait on several
     /// watches at once.

@@ -159,7 +159,7 @@ fn is_priority_text(text: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     #[test]
@@ -171,7 +171,6 @@ mod tests {
         assert_eq!(plain_name_after(-5), None);
         assert_eq!(item_sequence(&plain_name_after(99).unwrap()), Some(100));
     }
-    use crate::naming::Kind;
 
     #[test]
     fn priority_text_matches_curators_vectors() {
@@ -202,55 +201,6 @@ mod tests {
                 "queue-1000000000000000003"
             ]
         );
-    }
-
-    #[test]
-    fn priority_names_sort_numerically_over_the_whole_range() {
-        let mut rng = fastrand::Rng::with_seed(7);
-        let mut priorities: Vec<i32> = vec![i32::MIN, i32::MIN + 1, -256, -2, -1, 0, 1, 9, 10, 255, i32::MAX];
-        priorities.extend((0..500).map(|_| rng.i32(..)));
-        // Equal priorities come out in sequence order.
-        priorities.extend([42, 42, 42]);
-        let mut names: Vec<String> = priorities
-            .iter()
-            .enumerate()
-            .map(|(seq, p)| format!("{}{seq:010}", priority_prefix(*p)))
-            .collect();
-        rng.shuffle(&mut names);
-        Kind::Priority.sort(&mut names);
-        let mut expected: Vec<(i32, usize)> = priorities.iter().enumerate().map(|(seq, p)| (*p, seq)).collect();
-        expected.sort();
-        let sorted: Vec<(i32, usize)> = names
-            .iter()
-            .map(|n| {
-                let (prefix, seq) = split_item(n).unwrap();
-                let p = expected.iter().find(|(_, s)| *s as i64 == seq).unwrap().0;
-                assert_eq!(prefix, priority_prefix(p));
-                (p, seq as usize)
-            })
-            .collect();
-        assert_eq!(sorted, expected);
-    }
-
-    #[test]
-    fn plain_names_sort_before_priority_names_as_in_curator() {
-        let mut names = [
-            "queue-1000000070000000000",
-            "queue-0000000001",
-            "queue-0800000000000000002",
-        ];
-        Kind::Priority.sort(&mut names);
-        assert_eq!(
-            names,
-            [
-                "queue-0000000001",
-                "queue-0800000000000000002",
-                "queue-1000000070000000000"
-            ]
-        );
-        let mut plain = ["queue-0000000010", "queue-0000000002", "queue-0000000009"];
-        Kind::Plain.sort(&mut plain);
-        assert_eq!(plain, ["queue-0000000002", "queue-0000000009", "queue-0000000010"]);
     }
 
     #[test]
@@ -300,34 +250,6 @@ mod tests {
     }
 
     #[test]
-    fn delay_order_is_by_due_time_then_sequence() {
-        let mut names = vec![
-            "queue-|18BCFE56800|0000000004".to_owned(),
-            "queue-|000003E8|0000000003".to_owned(),
-            "queue-|FFFFFFFF|0000000000".to_owned(),
-            "queue-|000003E8|0000000001".to_owned(),
-            "queue-0000000009".to_owned(),
-            "queue-|000003E8|0000000002".to_owned(),
-            "queue-|000003E8|garbage".to_owned(),
-        ];
-        Kind::Delay.sort(&mut names);
-        assert_eq!(
-            names,
-            [
-                // A requeued item has no delay: due at once, first.
-                "queue-0000000009",
-                "queue-|000003E8|0000000001",
-                "queue-|000003E8|0000000002",
-                "queue-|000003E8|0000000003",
-                "queue-|000003E8|garbage",
-                // Widths differ: 0xFFFFFFFF < 0x18BCFE56800.
-                "queue-|FFFFFFFF|0000000000",
-                "queue-|18BCFE56800|0000000004",
-            ]
-        );
-    }
-
-    #[test]
     fn id_names_match_curator() {
         assert_eq!(fix_id("job/1|x"), "job_1_x");
         assert_eq!(fix_id("plain"), "plain");
@@ -340,34 +262,6 @@ mod tests {
         assert_eq!(parse_id("queue-||0000000000"), Some(""));
         assert_eq!(parse_id("queue-0000000000"), None);
         assert_eq!(parse_id("queue-|job0000000000"), None);
-    }
-
-    #[test]
-    fn id_order_is_fifo_by_sequence_ignoring_ids() {
-        let mut names = vec![
-            "queue-|zebra|0000000000",
-            "queue-|bad",
-            "queue-|apple|0000000002",
-            "queue-|m|-2147483648",
-            "queue-0000000003",
-            "queue-|apple|2147483647",
-            "queue-|b|0000000001",
-        ];
-        Kind::Id.sort(&mut names);
-        assert_eq!(
-            names,
-            [
-                "queue-|zebra|0000000000",
-                "queue-|b|0000000001",
-                "queue-|apple|0000000002",
-                // A name without an id still has its sequence, as in Curator.
-                "queue-0000000003",
-                "queue-|apple|2147483647",
-                // Past the counter's sign wrap: newer than every positive one.
-                "queue-|m|-2147483648",
-                "queue-|bad",
-            ]
-        );
     }
 
     #[test]
@@ -417,8 +311,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn malformed_names_never_panic_and_every_parse_agrees_with_the_name() {
+    /// Pairs of names made of the pieces item names are made of, most of
+    /// them malformed, the same each run.
+    pub(in crate::naming) fn malformed_pairs() -> impl Iterator<Item = (String, String)> {
         let pieces = [
             "queue-",
             "|",
@@ -434,13 +329,20 @@ mod tests {
             "1000000050",
         ];
         let mut rng = fastrand::Rng::with_seed(11);
-        for _ in 0..20_000 {
+        (0..20_000).map(move |_| {
             let name: String = (0..rng.usize(0..8))
                 .map(|_| pieces[rng.usize(..pieces.len())])
                 .collect();
             let other: String = (0..rng.usize(0..8))
                 .map(|_| pieces[rng.usize(..pieces.len())])
                 .collect();
+            (name, other)
+        })
+    }
+
+    #[test]
+    fn malformed_names_never_panic_and_every_parse_agrees_with_the_name() {
+        for (name, _) in malformed_pairs() {
             match split_item(&name) {
                 Some((prefix, sequence)) => {
                     assert!(is_item(&name) && name.starts_with(prefix), "{name:?}");
@@ -461,12 +363,6 @@ mod tests {
                     name.matches(SEPARATOR).count() >= 2,
                     "a due time needs two separators: {name:?}"
                 );
-            }
-            for kind in [Kind::Plain, Kind::Priority, Kind::Delay, Kind::Id] {
-                // Consumption order is a total order: the same both ways round.
-                let (a, b) = (kind.order_key(&name), kind.order_key(&other));
-                assert_eq!(a.cmp(&b), b.cmp(&a).reverse(), "{kind:?}: {name:?} against {other:?}");
-                assert_eq!(a.cmp(&a), std::cmp::Ordering::Equal);
             }
         }
     }

@@ -180,3 +180,127 @@ impl<'a> SequenceOrder<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::naming::curator::tests::malformed_pairs;
+    use crate::naming::priority_prefix;
+
+    #[test]
+    fn priority_names_sort_numerically_over_the_whole_range() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        let mut priorities: Vec<i32> = vec![i32::MIN, i32::MIN + 1, -256, -2, -1, 0, 1, 9, 10, 255, i32::MAX];
+        priorities.extend((0..500).map(|_| rng.i32(..)));
+        // Equal priorities come out in sequence order.
+        priorities.extend([42, 42, 42]);
+        let mut names: Vec<String> = priorities
+            .iter()
+            .enumerate()
+            .map(|(seq, p)| format!("{}{seq:010}", priority_prefix(*p)))
+            .collect();
+        rng.shuffle(&mut names);
+        Kind::Priority.sort(&mut names);
+        let mut expected: Vec<(i32, usize)> = priorities.iter().enumerate().map(|(seq, p)| (*p, seq)).collect();
+        expected.sort();
+        let sorted: Vec<(i32, usize)> = names
+            .iter()
+            .map(|n| {
+                let (prefix, seq) = split_item(n).unwrap();
+                let p = expected.iter().find(|(_, s)| *s as i64 == seq).unwrap().0;
+                assert_eq!(prefix, priority_prefix(p));
+                (p, seq as usize)
+            })
+            .collect();
+        assert_eq!(sorted, expected);
+    }
+
+    #[test]
+    fn plain_names_sort_before_priority_names_as_in_curator() {
+        let mut names = [
+            "queue-1000000070000000000",
+            "queue-0000000001",
+            "queue-0800000000000000002",
+        ];
+        Kind::Priority.sort(&mut names);
+        assert_eq!(
+            names,
+            [
+                "queue-0000000001",
+                "queue-0800000000000000002",
+                "queue-1000000070000000000"
+            ]
+        );
+        let mut plain = ["queue-0000000010", "queue-0000000002", "queue-0000000009"];
+        Kind::Plain.sort(&mut plain);
+        assert_eq!(plain, ["queue-0000000002", "queue-0000000009", "queue-0000000010"]);
+    }
+
+    #[test]
+    fn delay_order_is_by_due_time_then_sequence() {
+        let mut names = vec![
+            "queue-|18BCFE56800|0000000004".to_owned(),
+            "queue-|000003E8|0000000003".to_owned(),
+            "queue-|FFFFFFFF|0000000000".to_owned(),
+            "queue-|000003E8|0000000001".to_owned(),
+            "queue-0000000009".to_owned(),
+            "queue-|000003E8|0000000002".to_owned(),
+            "queue-|000003E8|garbage".to_owned(),
+        ];
+        Kind::Delay.sort(&mut names);
+        assert_eq!(
+            names,
+            [
+                // A requeued item has no delay: due at once, first.
+                "queue-0000000009",
+                "queue-|000003E8|0000000001",
+                "queue-|000003E8|0000000002",
+                "queue-|000003E8|0000000003",
+                "queue-|000003E8|garbage",
+                // Widths differ: 0xFFFFFFFF < 0x18BCFE56800.
+                "queue-|FFFFFFFF|0000000000",
+                "queue-|18BCFE56800|0000000004",
+            ]
+        );
+    }
+
+    #[test]
+    fn id_order_is_fifo_by_sequence_ignoring_ids() {
+        let mut names = vec![
+            "queue-|zebra|0000000000",
+            "queue-|bad",
+            "queue-|apple|0000000002",
+            "queue-|m|-2147483648",
+            "queue-0000000003",
+            "queue-|apple|2147483647",
+            "queue-|b|0000000001",
+        ];
+        Kind::Id.sort(&mut names);
+        assert_eq!(
+            names,
+            [
+                "queue-|zebra|0000000000",
+                "queue-|b|0000000001",
+                "queue-|apple|0000000002",
+                // A name without an id still has its sequence, as in Curator.
+                "queue-0000000003",
+                "queue-|apple|2147483647",
+                // Past the counter's sign wrap: newer than every positive one.
+                "queue-|m|-2147483648",
+                "queue-|bad",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_order_of_every_kind_is_total_even_over_malformed_names() {
+        for (name, other) in malformed_pairs() {
+            for kind in [Kind::Plain, Kind::Priority, Kind::Delay, Kind::Id] {
+                // Consumption order is a total order: the same both ways round.
+                let (a, b) = (kind.order_key(&name), kind.order_key(&other));
+                assert_eq!(a.cmp(&b), b.cmp(&a).reverse(), "{kind:?}: {name:?} against {other:?}");
+                assert_eq!(a.cmp(&a), std::cmp::Ordering::Equal);
+            }
+        }
+    }
+}

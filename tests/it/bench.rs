@@ -22,6 +22,18 @@ fn bench(args: &[&str]) -> Output {
 
 #[test]
 fn bench_runs_small_and_reports_json() {
+    let report = run_small();
+    let best = assert_ceilings(&report);
+    assert_e2e_ratio(&report, best);
+    assert_latency(&report, best);
+    assert_cases(&report);
+    assert_priority_backlog(&report);
+    assert_drain(&report);
+}
+
+/// Runs the bench at small sizes, asserts that it succeeded, and returns its
+/// JSON report.
+fn run_small() -> Value {
     // Its work is bounded by the sizes below and each part by the bench's
     // own deadlines (a part that misses one fails the run); how long that
     // takes depends on the machine's load, which this test does not judge.
@@ -49,6 +61,12 @@ fn bench_runs_small_and_reports_json() {
     let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("bench printed {stdout:?}: {e}"));
     assert_eq!(report["ok"], true, "{report:#}");
     assert_eq!(report["machine"]["server_connect"], shared_connect_string().as_str());
+    report
+}
+
+/// Asserts the ceilings measured before and after the cases, and returns the
+/// better's rate.
+fn assert_ceilings(report: &Value) -> f64 {
     // Measured before and after the cases; the ratios are to the better.
     let ceilings = report["ceilings"].as_array().unwrap();
     let whens: Vec<&str> = ceilings.iter().map(|c| c["when"].as_str().unwrap()).collect();
@@ -61,48 +79,70 @@ fn bench_runs_small_and_reports_json() {
     assert!(best > 0.0, "{report:#}");
     // The other request kinds' pipelined rates.
     for c in ceilings {
-        for key in [
-            "reads_per_s",
-            "exists_per_s",
-            "multis_per_s",
-            "multi_creates_per_s",
-            "multi_deletes_per_s",
-        ] {
-            assert!(c[key].as_f64().unwrap() > 0.0, "{key}: {c:#}");
-        }
-        // The multi ceiling's items: a create and a delete each.
-        let (creates, deletes) = (
-            c["multi_creates_per_s"].as_f64().unwrap(),
-            c["multi_deletes_per_s"].as_f64().unwrap(),
-        );
-        let items = 1.0 / (1.0 / creates + 1.0 / deletes);
-        assert!(
-            (c["multi_items_per_s"].as_f64().unwrap() - items).abs() < 1e-6 * items,
-            "{c:#}"
-        );
+        assert_request_rates(c);
     }
     // A plain Java client's rates beside each measurement (this machine has
     // the JDK the interop tests need), and ours divided by them.
     for c in ceilings {
-        let java = &c["java"];
-        assert_eq!(java["error"], Value::Null, "{c:#}");
-        let (ours, theirs) = (
-            c["creates_per_s"].as_f64().unwrap(),
-            java["creates_per_s"].as_f64().unwrap(),
-        );
-        assert!(theirs > 0.0, "{c:#}");
-        assert!(
-            (java["ours_to_java_creates"].as_f64().unwrap() - ours / theirs).abs() < 1e-9,
-            "{c:#}"
-        );
-        assert!(java["items_per_s"].as_f64().unwrap() > 0.0, "{c:#}");
+        assert_java_beside(c);
     }
+    best
+}
+
+/// Asserts a ceiling's rates of the other request kinds, and its multi
+/// items' rate.
+fn assert_request_rates(c: &Value) {
+    for key in [
+        "reads_per_s",
+        "exists_per_s",
+        "multis_per_s",
+        "multi_creates_per_s",
+        "multi_deletes_per_s",
+    ] {
+        assert!(c[key].as_f64().unwrap() > 0.0, "{key}: {c:#}");
+    }
+    // The multi ceiling's items: a create and a delete each.
+    let (creates, deletes) = (
+        c["multi_creates_per_s"].as_f64().unwrap(),
+        c["multi_deletes_per_s"].as_f64().unwrap(),
+    );
+    let items = 1.0 / (1.0 / creates + 1.0 / deletes);
+    assert!(
+        (c["multi_items_per_s"].as_f64().unwrap() - items).abs() < 1e-6 * items,
+        "{c:#}"
+    );
+}
+
+/// Asserts a plain Java client's rates beside a ceiling, and ours divided by
+/// them.
+fn assert_java_beside(c: &Value) {
+    let java = &c["java"];
+    assert_eq!(java["error"], Value::Null, "{c:#}");
+    let (ours, theirs) = (
+        c["creates_per_s"].as_f64().unwrap(),
+        java["creates_per_s"].as_f64().unwrap(),
+    );
+    assert!(theirs > 0.0, "{c:#}");
+    assert!(
+        (java["ours_to_java_creates"].as_f64().unwrap() - ours / theirs).abs() < 1e-9,
+        "{c:#}"
+    );
+    assert!(java["items_per_s"].as_f64().unwrap() > 0.0, "{c:#}");
+}
+
+/// Asserts that the end-to-end case's ratio to the ceiling is its rate over
+/// the best ceiling's.
+fn assert_e2e_ratio(report: &Value, best: f64) {
     let e2e = &report["cases"][0];
     let ratio = e2e["items_per_s"].as_f64().unwrap() / best;
     assert!(
         (e2e["ratio_to_ceiling"].as_f64().unwrap() - ratio).abs() < 1e-9,
         "{e2e:#}"
     );
+}
+
+/// Asserts the open-loop latency runs, at the rates asked for.
+fn assert_latency(report: &Value, best: f64) {
     // Open-loop latency: each rate with Curator's plain queue (the JDK is
     // here), then a plain and a lock-safe consumer of ours.
     let latency = report["latency"].as_array().unwrap();
@@ -139,6 +179,10 @@ fn bench_runs_small_and_reports_json() {
         "1% of the best ceiling: {report:#}"
     );
     assert!(report["latency_floor_ms"].as_f64().unwrap() > 0.0);
+}
+
+/// Asserts the cases run: their names, CPU shares, items and rates.
+fn assert_cases(report: &Value) {
     let cases = report["cases"].as_array().unwrap();
     let names: Vec<&str> = cases.iter().map(|c| c["case"].as_str().unwrap()).collect();
     assert_eq!(names, ["e2e", "lock-safe"]);
@@ -160,6 +204,10 @@ fn bench_runs_small_and_reports_json() {
             assert!(case[side].as_f64().unwrap() > 0.0, "{side}: {case:#}");
         }
     }
+}
+
+/// Asserts the priority backlog's urgent item.
+fn assert_priority_backlog(report: &Value) {
     // The urgent item overtook the rest of the backlog (200 items): only
     // windows of the refresh count claimed before it was heard of came first.
     let backlogs = report["priority_backlogs"].as_array().unwrap();
@@ -170,6 +218,10 @@ fn bench_runs_small_and_reports_json() {
     assert!(backlog["urgent_ms"].as_f64().unwrap() > 0.0, "{backlog:#}");
     let refresh = backlog["refresh"].as_u64().unwrap();
     assert!(backlog["urgent_after"].as_u64().unwrap() <= 3 * refresh, "{backlog:#}");
+}
+
+/// Asserts the drain.
+fn assert_drain(report: &Value) {
     // The drain ran in a child `bench --drain-child` and lost nothing.
     let drains = report["drain"].as_array().unwrap();
     assert_eq!(drains.len(), 1);

@@ -5,7 +5,7 @@ use std::io::ErrorKind;
 use std::time::{Duration, Instant};
 
 use crate::client::connect::cause_of;
-pub(super) use crate::client::transport::left;
+pub(super) use crate::client::connect::left;
 use crate::client::transport::{Security, Stream};
 use crate::client::wire::{ConnectRequest, ConnectResponse, FrameReader};
 use crate::client::ConnectCause;

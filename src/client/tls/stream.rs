@@ -20,8 +20,7 @@ use parking_lot::Mutex;
 use rustls::ClientConnection;
 
 use super::{of_handshake, TlsConfig, TlsError, TlsErrorKind};
-use crate::client::connect::cause_of;
-use crate::client::transport::left;
+use crate::client::connect::{cause_of, left};
 use crate::client::ConnectCause;
 
 /// Bytes read from the socket at a time.
