@@ -410,6 +410,17 @@ pub fn wait_picked_up_after_kill(
 ) -> Vec<(String, u64)> {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
+        let expired = matches!(direct.exists(marker), Ok(None));
+        // Listed once the locks are gone, and before the workers' logs are
+        // read: a node still there then was not acknowledged, and one
+        // acknowledged by then was begun again first, so its new beginning is
+        // in the logs read after. (Read the other way round, a node another
+        // worker began and acknowledged between the two reads would be
+        // neither listed nor seen begun again.)
+        let queued: Option<BTreeSet<String>> = expired
+            .then(|| direct.get_children(queue).ok())
+            .flatten()
+            .map(|(names, _)| names.into_iter().collect());
         let tally = Tally::read(dir);
         let log = &tally.workers[&victim];
         let last = log.sessions.last().copied();
@@ -433,13 +444,6 @@ pub fn wait_picked_up_after_kill(
             *at = (*at).min(d.at_micros - killed_at);
         }
         let again = |node: &str| first_again.get(node).copied();
-        let expired = matches!(direct.exists(marker), Ok(None));
-        // Listed once the locks are gone: a node still there then was not
-        // acknowledged, and one acknowledged by now was begun again first.
-        let queued: Option<BTreeSet<String>> = expired
-            .then(|| direct.get_children(queue).ok())
-            .flatten()
-            .map(|(names, _)| names.into_iter().collect());
         if let Some(queued) = queued {
             let picked: Vec<(&str, Option<u64>)> = begun.iter().map(|node| (*node, again(node))).collect();
             if picked.iter().all(|(node, p)| p.is_some() || !queued.contains(*node)) {
