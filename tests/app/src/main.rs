@@ -342,18 +342,11 @@ fn wait_until_serving(address: SocketAddr, deadline: Instant, give_up: &AtomicBo
 }
 
 /// Whether the server at `address` serves: it answers `conf` with its configuration, which it
-/// does only once it serves sessions (before, it says it is not serving), each step within
-/// [`PROBE_TIMEOUT`].
+/// does only once it serves sessions (before, it says it is not serving).
 fn serves_conf(address: SocketAddr) -> bool {
-    let Ok(mut stream) = TcpStream::connect_timeout(&address, PROBE_TIMEOUT) else {
+    let Some(mut stream) = ask(address, b"conf") else {
         return false;
     };
-    if stream.set_write_timeout(Some(PROBE_TIMEOUT)).is_err()
-        || stream.set_read_timeout(Some(PROBE_TIMEOUT)).is_err()
-        || stream.write_all(b"conf").is_err()
-    {
-        return false;
-    }
     // The reply counts as soon as it names the client port (its first line), as a `ruok`'s does
     // once its four bytes are in.
     let mut reply = Vec::new();
@@ -367,23 +360,26 @@ fn serves_conf(address: SocketAddr) -> bool {
     false
 }
 
-/// Whether the server at `address` answers ZooKeeper's `ruok` with `imok`, each step (connect,
-/// write, read) within [`PROBE_TIMEOUT`].
+/// Whether the server at `address` answers ZooKeeper's `ruok` with `imok`.
 ///
 /// The reply counts when its four bytes are in: a starting server may hold the connection open
 /// for a while after answering, and waiting for it to close would date the answer too late.
 fn answers_ruok(address: SocketAddr) -> bool {
-    let Ok(mut stream) = TcpStream::connect_timeout(&address, PROBE_TIMEOUT) else {
+    let Some(mut stream) = ask(address, b"ruok") else {
         return false;
     };
-    if stream.set_write_timeout(Some(PROBE_TIMEOUT)).is_err()
-        || stream.set_read_timeout(Some(PROBE_TIMEOUT)).is_err()
-        || stream.write_all(b"ruok").is_err()
-    {
-        return false;
-    }
     let mut reply = [0u8; 4];
     stream.read_exact(&mut reply).is_ok() && &reply == b"imok"
+}
+
+/// Sends the four-letter word `word` to the server at `address`; the connection to read its
+/// reply from, each step (connect, write, each read) within [`PROBE_TIMEOUT`].
+fn ask(address: SocketAddr, word: &[u8; 4]) -> Option<TcpStream> {
+    let mut stream = TcpStream::connect_timeout(&address, PROBE_TIMEOUT).ok()?;
+    stream.set_write_timeout(Some(PROBE_TIMEOUT)).ok()?;
+    stream.set_read_timeout(Some(PROBE_TIMEOUT)).ok()?;
+    stream.write_all(word).ok()?;
+    Some(stream)
 }
 
 /// Sends `exists(witness)` again and again until one is served, and returns when it was; the last
