@@ -82,9 +82,11 @@ enum Fault {
     #[default]
     None,
     Blackhole,
-    /// Drop the first reply that follows the next request, then cut.
+    /// Drop the first reply that follows the next request, then cut (and
+    /// blackhole every connection if `then_blackhole`).
     DropNextReply {
         request_seen: bool,
+        then_blackhole: bool,
     },
     /// Drop the reply to the next request of this kind, then cut; once the
     /// request is seen, `target` holds its connection and xid. `then` more
@@ -256,7 +258,29 @@ impl FaultProxy {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn drop_next_reply(&self) {
-        *self.shared.fault.lock() = Fault::DropNextReply { request_seen: false };
+        *self.shared.fault.lock() = Fault::DropNextReply {
+            request_seen: false,
+            then_blackhole: false,
+        };
+    }
+
+    /// As [`drop_next_reply`](Self::drop_next_reply), and from the cut on
+    /// every connection is blackholed (as [`blackhole`](Self::blackhole))
+    /// until [`heal`](Self::heal): the server applied the request, and the
+    /// client cannot ask what became of it until the test lets it.
+    ///
+    /// ```
+    /// use zk_queue::testing::FaultProxy;
+    /// let proxy = FaultProxy::start("127.0.0.1:2181")?;
+    /// proxy.drop_next_reply_then_blackhole(); // applied, unanswered, and no way to read back
+    /// proxy.heal(); // now the client may reconnect and look
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn drop_next_reply_then_blackhole(&self) {
+        *self.shared.fault.lock() = Fault::DropNextReply {
+            request_seen: false,
+            then_blackhole: true,
+        };
     }
 
     /// Lets the next request of kind `request` through (on any connection)
@@ -534,12 +558,27 @@ fn forward(
             let mut fault = shared.fault.lock();
             match (*fault, replies) {
                 (Fault::Blackhole, _) => false,
-                (Fault::DropNextReply { request_seen: false }, false) => {
-                    *fault = Fault::DropNextReply { request_seen: true };
+                (
+                    Fault::DropNextReply {
+                        request_seen: false,
+                        then_blackhole,
+                    },
+                    false,
+                ) => {
+                    *fault = Fault::DropNextReply {
+                        request_seen: true,
+                        then_blackhole,
+                    };
                     true
                 }
-                (Fault::DropNextReply { request_seen: true }, true) => {
-                    *fault = Fault::None;
+                (
+                    Fault::DropNextReply {
+                        request_seen: true,
+                        then_blackhole,
+                    },
+                    true,
+                ) => {
+                    *fault = if then_blackhole { Fault::Blackhole } else { Fault::None };
                     cut = true;
                     false
                 }

@@ -69,12 +69,18 @@ fn a_put_whose_item_is_taken_before_its_read_back_is_sent_again_and_counted() {
     let _consumer = consumer(&direct, &path, &recorder).build_queue().unwrap();
     let queue = producer(&client, &path).build_queue().unwrap();
 
-    // The create is applied and its reply dropped; the idle consumer takes
-    // the item long before the producer's request times out and reads back.
-    proxy.drop_next_reply();
-    queue.put("raced".into()).unwrap();
+    // The create is applied and its reply dropped; the producer cannot read
+    // back until the consumer has taken the item.
+    proxy.drop_next_reply_then_blackhole();
+    std::thread::scope(|s| {
+        let put = s.spawn(|| queue.put("raced".into()));
+        assert_eq!(recorder.wait_for(1, Duration::from_secs(30)), ["raced"]);
+        assert!(!put.is_finished(), "the put returned before it could read back");
+        proxy.heal();
+        put.join().unwrap().unwrap();
+    });
 
-    assert_eq!(queue.stats().puts_resent, 1);
+    assert_eq!(queue.stats().puts_resent, 1, "not found when read back, so sent again");
     assert_eq!(recorder.wait_for(2, Duration::from_secs(30)), ["raced", "raced"]);
     assert_eq!(queue.stats().puts, 1, "one put, reported stored once");
 }
