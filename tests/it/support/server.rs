@@ -3,6 +3,11 @@
 //! Tests that inject no fault use [`shared_connect_string`]: one server per test process
 //! (or the one named by `ZK_CONNECT`), each test under its own [`unique_path`]. Fault tests
 //! start their own `TestingServer`.
+//!
+//! The shared server does not fsync its transaction log (`force_sync(false)`): the tests
+//! measure the client's and the recipes' bounds, and on a machine shared with other work
+//! an fsync can stall every write of every test for seconds. Its data still survives a
+//! process kill; only an operating-system crash could lose it, and no test makes one.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -29,15 +34,10 @@ pub fn shared_connect_string() -> String {
 /// other tests. Ignores `ZK_CONNECT`.
 pub fn shared_server() -> &'static TestingServer {
     SHARED.get_or_init(|| {
-        TestingServer::start().unwrap_or_else(|e| {
+        TestingServer::builder().force_sync(false).start().unwrap_or_else(|e| {
             panic!("could not start the shared zookeeper (set ZK_CONNECT to use an existing one): {e}")
         })
     })
-}
-
-/// The shared server if this process has started it, without starting it.
-pub fn started_shared_server() -> Option<&'static TestingServer> {
-    SHARED.get()
 }
 
 /// A unique znode path for one test, `/it/<name>-<pid>-<counter>-<nanos>`, so tests run in
