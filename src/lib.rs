@@ -166,14 +166,16 @@
 //! # Delivery guarantees
 //! | mode | guarantee |
 //! | --- | --- |
-//! | [`SimpleQueue`] `take` / `remove` / `poll`, and a queue without a lock path | at most once: the item is deleted before the consumer sees it; a queue consumer claims up to [`claim_window`](QueueBuilder::claim_window) items ahead, so a crash loses those and the items being processed (if a claiming delete's reply is lost, the item is delivered rather than dropped, so a duplicate is possible then) |
-//! | lock-safe consumer ([`QueueBuilder::lock_path`]) | at least once, nothing lost: the item is deleted only after the consumer returns `Ok` (or acks a [`Delivery`]); a consumer holds at most `claim_window` leases and acknowledges in pipelined batches; a crashed or expired consumer's items go to another consumer once its locks vanish (at once if it is idle; within a second of the locks vanishing if it is busy with a backlog), so at most `claim_window` nodes (a `put_multi` node holds several items) are delivered twice per consumer that crashed and per session lost; a lock create or acknowledge whose reply was lost is settled in the same session; the acknowledge is one multi fenced on the lock, so a consumer that lost its lock gets [`Error::LeaseLost`] and deletes nothing |
-//! | pull consumer ([`QueueBuilder::pull_consumer`]) | the guarantee of its mode; up to `claim_window` deliveries outstanding at once over any number of threads (one thread may hold several), and a take beyond that waits until one is settled; [`ItemReceiver`] is `Clone + Send + Sync` |
-//! | [`IdQueue::remove`] of a held item | skipped by a handle with the consumers' lock path; removed by one without it, and then the holder only releases its lock and is told [`Error::ItemRemoved`] |
-//! | consumer error, [`ErrorMode::Requeue`] | the item is requeued atomically, keeping its priority, delay or id; records of a multi-item node already consumed are not delivered again; it is delivered again after a back-off ([`QueueBuilder::redelivery_backoff`]: 1 s doubling up to 60 s, with jitter, by default; zero for at once) recorded in the node, so every consumer of this crate waits for it, also after the requeuing one crashed (Curator's may take it sooner); failures are counted (a consumer reads the attempt in [`ItemMeta`]), and after `max_attempts` the item moves to the dead-letter path under its own name prefix, recording why, when and from where ([`DeadLetters::list`](admin::DeadLetters::list)) |
-//! | corrupt or foreign item | never deleted: foreign names are skipped, undecodable `queue-` items move to the dead-letter path (or stay in place without one) |
-//! | `put` | in the foreground (with [`QueueBuilder::max_items`], or `put_in_background(false)`): stored once `Ok` is returned; in the background (the default otherwise): `Ok` means queued for the put thread, stored once a put listener hears so or [`Queue::flush_timeout`] returns `true`. Each put carries a token, so a create whose reply a dropped connection lost is read back and stored once (unless a consumer took it before the read-back: then it is stored again, never lost) |
-//! | [`SimpleQueue::put`] (`offer`) | stored once `Ok` is returned; raw bytes carry no token, so a create whose reply was lost is retried, and each attempt whose reply is lost adds one copy (twice after one lost reply; at most once per attempt the retry policy allows) |
+//! | [`SimpleQueue`] `take`, and a queue without a lock path | at most once; a crash loses the items in hand and up to [`claim_window`](QueueBuilder::claim_window) claimed ahead |
+//! | lock-safe consumer ([`QueueBuilder::lock_path`]) | at least once, nothing lost; at most `claim_window` nodes delivered twice per crash or lost session |
+//! | pull consumer ([`QueueBuilder::pull_consumer`]) | its mode's guarantee; at most `claim_window` deliveries outstanding |
+//! | consumer error, [`ErrorMode::Requeue`] | requeued atomically after a back-off; a dead letter after `max_attempts` |
+//! | [`SimpleQueue::put`]; a [`Queue`] `put` in the foreground | stored once `Ok`; a lost reply adds at most one copy per attempt |
+//! | a [`Queue`] `put` in the background (the default without [`QueueBuilder::max_items`]) | `Ok` means queued for the put thread; stored once a put listener hears so or [`Queue::flush_timeout`] returns `true` |
+//! | corrupt or foreign item | never deleted |
+//!
+//! `GUARANTEES.md` (in the repository and the package) gives each bound,
+//! what each fault costs, and the tests that prove them.
 //!
 //! # Errors
 //! Every fallible call returns [`Error`], a non-exhaustive enum whose messages
