@@ -318,12 +318,6 @@ pub struct PeerOutput {
 }
 
 impl PeerOutput {
-    /// When `line` was read, or `None` if it was never printed (the first
-    /// occurrence if it was printed more than once).
-    pub fn arrival_of(&self, line: &str) -> Option<SystemTime> {
-        self.lines.iter().position(|l| l == line).map(|i| self.arrivals[i])
-    }
-
     /// The `<x>` of every stderr line `<tag> <x>`, in order (e.g. tag
     /// `failed` gives the items whose delivery the consumer failed).
     pub fn stderr_tagged(&self, tag: &str) -> Vec<String> {

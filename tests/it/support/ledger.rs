@@ -5,7 +5,7 @@
 
 use std::fs::OpenOptions;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use super::java::{PeerCommand, PeerProcess};
@@ -25,10 +25,6 @@ impl Ledger {
             path: dir.path().join("ledger"),
             _dir: dir,
         }
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// Appends `line` in one write.

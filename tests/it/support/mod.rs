@@ -1,5 +1,4 @@
 //! Shared helpers for the integration tests.
-#![allow(dead_code)]
 
 pub mod bound;
 pub mod contention;

@@ -94,11 +94,6 @@ impl Tally {
         self.delivered.values().map(|n| n - 1).sum()
     }
 
-    /// How many distinct items of `expected` were begun.
-    pub fn distinct_of<'a>(&self, expected: impl IntoIterator<Item = &'a String>) -> usize {
-        expected.into_iter().filter(|e| self.delivered.contains_key(*e)).count()
-    }
-
     /// The items of `expected` that no worker finished.
     pub fn unfinished<'a>(&self, expected: &'a [String]) -> Vec<&'a String> {
         expected.iter().filter(|e| !self.finished.contains_key(*e)).collect()
@@ -478,6 +473,7 @@ pub struct Redelivered {
     /// The session it was handed over in.
     pub session: i64,
     pub node: String,
+    #[allow(dead_code, reason = "read through `Debug`, in failure messages")]
     pub item: String,
     pub at_micros: u64,
     pub again_at_micros: u64,
@@ -552,11 +548,6 @@ impl Faults {
                 _ => None,
             })
             .collect()
-    }
-
-    /// When the first fault after `at_micros` began, if any.
-    pub fn next_after(&self, at_micros: u64) -> Option<u64> {
-        self.0.iter().map(|f| f.at_micros).filter(|t| *t > at_micros).min()
     }
 }
 

@@ -42,11 +42,6 @@ pub struct Produced {
 }
 
 impl Produced {
-    /// Puts that may have stored their item twice.
-    pub fn sent_again(&self) -> usize {
-        self.ambiguous + self.resent
-    }
-
     /// The most items that puts may have stored under a second node.
     pub fn may_store_twice(&self) -> usize {
         self.ambiguous_items + self.resent * self.most_per_node
@@ -96,12 +91,8 @@ impl Gate {
 }
 
 impl Producer {
-    /// Puts `count` items, one every `pace`, through its own client of `connect`.
-    pub fn start(connect: &str, queue: &str, count: usize, pace: Duration) -> Producer {
-        Producer::start_gated(connect, queue, count, pace, None, Mix::PLAIN)
-    }
-
-    /// As [`start`](Self::start), holding back at `gate`, putting `mix`.
+    /// Puts `count` items, one every `pace`, through its own client of
+    /// `connect`, holding back at `gate`, putting `mix`.
     pub fn start_gated(
         connect: &str,
         queue: &str,
