@@ -82,19 +82,19 @@ enum Fault {
     #[default]
     None,
     Blackhole,
-    /// Drop the first reply that follows the next request, then cut (and
-    /// blackhole every connection if `then_blackhole`).
+    /// Drop the first reply that follows the next request, then cut.
     DropNextReply {
         request_seen: bool,
-        then_blackhole: bool,
     },
     /// Drop the reply to the next request of this kind, then cut; once the
     /// request is seen, `target` holds its connection and xid. `then` more
-    /// such replies are dropped after it, one at a time.
+    /// such replies are dropped after it, one at a time; after the last,
+    /// every connection is blackholed if `blackhole_after`.
     DropReplyTo {
         request: Request,
         target: Option<(u64, i32)>,
         then: u32,
+        blackhole_after: bool,
     },
     /// Drop the next request of this kind (and those after it in the same
     /// read), then cut: the server never sees it.
@@ -124,6 +124,10 @@ pub enum Request {
     GetChildren,
     /// A multi (transaction).
     Multi,
+    /// A `setData`.
+    SetData,
+    /// A `setACL`.
+    SetAcl,
 }
 
 impl Request {
@@ -136,6 +140,8 @@ impl Request {
             Request::GetData => op == 4,
             Request::GetChildren => matches!(op, 8 | 12),
             Request::Multi => op == 14,
+            Request::SetData => op == 5,
+            Request::SetAcl => op == 7,
         }
     }
 }
@@ -258,29 +264,7 @@ impl FaultProxy {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn drop_next_reply(&self) {
-        *self.shared.fault.lock() = Fault::DropNextReply {
-            request_seen: false,
-            then_blackhole: false,
-        };
-    }
-
-    /// As [`drop_next_reply`](Self::drop_next_reply), and from the cut on
-    /// every connection is blackholed (as [`blackhole`](Self::blackhole))
-    /// until [`heal`](Self::heal): the server applied the request, and the
-    /// client cannot ask what became of it until the test lets it.
-    ///
-    /// ```
-    /// use zk_queue::testing::FaultProxy;
-    /// let proxy = FaultProxy::start("127.0.0.1:2181")?;
-    /// proxy.drop_next_reply_then_blackhole(); // applied, unanswered, and no way to read back
-    /// proxy.heal(); // now the client may reconnect and look
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
-    pub fn drop_next_reply_then_blackhole(&self) {
-        *self.shared.fault.lock() = Fault::DropNextReply {
-            request_seen: false,
-            then_blackhole: true,
-        };
+        *self.shared.fault.lock() = Fault::DropNextReply { request_seen: false };
     }
 
     /// Lets the next request of kind `request` through (on any connection)
@@ -318,8 +302,30 @@ impl FaultProxy {
                 request,
                 target: None,
                 then,
+                blackhole_after: false,
             },
             None => Fault::None,
+        };
+    }
+
+    /// As [`drop_reply_to`](Self::drop_reply_to), and from the cut on every
+    /// connection is blackholed (as [`blackhole`](Self::blackhole)) until
+    /// [`heal`](Self::heal): the server applied the request, and the client
+    /// cannot ask what became of it until the test lets it.
+    ///
+    /// ```
+    /// use zk_queue::testing::{FaultProxy, Request};
+    /// let proxy = FaultProxy::start("127.0.0.1:2181")?;
+    /// proxy.drop_reply_to_then_blackhole(Request::Create); // applied, unanswered, no way to look
+    /// proxy.heal(); // now the client may reconnect and read back
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn drop_reply_to_then_blackhole(&self, request: Request) {
+        *self.shared.fault.lock() = Fault::DropReplyTo {
+            request,
+            target: None,
+            then: 0,
+            blackhole_after: true,
         };
     }
 
@@ -558,27 +564,12 @@ fn forward(
             let mut fault = shared.fault.lock();
             match (*fault, replies) {
                 (Fault::Blackhole, _) => false,
-                (
-                    Fault::DropNextReply {
-                        request_seen: false,
-                        then_blackhole,
-                    },
-                    false,
-                ) => {
-                    *fault = Fault::DropNextReply {
-                        request_seen: true,
-                        then_blackhole,
-                    };
+                (Fault::DropNextReply { request_seen: false }, false) => {
+                    *fault = Fault::DropNextReply { request_seen: true };
                     true
                 }
-                (
-                    Fault::DropNextReply {
-                        request_seen: true,
-                        then_blackhole,
-                    },
-                    true,
-                ) => {
-                    *fault = if then_blackhole { Fault::Blackhole } else { Fault::None };
+                (Fault::DropNextReply { request_seen: true }, true) => {
+                    *fault = Fault::None;
                     cut = true;
                     false
                 }
@@ -633,6 +624,7 @@ fn aimed_faults(frames: &mut Frames, replies: bool, connection: u64, shared: &Sh
                     request,
                     target: Some(t),
                     then,
+                    blackhole_after,
                 },
                 true,
                 Some((xid, _)),
@@ -642,7 +634,9 @@ fn aimed_faults(frames: &mut Frames, replies: bool, connection: u64, shared: &Sh
                         request: *request,
                         target: None,
                         then,
+                        blackhole_after: *blackhole_after,
                     },
+                    None if *blackhole_after => Fault::Blackhole,
                     None => Fault::None,
                 };
                 return (out, true);

@@ -50,7 +50,7 @@ fn a_put_whose_reply_is_dropped_is_stored_once_and_reported_stored() {
     let states = client.state_listener();
     let listed = listings(&client);
 
-    proxy.drop_next_reply();
+    proxy.drop_reply_to(Request::Create);
     queue.put("lost reply".into()).unwrap();
 
     wait_for_state(&states, ConnectionState::Suspended, Duration::from_secs(10));
@@ -71,7 +71,7 @@ fn a_put_whose_item_is_taken_before_its_read_back_is_sent_again_and_counted() {
 
     // The create is applied and its reply dropped; the producer cannot read
     // back until the consumer has taken the item.
-    proxy.drop_next_reply_then_blackhole();
+    proxy.drop_reply_to_then_blackhole(Request::Create);
     std::thread::scope(|s| {
         let put = s.spawn(|| queue.put("raced".into()));
         assert_eq!(recorder.wait_for(1, Duration::from_secs(30)), ["raced"]);
@@ -97,7 +97,7 @@ fn a_first_put_whose_reply_is_dropped_is_found_among_other_producers_items() {
     }
     // This producer has put nothing yet: its floor is the queue's cversion.
     let queue = producer(&client, &path).build_queue().unwrap();
-    proxy.drop_next_reply();
+    proxy.drop_reply_to(Request::Create);
     queue.put("mine".into()).unwrap();
     other.put("other 3".into()).unwrap();
     assert_eq!(
@@ -114,7 +114,7 @@ fn a_priority_put_whose_reply_is_dropped_is_stored_once() {
     let path = unique_path("put-dropped-priority");
     let queue = producer(&client, &path).build_priority_queue(1).unwrap();
     queue.put("low".into(), 5).unwrap();
-    proxy.drop_next_reply();
+    proxy.drop_reply_to(Request::Create);
     queue.put("urgent".into(), -5).unwrap();
     assert_eq!(stored(&direct, &path), ["urgent", "low"]);
 }

@@ -148,9 +148,7 @@ fn a_set_data_whose_reply_is_lost_fails_as_unknown_and_was_applied_once() {
     client.ensure_path(&path).unwrap();
     let session = client.session_id().unwrap();
     let states = state_changes(&client);
-    // The proxy names no set-data requests: the next request's reply goes,
-    // and this set_data is the next request.
-    rig.proxy.drop_next_reply();
+    rig.proxy.drop_reply_to(Request::SetData);
     assert_unknown(client.set_data(&path, b"new", Some(0)));
     assert!(!rig.proxy.dropping_reply(), "the reply was not dropped");
     let (data, stat) = rig.direct.get_data(&path).unwrap();
@@ -167,7 +165,7 @@ fn a_set_acl_whose_reply_is_lost_fails_as_unknown_and_was_applied_once() {
     let session = client.session_id().unwrap();
     let states = state_changes(&client);
     let acl = [Acl::new(Perms::READ | Perms::ADMIN, "world", "anyone")];
-    rig.proxy.drop_next_reply();
+    rig.proxy.drop_reply_to(Request::SetAcl);
     assert_unknown(client.set_acl(&path, &acl, Some(0)));
     assert!(!rig.proxy.dropping_reply(), "the reply was not dropped");
     let (read, stat) = rig.direct.get_acl(&path).unwrap();
