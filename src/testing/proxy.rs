@@ -297,15 +297,7 @@ impl FaultProxy {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn drop_replies_to(&self, request: Request, times: u32) {
-        *self.shared.fault.lock() = match times.checked_sub(1) {
-            Some(then) => Fault::DropReplyTo {
-                request,
-                target: None,
-                then,
-                blackhole_after: false,
-            },
-            None => Fault::None,
-        };
+        self.aim_reply_drops(request, times, false);
     }
 
     /// As [`drop_reply_to`](Self::drop_reply_to), and from the cut on every
@@ -321,11 +313,21 @@ impl FaultProxy {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn drop_reply_to_then_blackhole(&self, request: Request) {
-        *self.shared.fault.lock() = Fault::DropReplyTo {
-            request,
-            target: None,
-            then: 0,
-            blackhole_after: true,
+        self.aim_reply_drops(request, 1, true);
+    }
+
+    /// Aims the drop of the replies to the next `times` requests of kind
+    /// `request` (none for `0`), blackholing after the last if
+    /// `blackhole_after`.
+    fn aim_reply_drops(&self, request: Request, times: u32, blackhole_after: bool) {
+        *self.shared.fault.lock() = match times.checked_sub(1) {
+            Some(then) => Fault::DropReplyTo {
+                request,
+                target: None,
+                then,
+                blackhole_after,
+            },
+            None => Fault::None,
         };
     }
 
