@@ -18,4 +18,6 @@
 //! # }
 //! ```
 
-pub use crate::queue::{DeadLetter, DeadLetters, Purged, RawItem, RawQueue, RawTaken, Requeued, Undecodable};
+pub use crate::queue::{
+    DeadLetter, DeadLetters, Purged, RawItem, RawQueue, RawTaken, RecordedPaths, Requeued, Undecodable,
+};

@@ -190,8 +190,12 @@ impl<T: Send + 'static> Core<T> {
         {
             self.client.ensure_path_with(other, Opts::new().acl(acl))?;
         }
-        if let (Some(lock_path), Some(_)) = (&self.options.lock_path, &self.consumer) {
-            super::lock_record::record(&self.client, &self.path, lock_path);
+        if self.consumer.is_some() {
+            let paths = super::lock_record::RecordedPaths {
+                lock_path: self.options.lock_path.clone(),
+                dead_letter_path: self.options.dead_letter_path.clone(),
+            };
+            super::lock_record::record(&self.client, &self.path, &paths);
         }
         Ok(())
     }

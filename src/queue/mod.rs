@@ -53,6 +53,7 @@ pub use consumer::{ConsumeError, ErrorMode, PutListener, QueueConsumer};
 pub use dead_letter::{DeadLetter, DeadLetters, Requeued};
 pub use deliver_at::DeliverAt;
 pub use handle::Queue;
+pub use lock_record::RecordedPaths;
 pub use meta::ItemMeta;
 pub use pull::{Delivery, ItemReceiver};
 pub use raw::{Purged, RawItem, RawQueue, RawTaken, Undecodable};

@@ -8,7 +8,7 @@ use crate::codec::FrameError;
 use crate::error::Result;
 use crate::inspect::{ItemName, Layout, Listing};
 use crate::path;
-use crate::queue::lock_record;
+use crate::queue::lock_record::RecordedPaths;
 
 mod lock;
 mod purge;
@@ -217,8 +217,35 @@ impl RawQueue {
     /// # }
     /// ```
     pub fn recorded_lock_path(&self) -> Result<Option<String>> {
+        Ok(self.recorded_paths()?.lock_path)
+    }
+
+    /// The paths the queue's consumers (built by
+    /// [`QueueBuilder`](crate::QueueBuilder) with a consumer) recorded on
+    /// the queue node: their [lock path](crate::QueueBuilder::lock_path) as
+    /// [`recorded_lock_path`](Self::recorded_lock_path) reads it, and their
+    /// [dead-letter path](crate::QueueBuilder::dead_letter_path), for
+    /// [`DeadLetters`](crate::admin::DeadLetters). Nothing is recorded if no
+    /// such consumer was built, or the queue node holds data of its own.
+    ///
+    /// # Errors
+    /// [`Error::NoNode`](crate::Error::NoNode) if the queue node does not
+    /// exist; other ZooKeeper errors.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let jobs = zk_queue::admin::RawQueue::new(&client, "/jobs")?;
+    /// if let Some(dead) = jobs.recorded_paths()?.dead_letter_path {
+    ///     let waiting = zk_queue::admin::DeadLetters::new(&client, &dead)?.names()?.len();
+    ///     println!("{waiting} dead letters under {dead}");
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn recorded_paths(&self) -> Result<RecordedPaths> {
         let (data, _) = self.client.get_data(&self.path)?;
-        Ok(lock_record::parse(&data))
+        Ok(RecordedPaths::parse(&data).unwrap_or_default())
     }
 
     /// The queue node's path.
