@@ -15,13 +15,13 @@
 //!   consumer's locks are ephemeral nodes named after the items they lock,
 //!   so that node is a lock directory;
 //! - a node with children of which none is an item is a queue only if
-//!   this crate's consumers recorded their lock path on it or registered
+//!   this crate's consumers recorded their paths on it or registered
 //!   beside it (`<queue>.consumers`): an empty queue beside foreign
 //!   children; otherwise it is not a queue (a parent of queues, a consumer
 //!   registry, a recipe's path).
 
 use anyhow::bail;
-use zk_queue::admin::RawQueue;
+use zk_queue::admin::{RawQueue, RecordedPaths};
 use zk_queue::inspect::{consumer_registry, is_shard_name, Listing};
 use zk_queue::path::join as child;
 
@@ -74,14 +74,14 @@ pub fn classify(ctx: &Context, path: &str) -> anyhow::Result<Node> {
     Ok(Node::Queue(listing))
 }
 
-/// Whether this crate's consumers recorded their lock path on the node at
-/// `path` or registered beside it.
+/// Whether this crate's consumers recorded their lock path or dead-letter
+/// path on the node at `path`, or registered beside it.
 fn has_consumers(ctx: &Context, path: &str) -> anyhow::Result<bool> {
     // A path the library refuses as a queue's records nothing.
     if let Ok(queue) = RawQueue::new(&ctx.client, path) {
-        match queue.recorded_lock_path() {
-            Ok(Some(_)) => return Ok(true),
-            Ok(None) | Err(zk_queue::Error::NoNode { .. }) => {}
+        match queue.recorded_paths() {
+            Ok(recorded) if recorded != RecordedPaths::default() => return Ok(true),
+            Ok(_) | Err(zk_queue::Error::NoNode { .. }) => {}
             Err(e) => return Err(e.into()),
         }
     }
@@ -137,6 +137,26 @@ pub fn not_a_queue(path: &str, node: &Node) -> String {
     }
 }
 
+/// The queue whose consumer registry (`<queue>.consumers`) the node at
+/// `path` is, if it is one: named so, beside an existing queue node.
+pub fn registry_of(ctx: &Context, path: &str) -> anyhow::Result<Option<String>> {
+    let suffix = consumer_registry("/q");
+    let suffix = &suffix["/q".len()..];
+    let Some(queue) = path.strip_suffix(suffix).filter(|q| !q.is_empty() && !q.ends_with('/')) else {
+        return Ok(None);
+    };
+    if consumer_registry(queue) != path {
+        return Ok(None);
+    }
+    Ok(ctx.client.exists(queue)?.map(|_| queue.to_owned()))
+}
+
+/// Why the node at `path`, which the consumers of `queue` recorded as their
+/// lock path, is not a queue (it may hold no lock now).
+pub fn recorded_lock_directory(path: &str, queue: &str) -> String {
+    format!("{path} is the lock directory of the queue {queue}, whose consumers recorded it, not a queue")
+}
+
 /// A few of `names`, for an error message.
 fn sample(names: &[String]) -> String {
     const SHOWN: usize = 5;
@@ -158,11 +178,22 @@ fn holds_locks(ctx: &Context, path: &str, listing: &Listing) -> anyhow::Result<b
     Ok(false)
 }
 
-/// The sibling of `path` whose consumers recorded `path` as their lock path,
-/// looked for among the first [`MAX_SIBLINGS`] siblings (those whose name
-/// begins the lock directory's name first).
-fn recording_queue(ctx: &Context, path: &str) -> anyhow::Result<Option<String>> {
-    let Some((parent, _)) = path.rsplit_once('/') else {
+/// What a sibling queue's consumers recorded a node as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Their lock path.
+    Locks,
+    /// Their dead-letter path.
+    DeadLetters,
+}
+
+/// The sibling of `path` whose consumers recorded `path` as their lock path
+/// or dead-letter path, and which; looked for among the first
+/// [`MAX_SIBLINGS`] siblings (those whose name begins the node's name
+/// first, the usual naming: `jobs` for `jobs-locks`). A sibling that cannot
+/// be read is passed over.
+pub fn recorded_by(ctx: &Context, path: &str) -> anyhow::Result<Option<(String, Role)>> {
+    let Some((parent, own)) = path.rsplit_once('/') else {
         return Ok(None);
     };
     let parent = if parent.is_empty() { "/" } else { parent };
@@ -171,23 +202,31 @@ fn recording_queue(ctx: &Context, path: &str) -> anyhow::Result<Option<String>> 
         Err(e) if e.is_no_node() => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    // Names the lock directory's name starts with (`jobs` for `jobs-locks`)
-    // first: the usual naming.
-    let own = path.rsplit('/').next().unwrap_or_default();
-    siblings.sort_by_key(|s| !(own.starts_with(s.as_str()) && own != s));
-    for sibling in siblings.iter().take(MAX_SIBLINGS) {
-        let sibling = child(parent, sibling);
-        if sibling == path {
-            continue;
-        }
-        let Ok(queue) = RawQueue::new(&ctx.client, &sibling) else {
+    siblings.retain(|s| s != own);
+    siblings.sort_by_key(|s| !own.starts_with(s.as_str()));
+    siblings.truncate(MAX_SIBLINGS);
+    if siblings.is_empty() {
+        return Ok(None);
+    }
+    let paths: Vec<String> = siblings.iter().map(|s| child(parent, s)).collect();
+    for (sibling, read) in paths.iter().zip(ctx.client.get_data_many(&paths)?) {
+        let Some(recorded) = read.ok().and_then(|(data, _)| RecordedPaths::parse(&data)) else {
             continue;
         };
-        match queue.recorded_lock_path() {
-            Ok(Some(recorded)) if recorded == path => return Ok(Some(sibling)),
-            Ok(_) | Err(zk_queue::Error::NoNode { .. }) => {}
-            Err(e) => return Err(e.into()),
+        if recorded.lock_path.as_deref() == Some(path) {
+            return Ok(Some((sibling.clone(), Role::Locks)));
+        }
+        if recorded.dead_letter_path.as_deref() == Some(path) {
+            return Ok(Some((sibling.clone(), Role::DeadLetters)));
         }
     }
     Ok(None)
+}
+
+/// The sibling queue whose consumers recorded `path` as their lock path.
+fn recording_queue(ctx: &Context, path: &str) -> anyhow::Result<Option<String>> {
+    Ok(match recorded_by(ctx, path)? {
+        Some((queue, Role::Locks)) => Some(queue),
+        _ => None,
+    })
 }

@@ -16,6 +16,16 @@
 //! A plain put into a delay or id queue is allowed: their consumers take a
 //! plain name as due now, or in sequence order, as they take the items
 //! they requeue. An empty or missing queue cannot be judged: any put goes.
+//!
+//! A put into what is not a queue is refused too, whatever the items:
+//! a lock directory (ephemeral locks named like items, or a node a sibling
+//! queue's consumers recorded as their lock path), a consumer registry
+//! (`<queue>.consumers`) and a sharded queue's parent (name a shard),
+//! always; a node with children of which none is an item (what `ls` calls
+//! not a queue) unless `--force`. A node a sibling queue's consumers
+//! recorded as their dead-letter path takes only Curator items and, while
+//! it is empty, only items of that queue's kind, unless `--force`. A path a
+//! sibling queue's consumers recorded is judged so even before it exists.
 
 use std::io::BufRead;
 use std::time::Duration;
@@ -27,6 +37,7 @@ use zk_queue::inspect::{Kind, Layout, Listing};
 use zk_queue::{BytesSerializer, DeliverAt, Queue, QueueBuilder, SimpleQueue};
 
 use crate::common::Context;
+use crate::node::{self, Node, Role};
 
 #[derive(Debug, Args)]
 pub struct PutArgs {
@@ -54,7 +65,9 @@ pub struct PutArgs {
     classic: bool,
     /// Put even what the queue's kind would misorder (a put without
     /// `--priority` into a priority queue, with `--priority` into a FIFO
-    /// queue, ...).
+    /// queue, ...), into a dead-letter path as another kind, or into a node
+    /// whose children are not queue items. Never into a lock directory, a
+    /// consumer registry or a sharded queue's parent.
     #[arg(long)]
     force: bool,
 }
@@ -108,6 +121,76 @@ fn misorder(listing: &Listing, writes: (Layout, Kind)) -> Option<String> {
     Some(format!("it is {queue}, whose consumers would take {put} out of order"))
 }
 
+/// Refuses a put into a node that is not a queue, or that this put's items
+/// do not fit (see the module's documentation); `--force` overrides only
+/// what a queue's kind would misorder, a dead-letter path put into as
+/// another kind, and a node with other children only.
+fn judge(ctx: &Context, args: &PutArgs) -> anyhow::Result<()> {
+    let path = args.path.as_str();
+    if let Some(queue) = node::registry_of(ctx, path)? {
+        bail!("refusing to put into {path}: it is the consumer registry of the queue {queue}, not a queue");
+    }
+    let listing = match node::classify(ctx, path) {
+        Ok(Node::Queue(listing)) => listing,
+        Ok(Node::NotAQueue(_)) if args.force => return Ok(()),
+        Ok(other @ Node::NotAQueue(_)) => {
+            bail!(
+                "refusing to put into {path}: {} (--force to put anyway)",
+                node::not_a_queue(path, &other)
+            )
+        }
+        Ok(other) => bail!("refusing to put into {path}: {}", node::not_a_queue(path, &other)),
+        // Nothing there yet: the put makes a queue, unless a sibling
+        // queue's consumers recorded the path as theirs.
+        Err(e)
+            if e.downcast_ref::<zk_queue::Error>()
+                .is_some_and(zk_queue::Error::is_no_node) =>
+        {
+            Listing::of(Vec::<String>::new(), None)
+        }
+        Err(e) => return Err(e),
+    };
+    match node::recorded_by(ctx, path)? {
+        Some((queue, Role::Locks)) => {
+            bail!(
+                "refusing to put into {path}: {}",
+                node::recorded_lock_directory(path, &queue)
+            )
+        }
+        Some((queue, Role::DeadLetters)) if !args.force => judge_dead_letters(ctx, args, &listing, &queue)?,
+        _ => {}
+    }
+    if !args.force {
+        if let Some(why) = misorder(&listing, args.writes()) {
+            bail!("refusing to put into {path}: {why} (--force to put anyway)");
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a put into the dead-letter path (listed as `listing`) of
+/// `queue` whose items would not be dead letters of that queue: classic
+/// items (dead letters are Curator items), or, while it is empty, items of
+/// another kind than the queue's.
+fn judge_dead_letters(ctx: &Context, args: &PutArgs, listing: &Listing, queue: &str) -> anyhow::Result<()> {
+    let path = &args.path;
+    if args.classic {
+        bail!("refusing to put into {path}: it is the dead-letter path of the queue {queue}, whose dead letters are curator items (--force to put anyway)");
+    }
+    if !listing.items.is_empty() {
+        return Ok(());
+    }
+    let queue_listing = match ctx.client.get_children(queue) {
+        Ok((names, _)) => Listing::of(names, None),
+        Err(e) if e.is_no_node() => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(why) = misorder(&queue_listing, args.writes()) {
+        bail!("refusing to put into {path}, the dead-letter path of the queue {queue}: {why} (--force to put anyway)");
+    }
+    Ok(())
+}
+
 #[derive(Serialize)]
 struct PutOutput {
     put: usize,
@@ -128,17 +211,8 @@ pub fn run(ctx: &Context, mut args: PutArgs) -> anyhow::Result<()> {
             .collect()
     };
     let count = messages.len();
-    if count > 0 && !args.force {
-        let listing = match ctx.client.get_children(&args.path) {
-            Ok((names, _)) => Listing::of(names, None),
-            Err(e) if e.is_no_node() => Listing::of(Vec::<String>::new(), None),
-            Err(e) => return Err(e.into()),
-        };
-        if let Some(why) = misorder(&listing, args.writes()) {
-            bail!("refusing to put into {}: {why} (--force to put anyway)", args.path);
-        }
-    }
     if count > 0 {
+        judge(ctx, &args)?;
         if args.classic {
             let queue = SimpleQueue::new(&ctx.client, &args.path)?;
             for message in &messages {

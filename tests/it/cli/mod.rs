@@ -3,6 +3,8 @@
 //! ZooKeeper.
 //!
 //! - `put_take`: `put` and `take` of every item kind, and `peek` at them.
+//! - `put_kinds`, `put_targets`: what `put` refuses (a misordering kind, a
+//!   node that is not a queue).
 //! - `inspect`: `ls`, `stats` and `watch`.
 //! - `purge`, `dead_letter`: deleting items, and the `dead-letter` subcommands.
 //! - `locks`: `take` and `purge` beside a lock-safe consumer (`--lock-path`).
@@ -22,6 +24,7 @@ mod output;
 mod purge;
 mod put_kinds;
 mod put_take;
+mod put_targets;
 mod recipe_ensemble;
 mod recipes;
 mod sharded;
