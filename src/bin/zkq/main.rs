@@ -144,9 +144,15 @@ fn usage_error(err: &clap::Error) -> ExitCode {
         err.kind(),
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
     );
+    let mut text = err.render().to_string();
+    let hint = hint(err);
+    if let Some(hint) = hint {
+        // Right under the error's first line.
+        let at = text.find('\n').unwrap_or(text.len());
+        text.insert_str(at, &format!("\n  tip: {hint}"));
+    }
     if !asked && std::env::args_os().any(|arg| arg == "--json") {
         // The error's lines before the usage, on one line.
-        let text = err.render().to_string();
         let message = text
             .lines()
             .take_while(|line| !line.trim().is_empty())
@@ -157,8 +163,27 @@ fn usage_error(err: &clap::Error) -> ExitCode {
         common::print_error(true, &message);
         return ExitCode::from(2);
     }
-    let _ = err.print();
+    if hint.is_some() {
+        eprint!("{text}");
+    } else {
+        let _ = err.print();
+    }
     ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2))
+}
+
+/// A hint for a subcommand that is not one: `requeue`, which is a
+/// subcommand of `dead-letter`.
+fn hint(err: &clap::Error) -> Option<&'static str> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if err.kind() != ErrorKind::InvalidSubcommand {
+        return None;
+    }
+    match err.get(ContextKind::InvalidSubcommand) {
+        Some(ContextValue::String(name)) if name == "requeue" => {
+            Some("dead letters go back to a queue with `zkq dead-letter requeue <DEAD_LETTER_PATH> --to <QUEUE>`")
+        }
+        _ => None,
+    }
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {

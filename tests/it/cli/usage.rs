@@ -146,3 +146,20 @@ fn cli_fails_at_once_when_every_server_refuses_not_after_the_session_timeout() {
         "{elapsed:?}, bound {LOAD_MARGIN:?}, session timeout 60s"
     );
 }
+
+#[test]
+fn cli_requeue_at_the_top_level_is_a_usage_error_naming_the_dead_letter_subcommand() {
+    let hint = "zkq dead-letter requeue <DEAD_LETTER_PATH> --to <QUEUE>";
+    let out = zkq(&["requeue", "/jobs-dead", "--to", "/jobs"]);
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("error: unrecognized subcommand 'requeue'\n"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(hint), "{stderr}");
+    let out = zkq(&["--json", "requeue", "/jobs-dead"]);
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    let error: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(error["error"].as_str().unwrap().contains(hint), "{error}");
+}
