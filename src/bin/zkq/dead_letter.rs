@@ -7,7 +7,7 @@ use zk_queue::inspect::Layout;
 
 use crate::common::Context;
 use crate::purge::{purge, PurgeArgs};
-use crate::read::{describe, print_described, Counting};
+use crate::read::{describe, print_items, Counting};
 
 #[derive(Debug, Subcommand)]
 pub enum DeadLetterCommand {
@@ -63,7 +63,7 @@ pub fn run(ctx: &Context, command: DeadLetterCommand) -> anyhow::Result<()> {
             let dead = DeadLetters::new(&ctx.client, &args.path)?;
             let head: Vec<_> = dead.names()?.into_iter().take(args.limit).collect();
             let items = describe(ctx, &args.path, Layout::Curator, &head, Counting::DeadLetters)?;
-            print_described(ctx, &items)
+            print_items(ctx, &items)
         }
         DeadLetterCommand::Purge(args) => {
             let dead = DeadLetters::new(&ctx.client, &args.path)?;

@@ -10,7 +10,7 @@ use zk_queue::admin::RawQueue;
 use zk_queue::inspect::{Listing, SessionState, SessionSurvey};
 use zk_queue::path::join as child;
 
-use crate::common::Context;
+use crate::common::{escaped, Context};
 use crate::four_letter;
 
 #[derive(Debug, Args)]
@@ -58,7 +58,8 @@ pub struct LockReport {
     pub lock_path_recorded: bool,
     /// Lock nodes under it.
     pub locks: usize,
-    /// Each lock's data (its holder's id), by lock name.
+    /// Each lock's data (its holder's id) as one line of text (control
+    /// characters escaped, as `peek` shows items), by lock name.
     pub lock_owners: BTreeMap<String, String>,
     /// Each lock: its session and why it is stale, if it is.
     pub lock_details: Vec<LockDetail>,
@@ -152,7 +153,7 @@ pub fn survey_locks(
     for name in names {
         match ctx.client.get_data(&child(&lock_path, &name)) {
             Ok((data, stat)) => {
-                owners.insert(name.clone(), String::from_utf8_lossy(&data).into_owned());
+                owners.insert(name.clone(), escaped(&data));
                 sessions.push((name, stat.ephemeral_owner));
             }
             Err(e) if e.is_no_node() => {}

@@ -7,7 +7,7 @@ use serde::Serialize;
 use zk_queue::inspect::{decode_item, ItemName, Layout, Listing};
 use zk_queue::path::join as child;
 
-use crate::common::{json_preview, list, now_ms, preview, Context};
+use crate::common::{escaped, iso_utc, json_data, list, now_ms, preview, relative, time_text, Context};
 use crate::node::{self, Node};
 
 #[derive(Debug, Args)]
@@ -31,28 +31,33 @@ pub struct LsArgs {
     after: Option<String>,
 }
 
-/// One item as `peek` and `dead-letter list` show it.
+/// One item as every subcommand that prints items shows it (`peek`,
+/// `take`, `dead-letter list`): the same fields under `--json` and in the
+/// text, a record that is a JSON object or array as that JSON value.
 #[derive(Serialize)]
-pub struct PeekedItem {
+pub struct ItemOutput {
     name: String,
     kind: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     priority: Option<i32>,
+    /// Epoch milliseconds (delay queues).
     #[serde(skip_serializing_if = "Option::is_none")]
     due: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<String>,
-    /// Bytes of the node's data.
+    /// Bytes of the record shown in `data` (of the node's data, if it does
+    /// not decode).
     size: usize,
     /// Records in the node (several for a multi put); absent if corrupt.
     #[serde(skip_serializing_if = "Option::is_none")]
     records: Option<usize>,
-    /// A queue item's attempt: which delivery of it the next one is (the
-    /// current one while a consumer holds it), as `ItemMeta::attempt`
-    /// counts it.
+    /// An item in a queue: which delivery of it the next one is (the
+    /// current one while a consumer holds it, the one `take` made of it),
+    /// as `ItemMeta::attempt` counts it.
     #[serde(skip_serializing_if = "Option::is_none")]
     attempt: Option<u32>,
-    /// A dead letter's deliveries made (the attempt it died after).
+    /// A dead letter: the deliveries made of it, all failed (it will not be
+    /// delivered again unless requeued, which counts from 1 again).
     #[serde(skip_serializing_if = "Option::is_none")]
     attempts: Option<u32>,
     /// The first put, epoch milliseconds, if the item records it (a
@@ -62,20 +67,70 @@ pub struct PeekedItem {
     /// A dead letter's story: why, when and where it died.
     #[serde(skip_serializing_if = "Option::is_none")]
     death: Option<DeathOutput>,
-    /// The first record: a JSON object or array as that JSON value, else
-    /// its first characters as text.
-    preview: serde_json::Value,
-    /// The first record's first characters as text, for the human output.
+    /// The record (the first, for a node shown whole): a JSON object or
+    /// array as that JSON value, else its text.
+    data: serde_json::Value,
+    /// Whether `data` is cut (a preview).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    truncated: bool,
+    /// The record as one line of text, for the text output.
     #[serde(skip)]
-    preview_text: String,
+    text: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
 }
 
-/// How `describe` counts attempts.
+/// The characters of a record a preview shows.
+const PREVIEW_CHARS: usize = 40;
+
+impl ItemOutput {
+    /// An item `take` took: one of its `records`, in full; `failed` is the
+    /// failed deliveries it recorded, so this delivery is the next.
+    pub fn taken(name: &ItemName, record: &[u8], records: usize, failed: u32) -> ItemOutput {
+        let (data, truncated) = json_data(record, None);
+        ItemOutput {
+            records: Some(records),
+            attempt: Some(failed.saturating_add(1)),
+            data,
+            truncated,
+            text: escaped(record),
+            ..ItemOutput::named(name, record.len())
+        }
+    }
+
+    /// The fields of an item named `name` whose shown record is `size`
+    /// bytes, the rest empty.
+    fn named(name: &ItemName, size: usize) -> ItemOutput {
+        ItemOutput {
+            name: name.name.clone(),
+            kind: name.kind.to_string(),
+            priority: name.priority,
+            due: name.due,
+            id: name.id.clone(),
+            size,
+            records: None,
+            attempt: None,
+            attempts: None,
+            put_at: None,
+            death: None,
+            data: serde_json::Value::Null,
+            truncated: false,
+            text: String::new(),
+            error: None,
+        }
+    }
+
+    /// The record as text on one line.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+/// How `describe` counts attempts of items without a death record.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Counting {
-    /// A queue's items: the attempt of the next delivery.
+    /// A queue's items: the attempt of the next delivery (a dead letter,
+    /// recording its death, counts as one anyway).
     Queue,
     /// Dead letters: the deliveries made.
     DeadLetters,
@@ -108,105 +163,118 @@ pub fn describe(
     layout: Layout,
     items: &[ItemName],
     counting: Counting,
-) -> anyhow::Result<Vec<PeekedItem>> {
-    let paths: Vec<String> = items.iter().map(|i| child(path, &i.name)).collect();
+) -> anyhow::Result<Vec<ItemOutput>> {
     let mut out = Vec::with_capacity(items.len());
-    for chunk in items.iter().zip(paths).collect::<Vec<_>>().chunks(1_000) {
-        let chunk_paths: Vec<String> = chunk.iter().map(|(_, p)| p.clone()).collect();
-        for ((item, _), read) in chunk.iter().zip(ctx.client.get_data_many(&chunk_paths)?) {
-            let data = match read {
-                Ok((data, _)) => data,
-                Err(e) if e.is_no_node() => continue,
+    for chunk in items.chunks(1_000) {
+        let paths: Vec<String> = chunk.iter().map(|i| child(path, &i.name)).collect();
+        for (item, read) in chunk.iter().zip(ctx.client.get_data_many(&paths)?) {
+            match read {
+                Ok((data, _)) => out.push(described(item, layout, &data, counting)),
+                Err(e) if e.is_no_node() => {}
                 Err(e) => return Err(e.into()),
-            };
-            let decoded = decode_item(layout, &data);
-            let (records, failed, attempt, first, error) = match &decoded {
-                Ok(decoded) => (
-                    Some(decoded.records.len()),
-                    decoded.attempts,
-                    decoded.attempt(),
-                    decoded.records.first().map(Vec::as_slice).unwrap_or_default(),
-                    decoded.trailer_error.as_ref().map(|e| e.to_string()),
-                ),
-                Err(e) => (None, 0, 1, data.as_slice(), Some(e.to_string())),
-            };
-            let (preview_json, preview_text) = (json_preview(first, 40), preview(first, 40));
-            let (attempt, attempts) = match counting {
-                Counting::Queue => (Some(attempt), None),
-                Counting::DeadLetters => (None, Some(failed)),
-            };
-            let decoded = decoded.ok();
-            let put_at = decoded.as_ref().and_then(|d| d.put_at).map(epoch_ms);
-            let death = decoded.and_then(|d| d.death).map(|death| DeathOutput {
-                reason: death.reason,
-                died_at: epoch_ms(death.died_at),
-                source: death.source,
-                original_name: death.original_name,
-            });
-            out.push(PeekedItem {
-                name: item.name.clone(),
-                kind: item.kind.to_string(),
-                priority: item.priority,
-                due: item.due,
-                id: item.id.clone(),
-                size: data.len(),
-                records,
-                attempt,
-                attempts,
-                put_at,
-                death,
-                preview: preview_json,
-                preview_text,
-                error,
-            });
+            }
         }
     }
     Ok(out)
 }
 
-/// Prints described items, as JSON or one line each.
-pub fn print_described(ctx: &Context, items: &[PeekedItem]) -> anyhow::Result<()> {
+/// The item `item` of `layout` whose node holds `data`, its first record
+/// previewed.
+fn described(item: &ItemName, layout: Layout, data: &[u8], counting: Counting) -> ItemOutput {
+    let decoded = match decode_item(layout, data) {
+        Ok(decoded) => decoded,
+        Err(e) => {
+            let (data_json, truncated) = json_data(data, Some(PREVIEW_CHARS));
+            return ItemOutput {
+                attempt: (counting == Counting::Queue).then_some(1),
+                attempts: (counting == Counting::DeadLetters).then_some(0),
+                data: data_json,
+                truncated,
+                text: preview(data, PREVIEW_CHARS),
+                error: Some(e.to_string()),
+                ..ItemOutput::named(item, data.len())
+            };
+        }
+    };
+    let first = decoded.records.first().map(Vec::as_slice).unwrap_or_default();
+    let (data_json, truncated) = json_data(first, Some(PREVIEW_CHARS));
+    let (size, text) = (first.len(), preview(first, PREVIEW_CHARS));
+    // A dead letter counts the deliveries it had, wherever it is read: the
+    // count it died with, not the number of a delivery that will not come.
+    let dead = counting == Counting::DeadLetters || decoded.death.is_some();
+    let death = decoded.death.clone().map(|death| DeathOutput {
+        reason: death.reason,
+        died_at: epoch_ms(death.died_at),
+        source: death.source,
+        original_name: death.original_name,
+    });
+    ItemOutput {
+        records: Some(decoded.records.len()),
+        attempt: (!dead).then(|| decoded.attempt()),
+        attempts: dead.then_some(decoded.attempts),
+        put_at: decoded.put_at.map(epoch_ms),
+        death,
+        data: data_json,
+        truncated,
+        text,
+        error: decoded.trailer_error.as_ref().map(ToString::to_string),
+        ..ItemOutput::named(item, size)
+    }
+}
+
+/// Prints items, as JSON or one line each.
+pub fn print_items(ctx: &Context, items: &[ItemOutput]) -> anyhow::Result<()> {
     if ctx.json {
         return ctx.print_json(&items);
     }
+    let now = now_ms();
     for item in items {
-        let mut line = format!("{}\t{}", item.name, item.kind);
-        if let Some(p) = item.priority {
-            line += &format!("\tpriority={p}");
-        }
-        if let Some(due) = item.due {
-            let state = if due <= now_ms() { "due" } else { "not-due" };
-            line += &format!("\tdue={due}({state})");
-        }
-        if let Some(id) = &item.id {
-            line += &format!("\tid={id}");
-        }
-        line += &format!("\tsize={}", item.size);
-        if let Some(attempt) = item.attempt {
-            line += &format!("\tattempt={attempt}");
-        }
-        if let Some(attempts) = item.attempts {
-            line += &format!("\tattempts={attempts}");
-        }
-        if let Some(records) = item.records.filter(|r| *r != 1) {
-            line += &format!("\trecords={records}");
-        }
-        if let Some(put_at) = item.put_at {
-            line += &format!("\tput_at={put_at}");
-        }
-        if let Some(death) = &item.death {
-            line += &format!(
-                "\tdied_at={}\tfrom={}/{}\treason={:?}",
-                death.died_at, death.source, death.original_name, death.reason
-            );
-        }
-        if let Some(error) = &item.error {
-            line += &format!("\tcorrupt: {error}");
-        }
-        line += &format!("\t{}", item.preview_text);
-        println!("{line}");
+        println!("{}", item_line(item, now));
     }
     Ok(())
+}
+
+/// One item as a line of text, its times also in ISO-8601 UTC and relative
+/// to `now`.
+fn item_line(item: &ItemOutput, now: i64) -> String {
+    let mut line = format!("{}\t{}", item.name, item.kind);
+    if let Some(p) = item.priority {
+        line += &format!("\tpriority={p}");
+    }
+    if let Some(due) = item.due {
+        let state = if due <= now { "due" } else { "not-due" };
+        line += &format!("\tdue={due}({}, {}, {state})", iso_utc(due), relative(due, now));
+    }
+    if let Some(id) = &item.id {
+        line += &format!("\tid={id}");
+    }
+    line += &format!("\tsize={}", item.size);
+    if let Some(attempt) = item.attempt {
+        line += &format!("\tattempt={attempt}");
+    }
+    if let Some(attempts) = item.attempts {
+        line += &format!("\tattempts={attempts}");
+    }
+    if let Some(records) = item.records.filter(|r| *r != 1) {
+        line += &format!("\trecords={records}");
+    }
+    if let Some(put_at) = item.put_at {
+        line += &format!("\tput_at={}", time_text(put_at, now));
+    }
+    if let Some(death) = &item.death {
+        line += &format!(
+            "\tdied_at={}\tfrom={}/{}\treason={:?}",
+            time_text(death.died_at, now),
+            death.source,
+            death.original_name,
+            death.reason
+        );
+    }
+    if let Some(error) = &item.error {
+        line += &format!("\tcorrupt: {error}");
+    }
+    line += &format!("\t{}", item.text);
+    line
 }
 
 pub fn peek(ctx: &Context, args: PeekArgs) -> anyhow::Result<()> {
@@ -217,7 +285,7 @@ pub fn peek(ctx: &Context, args: PeekArgs) -> anyhow::Result<()> {
     };
     let head: Vec<ItemName> = listing.items.into_iter().take(args.count).collect();
     let items = describe(ctx, &args.path, listing.layout, &head, Counting::Queue)?;
-    print_described(ctx, &items)
+    print_items(ctx, &items)
 }
 
 #[derive(Serialize)]
@@ -268,7 +336,7 @@ pub fn ls(ctx: &Context, args: LsArgs) -> anyhow::Result<()> {
 #[derive(Serialize)]
 struct ShardPeek {
     shard: String,
-    items: Vec<PeekedItem>,
+    items: Vec<ItemOutput>,
 }
 
 /// `zkq peek` of a sharded queue: the first `count` items of each shard
@@ -289,7 +357,7 @@ fn sharded_peek(ctx: &Context, path: &str, count: usize, shards: &[String]) -> a
     }
     for shard in &each {
         println!("shard {}:", shard.shard);
-        print_described(ctx, &shard.items)?;
+        print_items(ctx, &shard.items)?;
     }
     Ok(())
 }

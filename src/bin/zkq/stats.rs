@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use clap::Args;
 use serde::Serialize;
-use zk_queue::admin::DeadLetters;
+use zk_queue::admin::{DeadLetters, RawQueue};
 use zk_queue::inspect::{self, Kind, Listing};
 use zk_queue::path::join as child;
 
@@ -26,7 +26,9 @@ pub struct StatsArgs {
     /// node, if any.
     #[arg(long)]
     pub lock_path: Option<String>,
-    /// The queue's dead-letter path, to count dead letters.
+    /// The queue's dead-letter path, to count dead letters. Default: the
+    /// dead-letter path the queue's consumers recorded on the queue node, if
+    /// any.
     #[arg(long)]
     pub dead_letter_path: Option<String>,
 }
@@ -59,6 +61,13 @@ pub struct Stats {
     /// The locks under the lock path given or recorded.
     #[serde(flatten)]
     pub lock_report: Option<LockReport>,
+    /// The dead-letter path looked at: the one given, or else the one the
+    /// queue's consumers recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dead_letter_path: Option<String>,
+    /// Whether it is the one the queue's consumers recorded (else given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dead_letter_path_recorded: Option<bool>,
     /// Items under the dead-letter path.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dead_letters: Option<usize>,
@@ -92,9 +101,8 @@ pub fn run(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The statistics of the queue at `path`, with its locks (under the lock
-/// path given, or else the one its consumers recorded) and dead letters if
-/// their paths are given.
+/// The statistics of the queue at `path`, with its locks and dead letters
+/// (under the paths given, or else those its consumers recorded).
 pub fn collect(
     ctx: &Context,
     path: &str,
@@ -149,10 +157,30 @@ fn collect_listed(
         Err(e) if e.is_no_node() => None,
         Err(e) => return Err(e.into()),
     };
-    if let Some(dlq) = dead_letter_path {
-        stats.dead_letters = Some(DeadLetters::new(&ctx.client, dlq)?.names()?.len());
+    let dead_letters = match dead_letter_path {
+        Some(given) => Some((given.to_owned(), false)),
+        None => recorded_dead_letter_path(ctx, path)?.map(|recorded| (recorded, true)),
+    };
+    if let Some((dlq, recorded)) = dead_letters {
+        stats.dead_letters = Some(DeadLetters::new(&ctx.client, &dlq)?.names()?.len());
+        stats.dead_letter_path = Some(dlq);
+        stats.dead_letter_path_recorded = Some(recorded);
     }
     Ok(stats)
+}
+
+/// The dead-letter path the consumers of the queue at `path` recorded on
+/// it, if any.
+fn recorded_dead_letter_path(ctx: &Context, path: &str) -> anyhow::Result<Option<String>> {
+    // A path the library refuses as a queue's records nothing.
+    let Ok(queue) = RawQueue::new(&ctx.client, path) else {
+        return Ok(None);
+    };
+    match queue.recorded_paths() {
+        Ok(recorded) => Ok(recorded.dead_letter_path),
+        Err(zk_queue::Error::NoNode { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Prints `stats` as text, each line after `indent`.
@@ -179,8 +207,17 @@ pub fn print_stats(stats: &Stats, indent: &str) {
     if let Some(consumers) = stats.consumers {
         println!("{indent}registered consumers: {consumers}");
     }
-    if let Some(dead) = stats.dead_letters {
-        println!("{indent}dead letters: {dead}");
+    if let (Some(dead), Some(dlq), Some(recorded)) = (
+        stats.dead_letters,
+        &stats.dead_letter_path,
+        stats.dead_letter_path_recorded,
+    ) {
+        let how = if recorded {
+            "recorded by the queue's consumers"
+        } else {
+            "given"
+        };
+        println!("{indent}dead letters: {dead} (under {dlq}, {how})");
     }
 }
 

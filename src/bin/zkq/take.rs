@@ -1,13 +1,15 @@
-//! `zkq take`.
+//! `zkq take`: each record taken printed whole, as `peek` shows items
+//! (control characters escaped in the text, so that each stays on its
+//! line).
 
 use std::time::Duration;
 
 use clap::Args;
-use serde::Serialize;
 use zk_queue::admin::RawQueue;
 
 use crate::common::{parse_duration, Context};
 use crate::locks::LockArgs;
+use crate::read::ItemOutput;
 
 #[derive(Debug, Args)]
 pub struct TakeArgs {
@@ -23,13 +25,6 @@ pub struct TakeArgs {
     pub locks: LockArgs,
 }
 
-#[derive(Serialize)]
-struct Taken {
-    name: String,
-    data: String,
-    bytes: usize,
-}
-
 pub fn run(ctx: &Context, args: TakeArgs) -> anyhow::Result<()> {
     crate::node::refuse_lock_directory(ctx, &args.path)?;
     let queue = args.locks.apply(RawQueue::new(&ctx.client, &args.path)?)?;
@@ -40,22 +35,21 @@ pub fn run(ctx: &Context, args: TakeArgs) -> anyhow::Result<()> {
     for bad in &taken.undecodable {
         eprintln!("zkq: skipping corrupt item {}/{}: {}", args.path, bad.name, bad.error);
     }
-    let records: Vec<Taken> = taken
+    // One entry per record, in the shape `peek` shows items in.
+    let records: Vec<ItemOutput> = taken
         .items
         .iter()
         .flat_map(|item| {
-            item.records.iter().map(|record| Taken {
-                name: item.name.name.clone(),
-                data: String::from_utf8_lossy(record).into_owned(),
-                bytes: record.len(),
-            })
+            item.records
+                .iter()
+                .map(|record| ItemOutput::taken(&item.name, record, item.records.len(), item.attempts))
         })
         .collect();
     if ctx.json {
         ctx.print_json(&records)?;
     } else {
         for record in &records {
-            println!("{}", record.data);
+            println!("{}", record.text());
         }
     }
     eprintln!("{} taken", records.len());

@@ -34,7 +34,7 @@ fn cli_dead_letter_list_requeue_and_purge() {
     let listed = listed.as_array().unwrap();
     assert_eq!(listed.len(), 3);
     assert_eq!(
-        (listed[0]["preview"].as_str(), listed[0]["attempts"].as_i64()),
+        (listed[0]["data"].as_str(), listed[0]["attempts"].as_i64()),
         (Some("failed"), Some(5))
     );
     assert!(

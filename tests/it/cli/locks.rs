@@ -228,3 +228,32 @@ fn cli_stats_says_lock_sessions_are_unknown_when_the_server_refuses_the_words_it
         "{stats}"
     );
 }
+
+#[test]
+fn cli_stats_escapes_a_locks_data_as_peek_does() {
+    let path = unique_path("cli-lock-data");
+    let locks = format!("{path}-locks");
+    let zk = client();
+    // Its consumers record the lock path.
+    QueueBuilder::new(&zk, &path, StringSerializer)
+        .lock_path(&locks)
+        .consumer(|_: String| Ok(()))
+        .build_queue()
+        .unwrap()
+        .close();
+    // A node of binary data (an item frame, escape sequences) in the lock
+    // directory.
+    let mut data = crate::support::frame(&[b"x"]);
+    data.extend_from_slice(b"\x1b[2J");
+    zk.create(&format!("{locks}/queue-0000000007"), &data, CreateMode::Persistent)
+        .unwrap();
+    let text = ok(&["stats", &path]);
+    assert!(
+        text.chars().all(|c| !c.is_control() || c == '\n' || c == '\t'),
+        "{text:?}"
+    );
+    assert!(
+        text.contains("queue-0000000007: \\u{0}\\u{1}\\u{0}\\u{1}\\u{1}\\u{0}\\u{0}\\u{0}\\u{1}x\\u{2}\\u{1b}[2J\t"),
+        "{text}"
+    );
+}

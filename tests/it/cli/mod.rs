@@ -5,6 +5,7 @@
 //! - `put_take`: `put` and `take` of every item kind, and `peek` at them.
 //! - `put_kinds`, `put_targets`: what `put` refuses (a misordering kind, a
 //!   node that is not a queue).
+//! - `items`: the one shape items are printed in, times, attempts.
 //! - `inspect`: `ls`, `stats` and `watch`.
 //! - `purge`, `dead_letter`: deleting items, and the `dead-letter` subcommands.
 //! - `locks`: `take` and `purge` beside a lock-safe consumer (`--lock-path`).
@@ -19,6 +20,7 @@ mod dead_letter;
 mod errors;
 mod gone_session;
 mod inspect;
+mod items;
 mod locks;
 mod output;
 mod purge;

@@ -19,9 +19,9 @@ fn cli_peek_prints_text_as_text_and_json_payloads_as_json_values() {
     assert!(lines[2].ends_with("\t[1,2]"), "{text}");
 
     let peeked = json(&["peek", &path]);
-    assert_eq!(peeked[0]["preview"], serde_json::json!({"job": "resize", "size": 3}));
-    assert_eq!(peeked[1]["preview"], r#"say "hi" \ bye"#);
-    assert_eq!(peeked[2]["preview"], serde_json::json!([1, 2]));
+    assert_eq!(peeked[0]["data"], serde_json::json!({"job": "resize", "size": 3}));
+    assert_eq!(peeked[1]["data"], r#"say "hi" \ bye"#);
+    assert_eq!(peeked[2]["data"], serde_json::json!([1, 2]));
 }
 
 /// Runs `zkq --json args`; returns its exit code and its stdout as JSON,

@@ -21,15 +21,11 @@ fn cli_plain_put_ls_peek_take_round_trip() {
     let peeked = json(&["peek", &path, "-n", "2"]);
     let peeked = peeked.as_array().unwrap();
     assert_eq!(peeked.len(), 2);
-    assert_eq!(peeked[0]["preview"], "a");
+    assert_eq!(peeked[0]["data"], "a");
     assert_eq!(peeked[0]["kind"], "plain");
     assert_eq!(peeked[0]["attempt"], 1, "the first delivery will be attempt 1");
-    assert_eq!(
-        peeked[0]["size"],
-        11 + 24,
-        "a one-byte item's frame and the put's trailer"
-    );
-    assert_eq!(peeked[1]["preview"], "b");
+    assert_eq!(peeked[0]["size"], 1, "a one-byte item");
+    assert_eq!(peeked[1]["data"], "b");
 
     let out = zkq(&["take", &path, "-n", "2", "--timeout", "1s"]);
     assert!(out.status.success());
@@ -43,7 +39,7 @@ fn cli_plain_put_ls_peek_take_round_trip() {
         .map(|t| t["data"].as_str().unwrap())
         .collect();
     assert_eq!(data, ["c", "d"]);
-    assert_eq!(taken[0]["bytes"], 1);
+    assert_eq!(taken[0]["size"], 1);
     assert!(children(&client(), &path).is_empty());
 }
 
@@ -86,13 +82,20 @@ fn cli_delay_items_wait_until_due() {
     ok(&["put", &path, "--delay-ms", "600000", "later"]);
     ok(&["put", &path, "--at", "1000", "early"]);
     let peeked = json(&["peek", &path]);
-    assert_eq!(peeked[0]["preview"], "early");
+    assert_eq!(peeked[0]["data"], "early");
     assert_eq!(peeked[0]["due"], 1000);
     assert_eq!(peeked[1]["kind"], "delay");
     assert!(peeked[1]["due"].as_i64().unwrap() > 1000);
     let text = ok(&["peek", &path]);
-    assert!(text.lines().nth(1).unwrap().contains("(not-due)"), "{text}");
-    assert!(text.lines().next().unwrap().contains("due=1000(due)"), "{text}");
+    assert!(text.lines().nth(1).unwrap().contains(", not-due)"), "{text}");
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .contains("due=1000(1970-01-01T00:00:01.000Z, "),
+        "{text}"
+    );
+    assert!(text.lines().next().unwrap().contains(" ago, due)"), "{text}");
 
     let stats = json(&["stats", &path]);
     assert_eq!((stats["due"].as_i64(), stats["not_due"].as_i64()), (Some(1), Some(1)));
@@ -127,7 +130,7 @@ fn cli_classic_items_are_shared_with_simple_queue() {
     queue.offer(b"z").unwrap();
     assert_eq!(queue.poll().unwrap().as_deref(), Some(&b"x"[..]));
     let peeked = json(&["peek", &path]);
-    assert_eq!(peeked[0]["preview"], "y");
+    assert_eq!(peeked[0]["data"], "y");
     assert_eq!(peeked[0]["size"], 1, "raw bytes, no frame");
     assert_eq!(ok(&["take", &path, "-n", "9", "--timeout", "200ms"]), "y\nz\n");
     assert!(zkq(&["put", &path, "--classic", "--priority", "1", "x"]).status.code() == Some(2));
