@@ -58,8 +58,8 @@ pub struct LockReport {
     pub lock_path_recorded: bool,
     /// Lock nodes under it.
     pub locks: usize,
-    /// Each lock's data (its holder's id) as one line of text (control
-    /// characters escaped, as `peek` shows items), by lock name.
+    /// Each lock's data (its holder's id) as text, by lock name (the text
+    /// output escapes its control characters, as `peek` shows items).
     pub lock_owners: BTreeMap<String, String>,
     /// Each lock: its session and why it is stale, if it is.
     pub lock_details: Vec<LockDetail>,
@@ -102,7 +102,10 @@ impl LockReport {
         println!("{indent}lock path: {} ({how})", self.lock_path);
         println!("{indent}locks: {}", self.locks);
         for detail in &self.lock_details {
-            let owner = self.lock_owners.get(&detail.name).map_or("", String::as_str);
+            let owner = self
+                .lock_owners
+                .get(&detail.name)
+                .map_or(String::new(), |o| escaped(o.as_bytes()));
             let mut line = format!("{indent}  {}: {owner}", detail.name);
             if let (Some(session), Some(state)) = (&detail.session, &detail.session_state) {
                 line += &format!("\tsession={session}({state})");
@@ -153,7 +156,7 @@ pub fn survey_locks(
     for name in names {
         match ctx.client.get_data(&child(&lock_path, &name)) {
             Ok((data, stat)) => {
-                owners.insert(name.clone(), escaped(&data));
+                owners.insert(name.clone(), String::from_utf8_lossy(&data).into_owned());
                 sessions.push((name, stat.ephemeral_owner));
             }
             Err(e) if e.is_no_node() => {}
