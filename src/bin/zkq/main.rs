@@ -56,8 +56,10 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Put items (from arguments, else one per line of stdin). Refuses what
-    /// the queue's kind would misorder unless `--force`.
+    /// Put items (from arguments, else one per line of stdin), only into a
+    /// queue: refuses a lock directory, a consumer registry, a sharded
+    /// queue's parent, and, unless `--force`, a node whose children are not
+    /// items, or what the queue's kind would misorder.
     Put(put::PutArgs),
     /// Take (remove and print) up to N items; at most once. Items a
     /// lock-safe consumer holds are left alone (see `--lock-path`) unless
