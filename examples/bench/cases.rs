@@ -328,7 +328,9 @@ fn run_queue_case<K: CaseKind>(
     let handles = if spec.coalesced { 1 } else { spec.producers };
     for _ in 0..handles {
         let client = ZkClient::connect(ctx.connect).context("connecting a producer")?;
-        let builder = QueueBuilder::new(&client, path, BytesSerializer).coalesce_puts(spec.coalesced);
+        let builder = QueueBuilder::new(&client, path, BytesSerializer)
+            .put_in_background(true)
+            .coalesce_puts(spec.coalesced);
         let queue = K::build(builder, ctx.priority_refresh).context("building a producer")?;
         queue.add_put_listener(PutWatch {
             stored: Arc::clone(&stored),

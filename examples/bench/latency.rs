@@ -199,6 +199,7 @@ fn measure(
     let consumer = builder.build_queue().context("building the consumer")?;
     let producer_client = ZkClient::connect(ctx.connect).context("connecting the producer")?;
     let producer = QueueBuilder::new(&producer_client, &path, BytesSerializer)
+        .put_in_background(true)
         .build_queue()
         .context("building the producer")?;
 

@@ -113,6 +113,7 @@ fn measure(ctx: &Ctx, backlog: usize, bar: &indicatif::ProgressBar) -> anyhow::R
     let path = format!("{}/priority-backlog-{backlog}", ctx.root);
     let producer_client = ZkClient::connect(ctx.connect).context("connecting the producer")?;
     let producer = QueueBuilder::new(&producer_client, &path, BytesSerializer)
+        .put_in_background(true)
         .build_priority_queue(ctx.priority_refresh)
         .context("building the producer")?;
     for i in 0..backlog {

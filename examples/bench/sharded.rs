@@ -117,6 +117,7 @@ fn report(
 fn backlog(ctx: &Ctx, path: &str, leader: &str, items: usize, coalesced: bool) -> anyhow::Result<Measured> {
     let client = ZkClient::connect(ctx.connect).context("connecting the producer")?;
     let queue = QueueBuilder::new(&client, path, BytesSerializer)
+        .put_in_background(true)
         .coalesce_puts(coalesced)
         .build_sharded_queue(leader, policy())
         .context("building the sharded producer")?;

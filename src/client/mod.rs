@@ -76,7 +76,7 @@ pub(crate) use watch::DataWatch;
 pub(crate) use arrivals::Arrivals;
 pub(crate) use ops::Deleted;
 pub(crate) use pipeline::Step;
-pub(crate) use request::{Opts, TRY_WAIT};
+pub(crate) use request::{Opts, DEADLINE_GRACE, TRY_WAIT};
 pub(crate) use retry::Retry;
 pub(crate) use session::{Notice, Sink};
 pub(crate) use subtree::SubtreeWatch;
@@ -398,6 +398,13 @@ impl ZkClient {
     /// Whether `session` is live and vouched for ([`is_vouched`](Self::is_vouched)).
     pub(crate) fn holds_session(&self, session: Session) -> bool {
         self.is_live(session) && self.is_vouched()
+    }
+
+    /// How long the client has been unable to reach a server, if it is
+    /// now: since its connection dropped, across reconnection attempts and
+    /// a new session, until it is connected again.
+    pub(crate) fn unreachable_for(&self) -> Option<Duration> {
+        self.shared.hub.down_for()
     }
 
     /// How long one request may take, retries included.

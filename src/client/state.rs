@@ -2,6 +2,7 @@
 //! wakes blocked callers.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 use parking_lot::Mutex;
@@ -54,6 +55,9 @@ pub(crate) struct Hub {
     /// The client's metrics (feature `metrics`; nothing without it).
     pub(crate) metrics: ClientMetrics,
     state: Mutex<ConnectionState>,
+    /// Since when no server has been reachable: the first change to a
+    /// state that is not connected, until the next connected one.
+    down_since: Mutex<Option<Instant>>,
     listeners: Mutex<Vec<Sender<ConnectionState>>>,
     /// Latches of blocked callers, opened on every state change and on close.
     wakers: Mutex<Vec<(u64, Latch)>>,
@@ -65,6 +69,7 @@ impl Hub {
         Hub {
             metrics,
             state: Mutex::new(ConnectionState::Connected),
+            down_since: Mutex::new(None),
             listeners: Mutex::new(Vec::new()),
             wakers: Mutex::new(Vec::new()),
             next_waker: AtomicU64::new(0),
@@ -74,6 +79,11 @@ impl Hub {
     /// The latest state.
     pub(crate) fn state(&self) -> ConnectionState {
         *self.state.lock()
+    }
+
+    /// How long no server has been reachable, if none is now.
+    pub(crate) fn down_for(&self) -> Option<Duration> {
+        self.down_since.lock().map(|since| since.elapsed())
     }
 
     /// Tells what the session thread reports, as a connection state.
@@ -88,6 +98,14 @@ impl Hub {
             ConnectionState::Suspended | ConnectionState::Lost => log::warn!("zookeeper session {state:?}"),
         }
         *self.state.lock() = state;
+        {
+            let mut down_since = self.down_since.lock();
+            if state.is_connected() {
+                *down_since = None;
+            } else if down_since.is_none() {
+                *down_since = Some(Instant::now());
+            }
+        }
         self.record(state);
         self.listeners.lock().retain(|tx| tx.send(state).is_ok());
         self.wake_all();

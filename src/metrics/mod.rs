@@ -28,14 +28,18 @@
 //! | name | type | labels | what |
 //! | --- | --- | --- | --- |
 //! | `zk_queue_puts_total` | counter | `queue` | items stored (a `put_multi` of three counts three) |
+//! | `zk_queue_put_failures_total` | counter | `queue` | items whose storing failed: a foreground put that returned the error, a background put the put listeners heard failed (a put refused before storing began, as a closed queue's, bad input, or a background put refused while no server answers, is not counted) |
+//! | `zk_queue_puts_pending` | gauge | `queue` | puts handed to the put thread (background, or coalesced) and not finished (stored or failed), set as it changes; what a close would wait for |
 //! | `zk_queue_takes_total` | counter | `queue` | records the consumer took and answered: acknowledged or failed (a record a pull taker released untouched is not counted) |
 //! | `zk_queue_acknowledges_total` | counter | `queue` | records the consumer acknowledged (a callback returned `Ok`, or a pull delivery was acknowledged) |
+//! | `zk_queue_consumer_errors_total` | counter | `queue` | records the consumer failed on: a callback returned an error or panicked, or a pull delivery was failed (`takes` minus `acknowledges`) |
 //! | `zk_queue_requeues_total` | counter | `queue`, `attempt` | items requeued after a failed delivery; `attempt` is the delivery that failed: `1`, `2` or `3+` |
 //! | `zk_queue_dead_letters_total` | counter | `queue` | items moved to the dead-letter path (failed too often, or undecodable) |
 //! | `zk_queue_lease_losses_total` | counter | `queue` | items whose lock was lost before they were settled |
 //! | `zk_queue_put_to_consume_seconds` | histogram | `queue` | per acknowledged record: from its item's first put (kept across requeues) to the acknowledgement; the put time is the one the item records, its node's creation by the server's clock, so clock skew between this host and ZooKeeper shifts it (a negative wait reads as 0) |
 //! | `zk_queue_in_flight` | gauge, sampled | `queue` | items this process claimed and has not settled |
 //! | `zk_queue_depth` | gauge, sampled | `queue` | the nodes in the queue (one `exists` of the queue node: its children count; a `put_multi` node is one) |
+//! | `zk_queue_dead_letters_waiting` | gauge, sampled | `queue` | the nodes in the queue's dead-letter path (one `exists` of it), waiting for an operator; only for a queue with a dead-letter path |
 //! | `zk_queue_client_connected` | gauge | `client` | 1 while connected, 0 while suspended or lost, and once closed |
 //! | `zk_queue_client_reconnects_total` | counter | `client` | reconnections, to the same session or to a new one |
 //! | `zk_queue_client_session_losses_total` | counter | `client` | sessions lost (expired, or authentication refused) |
@@ -46,8 +50,9 @@
 //! queue is built and then every
 //! [`QueueBuilder::metrics_interval`](crate::QueueBuilder::metrics_interval)
 //! (10 seconds by default; zero for no sampler and no gauges), until the
-//! queue closes. Each sample costs one `exists` request; while no server
-//! answers, the depth keeps its last value. Everything else is recorded
+//! queue closes. Each sample costs one `exists` request (two with a
+//! dead-letter path); while no server answers, the depth and the dead
+//! letters waiting keep their last values. Everything else is recorded
 //! where it happens, by the thread that does it.
 //!
 //! Histograms record seconds; how they are bucketed or summarized is the
@@ -86,6 +91,9 @@ pub(crate) struct Sample {
     /// The nodes in the queue; `None` when they could not be counted (the
     /// gauge keeps its last value).
     pub(crate) depth: Option<u64>,
+    /// The nodes in the dead-letter path; `None` without one, or when they
+    /// could not be counted.
+    pub(crate) dead_letters: Option<u64>,
 }
 
 /// Describes every metric of the [table](self) to the installed recorder: its
@@ -100,7 +108,10 @@ pub(crate) struct Sample {
 pub fn describe() {
     use ::metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
     describe_counter!(names::PUTS, "Items stored in the queue.");
+    describe_counter!(names::PUT_FAILURES, "Items whose storing failed.");
+    describe_gauge!(names::PUTS_PENDING, "Puts handed to the put thread and not finished.");
     describe_counter!(names::TAKES, "Records the consumer took and answered.");
+    describe_counter!(names::CONSUMER_ERRORS, "Records the consumer failed on.");
     describe_counter!(names::ACKS, "Records the consumer acknowledged.");
     describe_counter!(names::REQUEUES, "Items requeued after a failed delivery.");
     describe_counter!(names::DEAD_LETTERS, "Items moved to the dead-letter path.");
@@ -115,6 +126,10 @@ pub fn describe() {
     );
     describe_gauge!(names::IN_FLIGHT, "Items claimed and not yet settled (sampled).");
     describe_gauge!(names::DEPTH, "Nodes in the queue (sampled).");
+    describe_gauge!(
+        names::DEAD_LETTERS_WAITING,
+        "Nodes in the queue's dead-letter path (sampled)."
+    );
     describe_gauge!(names::CLIENT_CONNECTED, "1 while the client is connected, else 0.");
     describe_counter!(names::CLIENT_RECONNECTS, "Reconnections of the client.");
     describe_counter!(names::CLIENT_SESSION_LOSSES, "Sessions the client lost.");

@@ -14,6 +14,10 @@ impl QueueMetrics {
     #[inline(always)]
     pub(crate) fn put(&self, _items: usize) {}
     #[inline(always)]
+    pub(crate) fn put_failed(&self, _items: usize) {}
+    #[inline(always)]
+    pub(crate) fn puts_pending(&self, _pending: usize) {}
+    #[inline(always)]
     pub(crate) fn taken(&self, _acknowledged: bool, _put_at: SystemTime) {}
     #[inline(always)]
     pub(crate) fn requeued(&self, _attempt: u32) {}

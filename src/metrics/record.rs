@@ -27,7 +27,10 @@ pub(crate) fn attempt_label(attempt: u32) -> &'static str {
 pub(crate) struct QueueMetrics {
     interval: Duration,
     puts: Counter,
+    put_failures: Counter,
+    puts_pending: Gauge,
     takes: Counter,
+    consumer_errors: Counter,
     acks: Counter,
     requeues: [Counter; 3],
     dead_letters: Counter,
@@ -42,7 +45,10 @@ impl Default for QueueMetrics {
         QueueMetrics {
             interval: Duration::ZERO,
             puts: Counter::noop(),
+            put_failures: Counter::noop(),
+            puts_pending: Gauge::noop(),
             takes: Counter::noop(),
+            consumer_errors: Counter::noop(),
             acks: Counter::noop(),
             requeues: [Counter::noop(), Counter::noop(), Counter::noop()],
             dead_letters: Counter::noop(),
@@ -64,7 +70,10 @@ impl QueueMetrics {
         QueueMetrics {
             interval,
             puts: counter!(names::PUTS, &queue),
+            put_failures: counter!(names::PUT_FAILURES, &queue),
+            puts_pending: gauge!(names::PUTS_PENDING, &queue),
             takes: counter!(names::TAKES, &queue),
+            consumer_errors: counter!(names::CONSUMER_ERRORS, &queue),
             acks: counter!(names::ACKS, &queue),
             requeues: [requeue(1), requeue(2), requeue(3)],
             dead_letters: counter!(names::DEAD_LETTERS, &queue),
@@ -78,10 +87,24 @@ impl QueueMetrics {
         self.puts.increment(u64::try_from(items).unwrap_or(u64::MAX));
     }
 
+    /// `items` whose put failed.
+    pub(crate) fn put_failed(&self, items: usize) {
+        self.put_failures.increment(u64::try_from(items).unwrap_or(u64::MAX));
+    }
+
+    /// `pending` background puts are handed to the put thread and not
+    /// finished.
+    pub(crate) fn puts_pending(&self, pending: usize) {
+        self.puts_pending.set(pending as f64);
+    }
+
     /// A record the consumer answered: acknowledged, or failed; an
     /// acknowledged one records how long ago it was first put.
     pub(crate) fn taken(&self, acknowledged: bool, put_at: SystemTime) {
         self.takes.increment(1);
+        if !acknowledged {
+            self.consumer_errors.increment(1);
+        }
         if acknowledged {
             self.acks.increment(1);
             // A put clock ahead of ours reads as no wait at all.
@@ -156,6 +179,7 @@ impl Sampler {
 struct Gauges {
     depth: Gauge,
     in_flight: Gauge,
+    dead_letters: Gauge,
 }
 
 impl Gauges {
@@ -164,14 +188,19 @@ impl Gauges {
         Gauges {
             depth: gauge!(names::DEPTH, &queue),
             in_flight: gauge!(names::IN_FLIGHT, &queue),
+            dead_letters: gauge!(names::DEAD_LETTERS_WAITING, &queue),
         }
     }
 
-    /// Sets the gauges to `sample`; a depth not read leaves it as it was.
+    /// Sets the gauges to `sample`; a count not read leaves its gauge as it
+    /// was.
     fn set(&self, sample: Sample) {
         self.in_flight.set(sample.in_flight as f64);
         if let Some(depth) = sample.depth {
             self.depth.set(depth as f64);
+        }
+        if let Some(dead_letters) = sample.dead_letters {
+            self.dead_letters.set(dead_letters as f64);
         }
     }
 }

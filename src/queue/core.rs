@@ -163,19 +163,23 @@ impl<T: Send + 'static> Core<T> {
     }
 
     /// What the metrics sampler samples: the items in flight from the
-    /// counters, and the depth from one `exists` of the queue node (its
-    /// children count, without a listing).
+    /// counters, and the depth and the dead letters waiting from one
+    /// `exists` each of the queue node and the dead-letter path (their
+    /// children counts, without a listing).
     fn sample(&self) -> impl Fn() -> crate::metrics::Sample + Send + 'static {
         let (client, path, counters) = (self.client.clone(), self.path.clone(), Arc::clone(&self.counters));
+        let dead_letter_path = self.options.dead_letter_path.clone();
+        let children = move |node: &str| match client.exists(node) {
+            Ok(stat) => Some(stat.map_or(0, |s| u64::try_from(s.num_children).unwrap_or(0))),
+            Err(e) => {
+                log::debug!("{node}: children not counted for the metrics: {e}");
+                None
+            }
+        };
         move || crate::metrics::Sample {
             in_flight: counters.snapshot().in_flight,
-            depth: match client.exists(&path) {
-                Ok(stat) => Some(stat.map_or(0, |s| u64::try_from(s.num_children).unwrap_or(0))),
-                Err(e) => {
-                    log::debug!("queue {path}: depth not sampled: {e}");
-                    None
-                }
-            },
+            depth: children(&path),
+            dead_letters: dead_letter_path.as_deref().and_then(&children),
         }
     }
 

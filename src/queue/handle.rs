@@ -78,7 +78,9 @@ impl<T: Send + 'static, K> Queue<T, K> {
     /// Waits for background puts, stops claiming items, and waits for
     /// items being consumed, all within the final-flush time
     /// ([`QueueBuilder::final_flush`](crate::QueueBuilder::final_flush),
-    /// default 5 s), and reports what happened. Also done on drop. Puts on
+    /// default 5 s), and reports what happened. Also done on drop.
+    /// Background puts still pending then are logged at WARN with their
+    /// count and returned in [`CloseReport::puts_pending`]. Puts on
     /// a closed queue fail with [`Error::QueueClosed`](crate::Error::QueueClosed),
     /// and so do takes from its pull receiver. Closing again does nothing and
     /// reports nothing.
@@ -119,8 +121,11 @@ impl<T: Send + 'static, K> Queue<T, K> {
     }
 
     /// Waits until every background put has finished (stored or failed);
-    /// `false` if some are still pending after `timeout`. Their outcomes
-    /// reach the put listeners.
+    /// `false` if some are still pending after `timeout`, and `false` (once)
+    /// if a background put failed since the last put or flush that reported
+    /// a failure. Their outcomes reach the put listeners. Without
+    /// [`put_in_background`](crate::QueueBuilder::put_in_background) there
+    /// is nothing to wait for: every put returned once stored or failed.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -129,13 +134,19 @@ impl<T: Send + 'static, K> Queue<T, K> {
     /// # let queue = QueueBuilder::new(&client, "/jobs", StringSerializer).build_queue()?;
     /// use std::time::Duration;
     /// if !queue.flush_timeout(Duration::from_secs(5)) {
-    ///     eprintln!("some puts are still pending");
+    ///     eprintln!("some puts are still pending, or failed");
     /// }
     /// # Ok(())
     /// # }
     /// ```
     pub fn flush_timeout(&self, timeout: Duration) -> bool {
         self.producer.flush(deadline_in(timeout))
+    }
+
+    /// Waits up to `timeout` for background puts to finish, as
+    /// [`flush_timeout`](Self::flush_timeout) but reporting no failure.
+    pub(crate) fn settle_puts(&self, timeout: Duration) -> bool {
+        self.producer.settle(deadline_in(timeout))
     }
 
     /// Adds a listener told of every put's outcome.

@@ -23,7 +23,8 @@ pub struct QueueStats {
     /// Items this handle stored in the queue.
     pub puts: u64,
     /// Items whose store failed after `put` accepted them (a put listener's
-    /// `put_failed`; for background puts, the only report of the failure).
+    /// `put_failed`; for background puts, reported once more by the next
+    /// put or flush).
     pub put_failures: u64,
     /// Puts sent again because their create's reply was lost and the
     /// read-back did not find their item: either the create was not applied,
@@ -105,9 +106,11 @@ impl QueueStats {
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CloseReport {
-    /// Background puts not finished (stored or failed) by the deadline.
-    /// The put thread still finishes them, and tells the put listeners,
-    /// before `close` returns.
+    /// Background puts not finished (stored or failed) by the deadline,
+    /// also logged at WARN. The put thread goes on storing each until its
+    /// deadline (a request timeout after it was accepted), after `close`
+    /// returned and without telling the put listeners; a process that exits
+    /// first loses them.
     pub puts_pending: u64,
     /// Records whose consumption finished while the queue closed
     /// (successfully or not; see [`QueueStats`] for which).

@@ -137,7 +137,6 @@ impl<T: Send + 'static> QueueBuilder<T> {
             options,
             puts: self.puts,
             error_mode_set: self.error_mode_set,
-            put_in_background_set: self.put_in_background_set,
             #[cfg(feature = "metrics")]
             metrics_interval: self.metrics_interval,
         }
@@ -161,7 +160,7 @@ impl<T: Send + 'static> QueueBuilder<T> {
         }
     }
 
-    fn build<K>(mut self, kind: Kind) -> Result<Queue<T, K>> {
+    fn build<K>(self, kind: Kind) -> Result<Queue<T, K>> {
         path::validate_queue_path(&self.path)?;
         let invalid = |what: &str| Err(Error::InvalidArgument(what.to_owned()));
         for (name, other) in [
@@ -209,9 +208,6 @@ impl<T: Send + 'static> QueueBuilder<T> {
         }
         if self.options.acl.is_empty() {
             return invalid("ACL must not be empty");
-        }
-        if self.puts.max_items.is_some() && !self.put_in_background_set {
-            self.puts.in_background = false;
         }
         #[cfg(feature = "metrics")]
         let counters = Arc::new(QueueCounters::for_queue(&self.path, self.metrics_interval));

@@ -51,7 +51,6 @@ pub struct QueueBuilder<T> {
     /// The put path's settings, which the consumer engine never sees.
     puts: PutMode,
     error_mode_set: bool,
-    put_in_background_set: bool,
     /// How often the metrics sampler reads the queue's gauges.
     #[cfg(feature = "metrics")]
     metrics_interval: Duration,
@@ -92,11 +91,10 @@ impl<T: Send + 'static> QueueBuilder<T> {
             },
             puts: PutMode {
                 max_items: None,
-                in_background: true,
+                in_background: false,
                 coalesce: None,
             },
             error_mode_set: false,
-            put_in_background_set: false,
             #[cfg(feature = "metrics")]
             metrics_interval: Duration::from_secs(10),
         }

@@ -7,9 +7,7 @@ use super::QueueBuilder;
 impl<T: Send + 'static> QueueBuilder<T> {
     /// Bounds the queue: a put waits while it holds `max_items` items or more
     /// (counted afresh; several producers together may overshoot by up to one
-    /// item each). Also makes puts foreground unless
-    /// [`put_in_background`](Self::put_in_background) is set. Defaults to
-    /// unbounded.
+    /// item each). Defaults to unbounded.
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -24,25 +22,43 @@ impl<T: Send + 'static> QueueBuilder<T> {
         self
     }
 
-    /// Whether `put` returns once the item is handed to the queue's put
-    /// thread (`true`) or once it is stored (`false`). Results of background
-    /// puts, failures included, reach the put listeners;
-    /// [`flush_timeout`](crate::Queue::flush_timeout) waits for them. Defaults to
-    /// `true`, or `false` when [`max_items`](Self::max_items) is set.
+    /// Whether `put` returns once the item is stored (`false`) or once it is
+    /// accepted by the queue's put thread (`true`), which stores it by the
+    /// client's request timeout after accepting it, or fails.
+    ///
+    /// In the background, `Ok` only means accepted, and:
+    /// - a put is refused at once with [`Error::Unreachable`](crate::Error::Unreachable)
+    ///   while the client has been unable to reach a server for longer than
+    ///   its request timeout;
+    /// - a put that cannot be stored by its deadline (accepted, plus the
+    ///   request timeout) is reported to the put listeners
+    ///   ([`put_failed`](crate::PutListener::put_failed)), and the next
+    ///   put or [`flush_timeout`](crate::Queue::flush_timeout) reports it
+    ///   too, once: that put returns the failure's error and puts nothing,
+    ///   or that flush returns `false`;
+    /// - puts still pending when the handle is closed or dropped are logged
+    ///   at WARN with their count and returned in
+    ///   [`CloseReport::puts_pending`](crate::CloseReport::puts_pending): a
+    ///   process that exits then loses them.
+    ///
+    /// Defaults to `false`: `Ok` from every put means stored.
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
     /// # use zk_queue::{QueueBuilder, StringSerializer, ZkClient};
     /// # let client = ZkClient::connect("127.0.0.1:2181")?;
-    /// let queue = QueueBuilder::new(&client, "/jobs", StringSerializer)
-    ///     .put_in_background(false) // `put` returns once the item is stored
+    /// let queue = QueueBuilder::new(&client, "/events", StringSerializer)
+    ///     .put_in_background(true) // `Ok` from `put` means accepted, not stored
     ///     .build_queue()?;
+    /// queue.put("clicked".to_string())?;
+    /// if !queue.flush_timeout(std::time::Duration::from_secs(5)) {
+    ///     eprintln!("some puts are pending, or failed");
+    /// }
     /// # Ok(())
     /// # }
     /// ```
     pub fn put_in_background(mut self, background: bool) -> Self {
         self.puts.in_background = background;
-        self.put_in_background_set = true;
         self
     }
 
@@ -53,7 +69,10 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// read). A queue that is not busy writes each put at once, as without
     /// coalescing. Each put still gets its own result (background puts in
     /// the put listeners, foreground ones from `put`, which waits for its
-    /// node); one thread's items keep their order. Id queues are not
+    /// node, by its deadline); one thread's items keep their order. Alone
+    /// it keeps puts in the foreground; with
+    /// [`put_in_background`](Self::put_in_background) the put thread
+    /// coalesces background puts. Id queues are not
     /// coalesced: an id names one item. What it changes for consumers: a
     /// node holds several items, so a lock-safe consumer's lock, a requeue
     /// and a crash concern the node's remaining items together. A node holds
@@ -94,7 +113,9 @@ impl<T: Send + 'static> QueueBuilder<T> {
     }
 
     /// How long `close` waits for background puts and in-flight items to
-    /// finish. Defaults to 5 seconds; zero does not wait.
+    /// finish; background puts still pending then are logged at WARN and
+    /// counted in the close report. Defaults to 5 seconds; zero does not
+    /// wait.
     ///
     /// ``` no_run
     /// # fn main() -> Result<(), zk_queue::Error> {

@@ -17,9 +17,11 @@ impl<T: Send + 'static> Queue<T, Fifo> {
     /// the item twice nor reports it failed, unless a consumer took it before
     /// the read-back (then it is stored again: a duplicate, never a loss).
     ///
-    /// With background puts (the default unless the queue is bounded), `put`
-    /// returns once the item is handed to the put thread; its outcome reaches
-    /// the put listeners.
+    /// `Ok` means stored. With no server reachable, `put` fails by the
+    /// client's request timeout with [`Error::Unreachable`], storing nothing.
+    /// With [background puts](crate::QueueBuilder::put_in_background), `put`
+    /// returns once the item is accepted by the put thread; its outcome
+    /// reaches the put listeners.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -36,7 +38,9 @@ impl<T: Send + 'static> Queue<T, Fifo> {
 
     /// Puts one item unless a bounded queue is full now (counted with one
     /// listing); then the item comes back in [`PutError::Full`]. On an
-    /// unbounded queue, the same as [`put`](Self::put).
+    /// unbounded queue, the same as [`put`](Self::put), but waiting at most a
+    /// second for a server: while none can be reached, it fails with
+    /// [`Error::Unreachable`] then.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -56,9 +60,11 @@ impl<T: Send + 'static> Queue<T, Fifo> {
     /// Puts one item, waiting at most `timeout` for room in a bounded queue
     /// (a true deadline: unrelated changes do not restart it); if the queue
     /// stayed full, the item comes back in [`PutError::Full`]. The deadline
-    /// also ends the retries of a put sent while the connection is down: then
-    /// it fails with [`Error::Timeout`], at most one request timeout after
-    /// `timeout`, and the item may or may not have been stored.
+    /// also ends the retries of storing (at least a second after room was
+    /// found): then it fails with [`Error::Unreachable`] while no server can
+    /// be reached, or with [`Error::Timeout`] (a second later at most) while
+    /// a connected server is still answering, and then the item may or may
+    /// not have been stored.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {

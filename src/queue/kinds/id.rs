@@ -137,7 +137,7 @@ impl<T: Send + 'static> Queue<T, Id> {
     pub fn remove(&self, id: &str) -> Result<usize> {
         let wanted = fix_id(id);
         let core = &self.core;
-        if !self.producer.flush(deadline_in(core.options.final_flush)) {
+        if !self.producer.settle(deadline_in(core.options.final_flush)) {
             log::info!(
                 "{}: background puts still pending; remove({id:?}) may miss their items",
                 core.path

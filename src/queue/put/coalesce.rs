@@ -3,6 +3,8 @@
 //! records of one node prefix gathered into nodes in Curator's multi-item
 //! frame, as `put_multi` writes them.
 
+use std::time::Instant;
+
 use crossbeam_channel::Sender;
 
 use crate::codec::encode_frame;
@@ -28,6 +30,8 @@ pub(super) enum Payload {
 pub(super) struct Job<T> {
     pub(super) payload: Payload,
     pub(super) items: Vec<T>,
+    /// When storing it gives up (`None`: never).
+    pub(super) deadline: Option<Instant>,
     /// Where a caller waiting for its put hears the result.
     pub(super) done: Option<Sender<Result<()>>>,
 }
@@ -41,7 +45,9 @@ pub(super) struct Waiting<T> {
 
 impl<T> Waiting<T> {
     fn of(job: Job<T>) -> (Payload, Waiting<T>) {
-        let Job { payload, items, done } = job;
+        let Job {
+            payload, items, done, ..
+        } = job;
         let waiting = Waiting {
             items,
             done: done.into_iter().collect(),

@@ -9,9 +9,15 @@
 //! pipelined multis and, with coalescing, gathers single records into
 //! multi-item nodes (`coalesce`); both write through the [`Store`]
 //! (`queue::store`), the one layer that sends the creates. How each put
-//! ended goes to `outcomes`: the put listeners, the counters, and the count
-//! of background puts a flush waits for. Nothing here sees the consumer
+//! ended goes to `outcomes`: the put listeners, the counters, the count
+//! of background puts a flush waits for, and the failure of a background
+//! put that the next put or flush reports. Nothing here sees the consumer
 //! engine.
+//!
+//! Every put has a deadline for storing: a foreground put its caller's
+//! (see [`Producer::put`]), a background one the client's request timeout
+//! after it was accepted. So no put is stored long after anyone could hear
+//! of it, and a put that cannot be stored fails by then.
 
 mod coalesce;
 mod outcomes;
@@ -29,7 +35,7 @@ use self::thread::Putter;
 use super::stats::QueueCounters;
 use super::store::{Put, Store};
 use super::PutListener;
-use crate::client::Opts;
+use crate::client::{Opts, DEADLINE_GRACE, TRY_WAIT};
 use crate::codec::{encode_frame, QueueSerializer};
 use crate::error::{Error, PutError, Result};
 use crate::naming::Kind;
@@ -101,8 +107,10 @@ impl<T> Producer<T> {
         let mut puts_pending = 0;
         if started && !self.outcomes.wait_pending(Some(deadline)) {
             puts_pending = u64::try_from(self.outcomes.pending()).unwrap_or(u64::MAX);
-            log::info!(
-                "queue {}: {puts_pending} background puts still pending at the close deadline",
+            log::warn!(
+                "queue {}: {puts_pending} background puts still pending at the close deadline; \
+                 they are stored only if this process lives until they are (at most a request timeout \
+                 after each was accepted)",
                 self.store.path()
             );
         }
@@ -117,8 +125,18 @@ impl<T> Producer<T> {
         self.outcomes.clear_listeners();
     }
 
-    /// Waits until every background put has finished; false at `deadline`.
+    /// Waits until every background put has finished; false at `deadline`,
+    /// and false (once) if a background put failed since the last put or
+    /// flush that reported one.
     pub(crate) fn flush(&self, deadline: Option<Instant>) -> bool {
+        let finished = self.outcomes.wait_pending(deadline);
+        let failed = self.outcomes.take_unreported();
+        finished && failed.is_none()
+    }
+
+    /// Waits until every background put has finished; false at `deadline`.
+    /// Reports no failure (a sharded queue waits so to count its shards).
+    pub(crate) fn settle(&self, deadline: Option<Instant>) -> bool {
         self.outcomes.wait_pending(deadline)
     }
 
@@ -167,6 +185,18 @@ impl<T: Send + 'static> Producer<T> {
     /// Stores the items of `batch` in one node named `<path>/<prefix><seq>`.
     /// A bounded queue that stays full until the deadline gives the batch
     /// back, untouched.
+    ///
+    /// In the foreground, storing gives up at `deadline`, but not within a
+    /// second of finding room (so a put that does not wait, or found room at
+    /// its deadline, may wait that long for a server); without a deadline,
+    /// one request timeout after finding room. While no server can be
+    /// reached it fails then with [`Error::Unreachable`].
+    ///
+    /// In the background, a put is refused at once with
+    /// [`Error::Unreachable`] while the client has been unable to reach a
+    /// server for longer than its request timeout, and with the error of an
+    /// earlier background put that failed, once, if no put or flush has
+    /// reported it yet.
     pub(crate) fn put<B>(
         &self,
         prefix: &str,
@@ -176,11 +206,15 @@ impl<T: Send + 'static> Producer<T> {
     where
         B: AsRef<[T]> + Into<Vec<T>>,
     {
+        let started = Instant::now();
         // A put refused before it is stored or handed to the put thread has
         // ended too (a sharded queue reckons its shards by puts ended).
         let unsent = EndsOnDrop(Some(&self.outcomes.counters().puts_ended));
         if *self.life.lock() != Life::Started {
             return Err(Error::QueueClosed.into());
+        }
+        if self.mode.in_background {
+            self.may_hand_over(started)?;
         }
         let mut records = self.records(batch.as_ref())?;
         let frame = encode_frame(records.iter().map(Vec::as_slice)).map_err(Error::encoding)?;
@@ -193,10 +227,11 @@ impl<T: Send + 'static> Producer<T> {
         }
         let items = batch.into();
         unsent.disarm();
+        let store_by = self.store_deadline(deadline);
         let guard = self.putter.lock();
         let Some(putter) = guard.as_ref() else {
             drop(guard);
-            return self.store_now(&put, &items, deadline).map_err(Into::into);
+            return self.store_now(&put, &items, store_by).map_err(Into::into);
         };
         // A single item of a kind whose nodes may hold several goes into a
         // node with others put meanwhile.
@@ -210,24 +245,68 @@ impl<T: Send + 'static> Producer<T> {
         };
         self.outcomes.handed_over();
         if self.mode.in_background {
-            putter.submit(payload, items, None);
+            let accepted = Instant::now();
+            putter.submit(
+                payload,
+                items,
+                accepted.checked_add(self.store.client().request_timeout()),
+                None,
+            );
             return Ok(());
         }
         // Coalesced, in the foreground: wait for the node's result.
         let (done, result) = crossbeam_channel::bounded(1);
-        putter.submit(payload, items, Some(done));
+        putter.submit(payload, items, store_by, Some(done));
         // Other threads' puts join the node meanwhile.
         drop(guard);
-        let started = Instant::now();
-        let waited = match deadline {
-            Some(deadline) => result.recv_deadline(deadline).map_err(|_| Error::Timeout {
-                operation: "put",
-                after: started.elapsed(),
+        // The put thread answers by the node's deadline, or a second later
+        // while a connected server is answering; waiting longer only guards
+        // against a put thread that is gone.
+        let answer_by = store_by.and_then(|d| d.checked_add(DEADLINE_GRACE * 2));
+        let waited = match answer_by {
+            Some(answer_by) => result.recv_deadline(answer_by).map_err(|e| match e {
+                crossbeam_channel::RecvTimeoutError::Timeout => Error::Timeout {
+                    operation: "put",
+                    after: started.elapsed(),
+                },
+                crossbeam_channel::RecvTimeoutError::Disconnected => Error::Closed,
             }),
             None => result.recv().map_err(|_| Error::Closed),
         };
         waited??;
         Ok(())
+    }
+
+    /// Whether a background put may be handed to the put thread: not while
+    /// the client has been unable to reach a server for longer than its
+    /// request timeout, and not (once) while an earlier background put's
+    /// failure has not been reported by a put or a flush.
+    fn may_hand_over(&self, started: Instant) -> Result<()> {
+        if let Some(failed) = self.outcomes.take_unreported() {
+            return Err(failed);
+        }
+        let client = self.store.client();
+        if client
+            .unreachable_for()
+            .is_some_and(|down| down > client.request_timeout())
+        {
+            return Err(client.unreachable(started.elapsed()));
+        }
+        Ok(())
+    }
+
+    /// When a foreground put that has room now gives up storing, for a
+    /// caller whose deadline is `deadline`: see [`put`](Self::put). `None`
+    /// (no deadline) only if the request timeout is too large to add.
+    fn store_deadline(&self, deadline: Option<Instant>) -> Option<Instant> {
+        let now = Instant::now();
+        match deadline {
+            Some(deadline) => Some(
+                now.checked_add(TRY_WAIT)
+                    .map_or(deadline, |soonest| deadline.max(soonest)),
+            ),
+            None => now.checked_add(self.store.client().request_timeout()),
+        }
     }
 
     /// The items serialized, one record each.

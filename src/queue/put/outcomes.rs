@@ -1,5 +1,7 @@
-//! How puts end: the put listeners and counters told of each outcome, and
-//! the background puts not finished yet, which a flush or a close waits for.
+//! How puts end: the put listeners and counters told of each outcome, the
+//! background puts not finished yet, which a flush or a close waits for,
+//! and the first background failure no caller has heard of yet, which the
+//! next put or flush reports.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -18,6 +20,9 @@ pub(super) struct Outcomes<T> {
     /// Puts handed to the put thread and not finished yet.
     pending: Mutex<usize>,
     pending_done: Condvar,
+    /// The first background put failure since the last one a put or a
+    /// flush reported.
+    unheard: Mutex<Option<Error>>,
 }
 
 impl<T> Outcomes<T> {
@@ -27,6 +32,7 @@ impl<T> Outcomes<T> {
             counters,
             pending: Mutex::new(0),
             pending_done: Condvar::new(),
+            unheard: Mutex::new(None),
         }
     }
 
@@ -46,7 +52,20 @@ impl<T> Outcomes<T> {
 
     /// A put is handed to the put thread.
     pub(super) fn handed_over(&self) {
-        *self.pending.lock() += 1;
+        let mut pending = self.pending.lock();
+        *pending += 1;
+        self.counters.metrics.puts_pending(*pending);
+    }
+
+    /// A background put failed: the next put or flush reports it, unless an
+    /// earlier failure is still to be reported.
+    pub(super) fn failed_unheard(&self, error: &Error) {
+        self.unheard.lock().get_or_insert_with(|| error.clone());
+    }
+
+    /// The background failure to report now, if any; reported once.
+    pub(super) fn take_unreported(&self) -> Option<Error> {
+        self.unheard.lock().take()
     }
 
     /// Called by the put thread when a put handed to it has finished.
@@ -54,6 +73,7 @@ impl<T> Outcomes<T> {
         QueueCounters::bump(&self.counters.puts_ended);
         let mut pending = self.pending.lock();
         *pending = pending.saturating_sub(1);
+        self.counters.metrics.puts_pending(*pending);
         if *pending == 0 {
             self.pending_done.notify_all();
         }
@@ -90,8 +110,9 @@ impl<T: Send + 'static> Outcomes<T> {
             Err(_) => &self.counters.put_failures,
         };
         QueueCounters::add(counter, items.len());
-        if result.is_ok() {
-            self.counters.metrics.put(items.len());
+        match result {
+            Ok(()) => self.counters.metrics.put(items.len()),
+            Err(_) => self.counters.metrics.put_failed(items.len()),
         }
         for listener in self.listeners.read().iter() {
             let call = std::panic::AssertUnwindSafe(|| match result {

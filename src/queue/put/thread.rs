@@ -7,6 +7,12 @@
 //! kind, priority or due time) are written as one node (see `coalesce`):
 //! while one batch is in flight the next gathers, so an idle queue adds no
 //! wait (or waits the linger set, for more to gather).
+//!
+//! Each put comes with its deadline, and a batch gives up at the earliest of
+//! its puts' deadlines: so a put is stored by its deadline (a second later
+//! while a connected server is answering), or fails. A background put's
+//! failure goes to the put listeners and waits for the next put or flush
+//! to report it (see `outcomes`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,7 +24,7 @@ use super::coalesce::{nodes, Job, Payload, Waiting};
 use super::outcomes::Outcomes;
 use crate::error::{Error, Result};
 use crate::queue::store::{Put, Store};
-use crate::sync::Joiner;
+use crate::sync::{earliest, Joiner};
 
 /// How many background puts may wait for the put thread before `put` blocks.
 const WINDOW: usize = 1024;
@@ -73,11 +79,23 @@ impl<T: Send + 'static> Putter<T> {
         Ok(Putter { jobs, window, thread })
     }
 
-    /// Submits a put; with `done`, its result is sent there too.
-    pub(super) fn submit(&self, payload: Payload, items: Vec<T>, done: Option<Sender<Result<()>>>) {
+    /// Submits a put to be stored by `deadline` (`None`: no deadline); with
+    /// `done`, its result is sent there too.
+    pub(super) fn submit(
+        &self,
+        payload: Payload,
+        items: Vec<T>,
+        deadline: Option<Instant>,
+        done: Option<Sender<Result<()>>>,
+    ) {
         self.window.enter();
         // The thread lives as long as the sender; a send cannot fail before `stop`.
-        let _ = self.jobs.send(Job { payload, items, done });
+        let _ = self.jobs.send(Job {
+            payload,
+            items,
+            deadline,
+            done,
+        });
     }
 }
 
@@ -114,8 +132,10 @@ fn run<T: Send + 'static>(
     }
 }
 
-/// Creates the batch's nodes with pipelined multis and reports each result.
+/// Creates the batch's nodes with pipelined multis, by the earliest
+/// deadline of its puts, and reports each result.
 fn store_batch<T: Send + 'static>(store: &Store, outcomes: &Outcomes<T>, batch: Vec<Job<T>>) {
+    let deadline = batch.iter().map(|job| job.deadline).reduce(earliest).flatten();
     let (nodes, waiting): (Vec<Result<Put>>, Vec<Waiting<T>>) = nodes(batch).into_iter().unzip();
     let mut puts = Vec::with_capacity(nodes.len());
     let mut slots = Vec::with_capacity(nodes.len());
@@ -130,12 +150,15 @@ fn store_batch<T: Send + 'static>(store: &Store, outcomes: &Outcomes<T>, batch: 
             Err(e) => results.push(Err(e)),
         }
     }
-    for (slot, stored) in slots.into_iter().zip(store.store(&puts, None)) {
+    for (slot, stored) in slots.into_iter().zip(store.store(&puts, deadline)) {
         results[slot] = stored.map(|_| ());
     }
     for (result, waiting) in results.into_iter().zip(waiting) {
         if let Err(e) = &result {
             log::warn!("background put under {} failed: {e}", store.path());
+            if waiting.done.is_empty() {
+                outcomes.failed_unheard(e);
+            }
         }
         outcomes.report(&waiting.items, result.as_ref().map(|_| ()));
         for done in waiting.done {

@@ -13,7 +13,7 @@ impl<T: Send + 'static> ShardedQueue<T> {
     /// takes; at the maximum number of shards, fails with [`Error::Full`]
     /// (or waits, with [`WhenFull::Wait`](crate::WhenFull::Wait)). Then returns as the shard
     /// queue's [`put`](crate::Queue::put) does (with background puts, once
-    /// the item is handed to the shard's put thread).
+    /// the item is accepted by the shard's put thread).
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -142,8 +142,10 @@ impl<T: Send + 'static> ShardedQueue<T> {
     }
 
     /// Waits until every shard's background puts have finished; `false` if
-    /// some are still pending after `timeout` (for all shards together), as
-    /// [`Queue::flush_timeout`](crate::Queue::flush_timeout).
+    /// some are still pending after `timeout` (for all shards together), or
+    /// if a shard reports a background put's failure, as
+    /// [`Queue::flush_timeout`](crate::Queue::flush_timeout). Every shard is
+    /// asked, so each reports its failure here.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -157,10 +159,14 @@ impl<T: Send + 'static> ShardedQueue<T> {
     /// ```
     pub fn flush_timeout(&self, timeout: Duration) -> bool {
         let deadline = deadline_in(timeout);
-        self.shards
+        // Not `all`: it would stop at the first shard that reports.
+        let unflushed = self
+            .shards
             .all()
             .iter()
-            .all(|shard| shard.queue.flush_timeout(left(deadline)))
+            .filter(|shard| !shard.queue.flush_timeout(left(deadline)))
+            .count();
+        unflushed == 0
     }
 }
 

@@ -169,7 +169,7 @@ impl<T: Send + 'static> Shards<T> {
     fn settle(&self, shards: &[Arc<Shard<T>>], missed: usize, deadline: Option<Instant>) {
         for shard in shards.iter().filter(|shard| shard.uncounted() >= missed) {
             let left = deadline.map_or(Duration::MAX, |d| d.saturating_duration_since(Instant::now()));
-            shard.queue.flush_timeout(left);
+            shard.queue.settle_puts(left);
         }
     }
 

@@ -114,6 +114,11 @@ impl Store {
         &self.path
     }
 
+    /// The client the store writes with.
+    pub(crate) fn client(&self) -> &ZkClient {
+        &self.client
+    }
+
     /// Checks, before any request, that a node of `data.len()` bytes under
     /// `node_prefix` can be created.
     pub(crate) fn check_size(&self, node_prefix: &str, data: &[u8]) -> Result<()> {

@@ -85,6 +85,7 @@ fn abandoned_items_reach_a_busy_consumer(name: &str, holders: usize) {
     let (path, locks) = (unique_path(name), unique_path(&format!("{name}-locks")));
     let direct = client();
     let producer = QueueBuilder::new(&direct, &path, StringSerializer)
+        .put_in_background(true)
         .build_queue()
         .unwrap();
     for i in 0..holders * HELD + BACKLOG {

@@ -53,10 +53,12 @@ fn every_call_returns_in_time(fault: impl FnOnce(&mut TestingServer), late: Dura
         .unwrap();
     bounded.put("fills it".into()).unwrap();
     let background = QueueBuilder::new(&client, &unique_path("deadline-background"), StringSerializer)
+        .put_in_background(true)
         .build_queue()
         .unwrap();
     // `close()` has no deadline of its own: it waits the final-flush time.
     let flushing = QueueBuilder::new(&client, &unique_path("deadline-final-flush"), StringSerializer)
+        .put_in_background(true)
         .final_flush(DEADLINE)
         .build_queue()
         .unwrap();

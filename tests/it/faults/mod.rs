@@ -7,6 +7,8 @@
 //!   consumer processes killed, and with a consumer's leases under expiry,
 //!   lost replies and partitions.
 //! - `put_replies`: puts whose create reply is lost.
+//! - `put_outages`: puts while no server can be reached for longer than
+//!   the request timeout, in the foreground and in the background.
 //! - `requeue_replies`: a lock-safe consumer's requeue whose multi, or its
 //!   reply, is lost: the item is stored once and delivered again.
 //! - `requeue_batch_replies`: the same for a multi requeuing a window of
@@ -24,6 +26,7 @@ mod leases;
 mod lock_window_replies;
 mod outages;
 mod paused_holder;
+mod put_outages;
 mod put_replies;
 mod random_faults;
 mod reattach;

@@ -62,7 +62,15 @@ fn a_put_whose_reply_is_dropped_is_stored_once_and_reported_stored() {
 #[test]
 fn a_put_whose_item_is_taken_before_its_read_back_is_sent_again_and_counted() {
     let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
-    let client = support::proxied_client(&proxy);
+    // A put gives up a request timeout after it started: long enough here
+    // for the consumer to take the item, and the put to read back after.
+    let client = ZkClient::builder(&proxy.connect_string())
+        .session_timeout(Duration::from_secs(30))
+        .connection_timeout(Duration::from_secs(5))
+        .request_timeout(Duration::from_secs(60))
+        .retry_policy(zk_queue::client::RetryForever::new(Duration::from_millis(100)))
+        .connect()
+        .unwrap();
     let direct = support::client();
     let path = unique_path("put-taken-before-read-back");
     let recorder = Recorder::new();
@@ -145,6 +153,7 @@ fn background_puts_whose_replies_are_lost_mid_batch_are_each_stored_exactly_once
     let direct = support::client();
     let path = unique_path("put-cut-batch");
     let queue = QueueBuilder::new(&client, &path, StringSerializer)
+        .put_in_background(true)
         .build_queue()
         .unwrap();
     let outcomes = Arc::new(Outcomes::default());

@@ -141,3 +141,70 @@ fn a_released_pull_delivery_is_not_a_take() {
     assert_eq!(now.get(names::DEPTH, &queue_label), None, "no sampler, no gauge");
     queue.close();
 }
+
+#[test]
+fn put_failures_pending_puts_consumer_errors_and_dead_letters_waiting_are_recorded() {
+    let recorder = PrometheusBuilder::new().build_recorder();
+    let server = zk_queue::testing::TestingServer::start().unwrap();
+    let client = crate::support::client_of(&server.connect_string());
+    let path = unique_path("metrics-failures");
+    let dead = unique_path("metrics-failures-dead");
+    let queue = metrics::with_local_recorder(&recorder, || {
+        QueueBuilder::new(&client, &path, StringSerializer)
+            .consumer(|_: String| -> Result<(), ConsumeError> { Err("always fails".into()) })
+            .lock_path(&unique_path("metrics-failures-locks"))
+            .max_attempts(1)
+            .dead_letter_path(&dead)
+            .metrics_interval(Duration::from_millis(50))
+            .build_queue()
+            .unwrap()
+    });
+    let failing = unique_path("metrics-put-failures");
+    let producer = metrics::with_local_recorder(&recorder, || {
+        QueueBuilder::new(&client, &failing, StringSerializer)
+            .put_in_background(true)
+            .metrics_interval(Duration::ZERO)
+            .build_queue()
+            .unwrap()
+    });
+    let (label, failing_label) = ([("queue", path.as_str())], [("queue", failing.as_str())]);
+
+    queue.put("poison".into()).unwrap();
+    eventually(
+        WAIT,
+        "the consumer error and the dead letter waiting are recorded",
+        || {
+            let now = scrape(&recorder);
+            now.get(names::CONSUMER_ERRORS, &label) == Some(1.0)
+                && now.get(names::DEAD_LETTERS_WAITING, &label) == Some(1.0)
+        },
+    );
+
+    // A stalled server holds a background put pending.
+    server.pause().unwrap();
+    producer.put("held up".into()).unwrap();
+    assert_eq!(scrape(&recorder).get(names::PUTS_PENDING, &failing_label), Some(1.0));
+    server.resume().unwrap();
+    assert!(producer.flush_timeout(WAIT));
+    assert_eq!(scrape(&recorder).get(names::PUTS_PENDING, &failing_label), Some(0.0));
+
+    // An ephemeral node cannot have children: a queue node replaced by one
+    // fails the put.
+    let (stored, _) = client.get_children(&failing).unwrap();
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    client.delete(&format!("{failing}/{}", stored[0]), None).unwrap();
+    client.delete(&failing, None).unwrap();
+    client.create(&failing, b"", CreateMode::Ephemeral).unwrap();
+    producer.put("fails".into()).unwrap();
+    assert!(!producer.flush_timeout(WAIT), "the flush reports the failure");
+    let now = scrape(&recorder);
+    assert_eq!(now.value(names::PUT_FAILURES, &failing_label), 1.0);
+    assert_eq!(
+        now.value(names::PUTS, &failing_label),
+        1.0,
+        "the put before it was stored"
+    );
+    assert_eq!(now.get(names::PUTS_PENDING, &failing_label), Some(0.0));
+    producer.close();
+    queue.close();
+}

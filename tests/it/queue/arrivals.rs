@@ -24,6 +24,7 @@ fn an_urgent_item_overtakes_a_ten_thousand_item_backlog_without_the_backlog_bein
     let path = unique_path("arrivals");
     let producer_client = client();
     let producer = QueueBuilder::new(&producer_client, &path, zk_queue::StringSerializer)
+        .put_in_background(true)
         .build_priority_queue(REFRESH)
         .unwrap();
     for i in 0..BACKLOG {
@@ -73,6 +74,7 @@ fn an_urgent_item_created_while_the_consumer_was_disconnected_still_overtakes_th
     let path = unique_path("arrivals-cut");
     let producer_client = client();
     let producer = QueueBuilder::new(&producer_client, &path, zk_queue::StringSerializer)
+        .put_in_background(true)
         .build_priority_queue(REFRESH)
         .unwrap();
     for i in 0..3_000 {

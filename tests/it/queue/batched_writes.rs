@@ -37,6 +37,7 @@ fn background_puts_go_out_as_multis_one_node_each_and_curators_consumer_reads_th
     let client = client();
     let path = unique_path("batched-background-puts");
     let queue = QueueBuilder::new(&client, &path, StringSerializer)
+        .put_in_background(true)
         .build_queue()
         .unwrap();
     let before = client.stats();
@@ -186,6 +187,7 @@ fn background_puts_whose_multi_reply_is_lost_are_not_resent_when_part_of_the_mul
     let direct = support::client();
     let path = unique_path("batched-puts-reply-lost-taken");
     let queue = QueueBuilder::new(&client, &path, StringSerializer)
+        .put_in_background(true)
         .build_queue()
         .unwrap();
     queue.put("creates the queue node".into()).unwrap();

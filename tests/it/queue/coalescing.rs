@@ -42,6 +42,7 @@ fn nodes(client: &ZkClient, path: &str) -> Vec<(String, Vec<String>)> {
 fn coalesced_fill(client: &ZkClient, name: &str, each: usize) -> (String, zk_queue::DistributedQueue<String>) {
     let path = unique_path(name);
     let queue = QueueBuilder::new(client, &path, StringSerializer)
+        .put_in_background(true)
         .coalesce_linger(Duration::from_millis(5))
         .build_queue()
         .unwrap();
@@ -125,6 +126,7 @@ fn a_priority_is_coalesced_only_with_its_own_and_id_queues_not_at_all() {
     let client = client();
     let path = unique_path("coalesced-priorities");
     let queue = QueueBuilder::new(&client, &path, StringSerializer)
+        .put_in_background(true)
         .coalesce_linger(Duration::from_millis(5))
         .build_priority_queue(10)
         .unwrap();
@@ -149,6 +151,7 @@ fn a_priority_is_coalesced_only_with_its_own_and_id_queues_not_at_all() {
 
     let ids = unique_path("coalesced-ids");
     let queue = QueueBuilder::new(&client, &ids, StringSerializer)
+        .put_in_background(true)
         .coalesce_linger(Duration::from_millis(5))
         .build_id_queue()
         .unwrap();

@@ -25,6 +25,7 @@ fn requests_per_item_draining_together(name: &str, consumers: usize, lock_safe: 
     let locks = unique_path(&format!("{name}-locks"));
     let producer_client = client();
     let producer = QueueBuilder::new(&producer_client, &path, StringSerializer)
+        .put_in_background(true)
         .build_queue()
         .unwrap();
     let expected = items("item-", ITEMS);

@@ -545,6 +545,7 @@ fn user_callbacks_run_on_the_queues_own_threads_never_on_the_clients() {
         .unwrap();
     let threads = Threads::default();
     let queue = QueueBuilder::new(&client, &path, StringSerializer)
+        .put_in_background(true)
         .consumer(threads.clone())
         .build_queue()
         .unwrap();

@@ -161,7 +161,10 @@ fn lock_safe_curator_and_rust_consumers_share_a_queue_exactly_once() {
     let path = unique_path("mixed-lock-safe");
     let locks = unique_path("mixed-lock-safe-locks");
     let seed = client();
-    let producer = QueueBuilder::new(&seed, &path, StringSerializer).build_queue().unwrap();
+    let producer = QueueBuilder::new(&seed, &path, StringSerializer)
+        .put_in_background(true)
+        .build_queue()
+        .unwrap();
     for i in 0..ITEMS {
         producer.put(format!("item {i}")).unwrap();
     }

@@ -74,7 +74,10 @@ impl PutListener<String> for CountingListener {
 /// A started queue with background puts and a listener counting
 /// (stored, failed) items.
 fn counted(client: &ZkClient, path: &str) -> (zk_queue::DistributedQueue<String>, Arc<AtomicUsize>, Arc<AtomicUsize>) {
-    let queue = QueueBuilder::new(client, path, StringSerializer).build_queue().unwrap();
+    let queue = QueueBuilder::new(client, path, StringSerializer)
+        .put_in_background(true)
+        .build_queue()
+        .unwrap();
     let (done, failed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
     queue.add_put_listener(CountingListener(done.clone(), failed.clone()));
     (queue, done, failed)

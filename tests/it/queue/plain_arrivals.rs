@@ -53,6 +53,7 @@ fn a_lone_plain_consumer_takes_a_stream_of_items_in_put_order_without_listing_it
     let producer_client = client();
     // Background puts: many items are created while the consumer claims.
     let producer = QueueBuilder::new(&producer_client, &path, StringSerializer)
+        .put_in_background(true)
         .build_queue()
         .unwrap();
     let consumer_client = client();
@@ -124,6 +125,7 @@ fn a_plain_consumer_competing_with_another_delivers_each_item_once_and_lists_aga
     let b_queue = consumer(&b_client, &path, &b).build_queue().unwrap();
     let bulk = items("bulk-", BULK);
     let background = QueueBuilder::new(&producer_client, &path, StringSerializer)
+        .put_in_background(true)
         .build_queue()
         .unwrap();
     for item in &bulk {

@@ -143,6 +143,7 @@ fn leading_and_non_leading_producers_putting_at_once_keep_every_shard_within_the
     eventually(WAIT, "the first producer leads", || lead.is_leader());
     let background = sharded(&clients[1], &path, &leader, policy, true);
     let coalesced = QueueBuilder::new(&clients[2], &path, StringSerializer)
+        .put_in_background(true)
         .coalesce_puts(true)
         .build_sharded_queue(&leader, policy)
         .unwrap();

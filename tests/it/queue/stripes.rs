@@ -52,7 +52,10 @@ fn silent_peer(client: &ZkClient, path: &str) -> String {
 /// Puts `n` items `item-0`… into the queue at `path` with background puts
 /// (sent together in multis), each in a node of its own.
 fn put_items(client: &ZkClient, path: &str, n: usize) -> Vec<String> {
-    let queue = QueueBuilder::new(client, path, StringSerializer).build_queue().unwrap();
+    let queue = QueueBuilder::new(client, path, StringSerializer)
+        .put_in_background(true)
+        .build_queue()
+        .unwrap();
     let expected = items("item-", n);
     for item in &expected {
         queue.put(item.clone()).unwrap();

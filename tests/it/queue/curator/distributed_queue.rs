@@ -201,6 +201,7 @@ fn two_producers_one_consumer_get_every_item_once() {
             s.spawn(move || {
                 let client = crate::support::client();
                 let queue = QueueBuilder::new(&client, path, StringSerializer)
+                    .put_in_background(true)
                     .build_queue()
                     .unwrap();
                 for i in range {
@@ -221,6 +222,7 @@ fn flush_puts_reports_pending_puts_until_the_server_answers() {
     let client = client_of(&server.connect_string());
     let path = unique_path("sc-flush");
     let queue = QueueBuilder::new(&client, &path, StringSerializer)
+        .put_in_background(true)
         .build_queue()
         .unwrap();
     server.pause().unwrap();

@@ -103,6 +103,7 @@ fn remove_right_after_a_background_put_removes_its_item() {
     let client = client();
     // Background puts: `put` returns before the item is stored.
     let queue = QueueBuilder::new(&client, &path, StringSerializer)
+        .put_in_background(true)
         .build_id_queue()
         .unwrap();
     for _ in 0..50 {
