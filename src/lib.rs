@@ -171,7 +171,7 @@
 //! | pull consumer ([`QueueBuilder::pull_consumer`]) | its mode's guarantee; at most `claim_window` deliveries outstanding |
 //! | consumer error, [`ErrorMode::Requeue`] | requeued atomically after a back-off; a dead letter after `max_attempts` |
 //! | [`SimpleQueue::put`]; a [`Queue`] `put` (the default: in the foreground) | stored once `Ok`; with no server reachable, [`Error::Unreachable`] by its deadline (the request timeout), storing nothing; a lost reply adds at most one copy per attempt |
-//! | a [`Queue`] `put` in the background ([`QueueBuilder::put_in_background`]) | `Ok` means accepted by the put thread; refused while no server has been reachable for a request timeout; a put not stored by a request timeout after it was accepted reaches the put listeners and the next `put` or [`Queue::flush_timeout`]; pending at close: logged and in the close report |
+//! | a [`Queue`] `put` in the background ([`QueueBuilder::put_in_background`]) | `Ok` means accepted by the put thread; refused while no server has been reachable for a request timeout; a put not stored by a request timeout after it was accepted reaches the put listeners and the next `put` or [`Queue::flush_timeout`]; pending at close: logged at WARN and in the close report |
 //! | corrupt or foreign item | never deleted |
 //!
 //! `GUARANTEES.md` (in the repository and the package) gives each bound,

@@ -92,8 +92,7 @@ impl QueueMetrics {
         self.put_failures.increment(u64::try_from(items).unwrap_or(u64::MAX));
     }
 
-    /// `pending` background puts are handed to the put thread and not
-    /// finished.
+    /// `pending` puts are handed to the put thread and not finished.
     pub(crate) fn puts_pending(&self, pending: usize) {
         self.puts_pending.set(pending as f64);
     }
