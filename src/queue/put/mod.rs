@@ -214,7 +214,7 @@ impl<T: Send + 'static> Producer<T> {
             return Err(Error::QueueClosed.into());
         }
         if self.mode.in_background {
-            self.may_hand_over(started)?;
+            self.may_hand_over()?;
         }
         let mut records = self.records(batch.as_ref())?;
         let frame = encode_frame(records.iter().map(Vec::as_slice)).map_err(Error::encoding)?;
@@ -281,16 +281,13 @@ impl<T: Send + 'static> Producer<T> {
     /// the client has been unable to reach a server for longer than its
     /// request timeout, and not (once) while an earlier background put's
     /// failure has not been reported by a put or a flush.
-    fn may_hand_over(&self, started: Instant) -> Result<()> {
+    fn may_hand_over(&self) -> Result<()> {
         if let Some(failed) = self.outcomes.take_unreported() {
             return Err(failed);
         }
         let client = self.store.client();
-        if client
-            .unreachable_for()
-            .is_some_and(|down| down > client.request_timeout())
-        {
-            return Err(client.unreachable(started.elapsed()));
+        if let Some(down) = client.unreachable_for().filter(|down| *down > client.request_timeout()) {
+            return Err(client.unreachable(down));
         }
         Ok(())
     }

@@ -155,8 +155,10 @@ fn store_batch<T: Send + 'static>(store: &Store, outcomes: &Outcomes<T>, batch: 
     }
     for (result, waiting) in results.into_iter().zip(waiting) {
         if let Err(e) = &result {
-            log::warn!("background put under {} failed: {e}", store.path());
+            // A foreground put's caller hears of its failure; a background
+            // put's only through the listeners and the next put or flush.
             if waiting.done.is_empty() {
+                log::warn!("background put under {} failed: {e}", store.path());
                 outcomes.failed_unheard(e);
             }
         }

@@ -180,7 +180,9 @@ impl Store {
                 retry.pause(err, session, None)
             };
             if let Err(e) = paused {
-                log::warn!("puts under {} failed: {e}", self.path);
+                // Each caller reports its own failure (a foreground put
+                // returns it, the put thread logs a background one).
+                log::debug!("puts under {} failed: {e}", self.path);
                 fail_all(&mut states, |s| !matches!(s, State::Done(_)), &e);
                 break;
             }
