@@ -78,8 +78,10 @@ pub enum ConnectCause {
     /// A connection could not be opened in time (a host that drops packets,
     /// or a name that took too long to resolve).
     TimedOut,
-    /// A connection was opened, but no session was established over it: a
-    /// server that is stalled, not serving (no quorum) or not ZooKeeper.
+    /// A connection was opened, but no session was established over it: the
+    /// server answered, but is not serving sessions (starting or restarting,
+    /// or without a quorum), is stalled, is a secure port reached without
+    /// TLS, or is not ZooKeeper.
     NoSession,
     /// Another I/O error, as its text.
     Other(String),
@@ -104,6 +106,23 @@ impl ConnectCause {
             _ => false,
         }
     }
+
+    /// Whether the server accepted the connection, and the session (or TLS)
+    /// failed over it, rather than nothing listening or no connection opened.
+    ///
+    /// ```
+    /// use zk_queue::client::ConnectCause;
+    /// assert!(ConnectCause::NoSession.connected());
+    /// assert!(!ConnectCause::Refused.connected());
+    /// ```
+    pub fn connected(&self) -> bool {
+        match self {
+            ConnectCause::NoSession => true,
+            #[cfg(feature = "tls")]
+            ConnectCause::Tls(_) => true,
+            _ => false,
+        }
+    }
 }
 
 impl fmt::Display for ConnectCause {
@@ -112,7 +131,10 @@ impl fmt::Display for ConnectCause {
             ConnectCause::NameNotResolved => f.write_str("name not resolved"),
             ConnectCause::Refused => f.write_str("connection refused"),
             ConnectCause::TimedOut => f.write_str("connection timed out"),
-            ConnectCause::NoSession => f.write_str("connected, but no session was established"),
+            ConnectCause::NoSession => f.write_str(
+                "connected, but no session was established (the server is not serving yet or has no quorum, \
+                 is stalled, is a secure port reached without tls, or is not zookeeper)",
+            ),
             ConnectCause::Other(text) => f.write_str(text),
             #[cfg(feature = "tls")]
             ConnectCause::Tls(e) => write!(f, "tls: {e}"),

@@ -130,10 +130,19 @@ pub enum Error {
         /// How long it waited.
         after: Duration,
     },
-    /// No server could be reached: when connecting (within the connection
+    /// No session could be had: when connecting (within the connection
     /// timeout, or at once when every server refused), and for any call
     /// whose deadline passed while the client was disconnected. Each server
     /// of the connect string with why it could not be used, as last tried.
+    ///
+    /// The message says whether a server accepted the connection without a
+    /// session coming of it ([`ConnectCause::NoSession`]: a server starting
+    /// or restarting, without a quorum, or a secure port reached without
+    /// TLS; or a TLS failure) or none did, and how long it waited only when
+    /// it did wait: "no zookeeper server reachable: 127.0.0.1:2181: connection
+    /// refused"; "a zookeeper server accepted the connection, but no session
+    /// was established within 2000 ms: 127.0.0.1:2181: connected, but no
+    /// session was established (…)".
     Unreachable {
         /// How long the call (or connecting) waited.
         after: Duration,
@@ -426,7 +435,7 @@ impl fmt::Display for Error {
                 write!(f, "{operation} timed out after {} ms", after.as_millis())
             }
             Error::Unreachable { after, servers } => {
-                write!(f, "no zookeeper server reachable within {} ms", after.as_millis())?;
+                unreachable_headline(f, *after, servers)?;
                 for (i, server) in servers.iter().enumerate() {
                     f.write_str(if i == 0 { ": " } else { "; " })?;
                     write!(f, "{server}")?;
@@ -452,6 +461,23 @@ impl fmt::Display for Error {
             Error::Tls(e) => write!(f, "bad tls settings: {e}"),
         }
     }
+}
+
+/// The first words of [`Error::Unreachable`]'s message: whether a server
+/// accepted the connection (but no session came of it) or none did, and
+/// how long it was waited for, unless every server failed in a way that
+/// does not take waiting (a refusal, a name that does not resolve, a
+/// refused certificate): then the causes say what happened.
+fn unreachable_headline(f: &mut fmt::Formatter<'_>, after: Duration, servers: &[ServerFailure]) -> fmt::Result {
+    if servers.iter().any(|s| s.cause().connected()) {
+        f.write_str("a zookeeper server accepted the connection, but no session was established")?;
+    } else {
+        f.write_str("no zookeeper server reachable")?;
+    }
+    if servers.is_empty() || !servers.iter().all(|s| s.cause().is_definite()) {
+        write!(f, " within {} ms", after.as_millis())?;
+    }
+    Ok(())
 }
 
 impl std::error::Error for Error {

@@ -59,8 +59,8 @@ impl fmt::Display for TlsErrorKind {
     }
 }
 
-/// A TLS failure: its [`kind`](TlsError::kind), a detail (the file, the
-/// names compared), and the TLS library's error as its
+/// A TLS failure: its [`kind`](TlsError::kind), a detail (the file, what
+/// the TLS library said of a failed handshake), and the TLS library's error as its
 /// [`source`](std::error::Error::source).
 ///
 /// Equal when kind and detail are.
@@ -111,7 +111,8 @@ impl TlsError {
         self.kind
     }
 
-    /// The detail: the file, or the names compared; empty for none.
+    /// The detail: the file, or what the TLS library said of a failed
+    /// handshake; empty for none.
     ///
     /// ```
     /// use zk_queue::client::{TlsError, TlsErrorKind};

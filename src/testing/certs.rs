@@ -65,6 +65,10 @@ pub enum ServerCertificate {
     /// For `localhost` and `127.0.0.1` and valid now, but signed by another
     /// authority, unknown to clients that trust the test one.
     UnknownCa,
+    /// For `localhost` and `127.0.0.1` and valid now, signed by an authority
+    /// with the test authority's name but another key: the name matches,
+    /// the signature does not verify.
+    ImpostorCa,
 }
 
 impl TestCertificates {
@@ -87,6 +91,7 @@ impl TestCertificates {
             .map_err(|e| ServerError::io("could not create a temporary directory", e))?;
         let ca = authority("zk-queue test ca")?;
         let other = authority("unknown test ca")?;
+        let impostor = authority("zk-queue test ca")?;
         let certs = TestCertificates { ca, dir };
         certs.write("ca.pem", &certs.ca.cert.pem())?;
         let valid = SERVER_NAMES.map(String::from).to_vec();
@@ -94,6 +99,7 @@ impl TestCertificates {
         certs.server_store("server-expired.pem", &valid, true, &certs.ca)?;
         certs.server_store("server-wrong-host.pem", &["wrong.example".to_owned()], false, &certs.ca)?;
         certs.server_store("server-unknown-ca.pem", &valid, false, &other)?;
+        certs.server_store("server-impostor-ca.pem", &valid, false, &impostor)?;
         Ok(certs)
     }
 
@@ -138,6 +144,7 @@ impl TestCertificates {
             ServerCertificate::Expired => "server-expired.pem",
             ServerCertificate::WrongHost => "server-wrong-host.pem",
             ServerCertificate::UnknownCa => "server-unknown-ca.pem",
+            ServerCertificate::ImpostorCa => "server-impostor-ca.pem",
         };
         self.dir.path().join(file)
     }

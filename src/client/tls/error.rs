@@ -3,7 +3,8 @@
 use super::{TlsError, TlsErrorKind};
 
 /// The failure a rustls error of the handshake stands for; `heard` tells
-/// whether the server had sent anything before.
+/// whether the server had sent anything before. The TLS library's text is
+/// the failure's detail, so that the message says what was wrong.
 pub(crate) fn of_handshake(e: rustls::Error, heard: bool) -> TlsError {
     use rustls::{AlertDescription, CertificateError, Error};
     let kind = match &e {
@@ -21,11 +22,8 @@ pub(crate) fn of_handshake(e: rustls::Error, heard: bool) -> TlsError {
         Error::AlertReceived(_) => TlsErrorKind::Refused,
         _ => TlsErrorKind::Handshake,
     };
-    let detail = match &e {
-        Error::InvalidCertificate(rustls::CertificateError::NotValidForNameContext { expected, .. }) => {
-            format!("expected {expected:?}")
-        }
-        _ => String::new(),
-    };
+    // The TLS library's words, so that the message says what was wrong
+    // (which names were compared, which alert came) and not only the kind.
+    let detail = e.to_string();
     TlsError::new(kind, detail).caused_by(e)
 }

@@ -144,7 +144,7 @@ pub(crate) fn handshake(
 ) -> Result<TlsStream, ConnectCause> {
     let name = config.server_name(host).map_err(ConnectCause::Tls)?;
     let mut tls = ClientConnection::new(config.rustls(), name)
-        .map_err(|e| ConnectCause::Tls(TlsError::new(TlsErrorKind::Handshake, "").caused_by(e)))?;
+        .map_err(|e| ConnectCause::Tls(TlsError::new(TlsErrorKind::Handshake, e.to_string()).caused_by(e)))?;
     tls.set_buffer_limit(None);
     let not_tls = || {
         ConnectCause::Tls(TlsError::new(

@@ -11,7 +11,11 @@ use zk_queue::{Error, ZkClient};
 
 use super::{certs, tls_client_of, tls_server, trusting};
 use crate::support::server::shared_connect_string;
-use crate::support::within;
+use crate::support::{within, Bound};
+
+/// How late past its connection timeout a connect may fail: the time to
+/// notice.
+const LATE: Duration = Duration::from_millis(500);
 
 /// The connection timeout of the refused connects: each must fail within it.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -49,6 +53,47 @@ fn a_server_signed_by_an_unknown_authority_is_refused_as_unknown_ca() {
     // The TLS library's error is kept as the cause of the cause.
     let tls = std::error::Error::source(&err).expect("the tls failure as the source");
     assert!(tls.source().is_some(), "no tls library error under {tls}");
+}
+
+#[test]
+fn a_certificate_signed_by_an_authority_of_the_trusted_name_but_another_key_says_why_in_the_message() {
+    let server = tls_server(ServerCertificate::ImpostorCa);
+    let (_, err) = refused(&server.secure_connect_string().unwrap(), trusting());
+    // Whatever kind the failure is given, the TLS library's reason is in the
+    // message, not only in a cause a log line may not print.
+    let tls = std::error::Error::source(&err).expect("the tls failure as the source");
+    let reason = tls.source().expect("the tls library's error").to_string();
+    let message = err.to_string();
+    assert!(message.contains(&reason), "{message} does not say {reason:?}");
+    assert!(
+        message.starts_with("a zookeeper server accepted the connection, but no session was established: "),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_plain_client_aimed_at_a_secure_port_is_told_the_server_accepted_the_connection() {
+    let secure = super::shared_secure_connect_string();
+    let timeout = Duration::from_secs(2);
+    let err = within("a plain connect to a secure port", Bound::past(timeout, LATE), || {
+        ZkClient::builder(&secure)
+            .connection_timeout(timeout)
+            .connect()
+            .map(|_| ())
+    })
+    .expect_err("a plain client got a session from a secure port");
+    match &err {
+        Error::Unreachable { servers, .. } => {
+            assert_eq!(servers[0].cause(), &ConnectCause::NoSession, "{err}")
+        }
+        other => panic!("not unreachable: {other:?}"),
+    }
+    let message = err.to_string();
+    assert!(
+        message.starts_with("a zookeeper server accepted the connection, but no session was established within "),
+        "{message}"
+    );
+    assert!(message.contains("a secure port reached without tls"), "{message}");
 }
 
 #[test]

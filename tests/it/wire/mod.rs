@@ -9,6 +9,8 @@
 //! - `requests`: delete, exists, get_data, set_data, ACLs, children,
 //!   multi, the pipelined batches and closing a session.
 //! - `chroot`: a connect string with a chroot.
+//! - `connect_errors`: a failed connect says what happened: nothing
+//!   listening, or a server that accepted the connection without a session.
 //! - `lost_replies`: a write whose reply is lost, applied once, and the
 //!   session going on.
 //! - `older_servers`: a client told that its server lacks multi-reads or
@@ -17,6 +19,7 @@
 //!   refused.
 
 mod chroot;
+mod connect_errors;
 mod create_modes;
 mod lost_replies;
 mod older_servers;
