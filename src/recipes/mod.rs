@@ -50,11 +50,13 @@ mod selector;
 mod semaphore;
 mod simple;
 
-pub use barrier::{Barrier, DoubleBarrier, DoubleBarrierBuilder};
+pub use barrier::{Barrier, BarrierBuilder, DoubleBarrier, DoubleBarrierBuilder};
 pub use kazoo::{KazooEntry, KazooLockingQueue, KazooQueue};
 pub use leader::{LeaderLatch, LeaderLatchBuilder, Leadership, Participant};
 pub use mutex::{Mutex, MutexBuilder, MutexGuard};
 pub use rwlock::{RwLock, RwLockBuilder, RwLockReadGuard, RwLockWriteGuard};
 pub use selector::{LeaderContext, LeaderSelector, LeaderSelectorBuilder, SelectorState, TermEnd};
-pub use semaphore::{Semaphore, SemaphoreBuilder, SemaphoreLease, SemaphoreMutex, SemaphoreMutexGuard};
+pub use semaphore::{
+    Semaphore, SemaphoreBuilder, SemaphoreLease, SemaphoreMutex, SemaphoreMutexBuilder, SemaphoreMutexGuard,
+};
 pub use simple::{SimpleQueue, SimpleQueueBuilder};

@@ -4,7 +4,7 @@
 //!
 //! The files:
 //! - `single.rs`: [`Barrier`], one persistent node at the barrier path that
-//!   holds every waiter back while it exists.
+//!   holds every waiter back while it exists, and [`BarrierBuilder`].
 //! - `builder.rs`: [`DoubleBarrierBuilder`], every setting validated in
 //!   `build`.
 //! - `double.rs`: [`DoubleBarrier`], its public calls.
@@ -60,7 +60,7 @@ use std::time::Instant;
 
 pub use builder::DoubleBarrierBuilder;
 pub use double::DoubleBarrier;
-pub use single::Barrier;
+pub use single::{Barrier, BarrierBuilder};
 
 use crate::client::{Acl, CreateMode, Opts, ZkClient};
 use crate::error::{Error, Result};

@@ -1,5 +1,6 @@
 //! [`Barrier`]: Curator's `DistributedBarrier`, one node that holds every
-//! waiter back while it exists.
+//! waiter back while it exists; [`BarrierBuilder`], its settings validated
+//! in `build`.
 
 use std::time::{Duration, Instant};
 
@@ -41,11 +42,29 @@ use crate::sync::Latch;
 pub struct Barrier {
     client: ZkClient,
     path: String,
+    data: Vec<u8>,
     acl: Vec<Acl>,
 }
 
 impl Barrier {
-    /// A barrier at `path` for `client`; nothing is sent to the server.
+    /// A builder of a barrier at `path` for `client`, to set its node's
+    /// data or ACL.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let barrier = zk_queue::recipes::Barrier::builder(&client, "/app/maintenance").data("deploy 42").build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn builder(client: &ZkClient, path: &str) -> BarrierBuilder {
+        BarrierBuilder::new(client, path)
+    }
+
+    /// A barrier at `path` for `client`, with the host's address as its
+    /// node's data and the client's default ACL, as Curator's: the shortcut
+    /// of [`builder`](Self::builder)`(client, path).build()`. Nothing is
+    /// sent to the server.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -59,12 +78,17 @@ impl Barrier {
     /// [`Error::InvalidPath`] for a path that is not valid, or is the root;
     /// [`Error::Closed`] if the client is closed.
     pub fn new(client: &ZkClient, path: &str) -> Result<Barrier> {
-        validated(client, path)?;
-        Ok(Barrier {
-            client: client.clone(),
-            path: path.to_owned(),
-            acl: client.default_acl().to_vec(),
-        })
+        Barrier::builder(client, path).build()
+    }
+
+    /// The barrier of settings [`BarrierBuilder`] has validated.
+    fn of(client: ZkClient, path: String, data: Vec<u8>, acl: Vec<Acl>) -> Barrier {
+        Barrier {
+            client,
+            path,
+            data,
+            acl,
+        }
     }
 
     /// Sets the barrier: creates its node (and missing parents, as container
@@ -85,7 +109,7 @@ impl Barrier {
     pub fn set_barrier(&self) -> Result<()> {
         let opts = Opts::new().acl(&self.acl);
         loop {
-            match self.client.create_with(&self.path, &local_address(), opts) {
+            match self.client.create_with(&self.path, &self.data, opts) {
                 Ok(_) | Err(Error::NodeExists { .. }) => return Ok(()),
                 // Curator's `creatingParentContainersIfNeeded`.
                 Err(Error::NoNode { .. }) => ensure_container(&self.client, parent(&self.path), &self.acl, None)?,
@@ -199,5 +223,116 @@ impl Barrier {
 impl std::fmt::Debug for Barrier {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Barrier").field("path", &self.path).finish()
+    }
+}
+
+/// Builds a [`Barrier`]; made by [`Barrier::builder`] or
+/// [`BarrierBuilder::new`].
+///
+/// ```no_run
+/// # fn main() -> Result<(), zk_queue::Error> {
+/// use zk_queue::{ZkClient, recipes::Barrier};
+/// let client = ZkClient::connect("127.0.0.1:2181")?;
+/// let barrier = Barrier::builder(&client, "/app/maintenance")
+///     .data("set by the deploy job")
+///     .build()?;
+/// # Ok(())
+/// # }
+/// ```
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct BarrierBuilder {
+    client: ZkClient,
+    path: String,
+    data: Option<Vec<u8>>,
+    acl: Option<Vec<Acl>>,
+}
+
+impl BarrierBuilder {
+    /// A builder of a barrier at `path` for `client`, with the defaults
+    /// below.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let barrier = zk_queue::recipes::BarrierBuilder::new(&client, "/app/maintenance").build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn new(client: &ZkClient, path: &str) -> BarrierBuilder {
+        BarrierBuilder {
+            client: client.clone(),
+            path: path.to_owned(),
+            data: None,
+            acl: None,
+        }
+    }
+
+    /// The data of the barrier node when this participant sets it.
+    /// Defaults to what Curator writes: this host's IP address as text, or
+    /// nothing if it has none.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let barrier = zk_queue::recipes::Barrier::builder(&client, "/app/maintenance").data("deploy 42").build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn data(mut self, data: impl Into<Vec<u8>>) -> Self {
+        self.data = Some(data.into());
+        self
+    }
+
+    /// The ACL of the barrier node (and of its parents, if they are
+    /// created). Defaults to the client's default ACL.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// use zk_queue::client::Acl;
+    /// let barrier = zk_queue::recipes::Barrier::builder(&client, "/app/maintenance")
+    ///     .acl(vec![Acl::anyone_all()])
+    ///     .build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn acl(mut self, acl: Vec<Acl>) -> Self {
+        self.acl = Some(acl);
+        self
+    }
+
+    /// Validates the settings and makes the barrier; nothing is sent to the
+    /// server.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let barrier = zk_queue::recipes::Barrier::builder(&client, "/app/maintenance").build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidPath`] for a path that is not valid, or is the root;
+    /// [`Error::InvalidArgument`] for an empty ACL; [`Error::Closed`] if the
+    /// client is closed.
+    pub fn build(self) -> Result<Barrier> {
+        validated(&self.client, &self.path)?;
+        if self.acl.as_ref().is_some_and(Vec::is_empty) {
+            return Err(Error::InvalidArgument("the acl of a barrier must not be empty".into()));
+        }
+        let acl = self.acl.unwrap_or_else(|| self.client.default_acl().to_vec());
+        let data = self.data.unwrap_or_else(local_address);
+        Ok(Barrier::of(self.client, self.path, data, acl))
+    }
+}
+
+impl std::fmt::Debug for BarrierBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BarrierBuilder")
+            .field("path", &self.path)
+            .field("data", &self.data.as_deref().map(String::from_utf8_lossy))
+            .field("acl", &self.acl)
+            .finish()
     }
 }

@@ -10,7 +10,7 @@
 //! - `fast.rs`: a free lease without the lock: one create with two listings.
 //! - `slow.rs`: Curator's own way, for when the fast one finds others.
 //! - `count.rs`: the lease count recorded at the path.
-//! - `mutex.rs`: [`SemaphoreMutex`] and its guard.
+//! - `mutex.rs`: [`SemaphoreMutex`], its builder and its guard.
 //!
 //! How it works, and why it is safe beside Curator's participants, is on
 //! [`Semaphore`]; each file's doc has its part.
@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 pub use builder::SemaphoreBuilder;
 pub use lease::SemaphoreLease;
-pub use mutex::{SemaphoreMutex, SemaphoreMutexGuard};
+pub use mutex::{SemaphoreMutex, SemaphoreMutexBuilder, SemaphoreMutexGuard};
 
 use crate::client::{Acl, ZkClient, TRY_WAIT};
 use crate::error::{Error, Result};

@@ -1,5 +1,6 @@
 //! [`SemaphoreMutex`]: Curator's `InterProcessSemaphoreMutex`, a lock that
-//! is a [`Semaphore`] of one lease, not reentrant; [`SemaphoreMutexGuard`].
+//! is a [`Semaphore`] of one lease, not reentrant; [`SemaphoreMutexGuard`];
+//! [`SemaphoreMutexBuilder`], its settings validated in `build`.
 
 use std::marker::PhantomData;
 use std::thread::ThreadId;
@@ -7,7 +8,7 @@ use std::time::Duration;
 
 use crossbeam_channel::Receiver;
 
-use super::{Semaphore, SemaphoreLease};
+use super::{Semaphore, SemaphoreBuilder, SemaphoreLease};
 use crate::client::{Acl, ZkClient};
 use crate::error::{Error, Result};
 
@@ -41,8 +42,23 @@ pub struct SemaphoreMutex {
 }
 
 impl SemaphoreMutex {
+    /// A builder of a lock at `path` for `client`, to set its node data or
+    /// ACL.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let mutex = zk_queue::recipes::SemaphoreMutex::builder(&client, "/app/compaction").data("host-a").build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn builder(client: &ZkClient, path: &str) -> SemaphoreMutexBuilder {
+        SemaphoreMutexBuilder::new(client, path)
+    }
+
     /// A lock at `path` for `client`, with the host's address as its node
-    /// data and the client's default ACL, as Curator's.
+    /// data and the client's default ACL, as Curator's: the shortcut of
+    /// [`builder`](Self::builder)`(client, path).build()`.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -55,10 +71,11 @@ impl SemaphoreMutex {
     /// # Errors
     /// As [`SemaphoreBuilder::build`](super::SemaphoreBuilder::build).
     pub fn new(client: &ZkClient, path: &str) -> Result<SemaphoreMutex> {
-        Semaphore::builder(client, path).build().map(SemaphoreMutex::of)
+        SemaphoreMutex::builder(client, path).build()
     }
 
-    /// A lock at `path` for `client` whose nodes have `acl`.
+    /// A lock at `path` for `client` whose nodes have `acl`: the shortcut of
+    /// [`builder`](Self::builder)`(client, path).acl(acl).build()`.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -72,10 +89,7 @@ impl SemaphoreMutex {
     /// # Errors
     /// As [`SemaphoreBuilder::build`](super::SemaphoreBuilder::build).
     pub fn with_acl(client: &ZkClient, path: &str, acl: Vec<Acl>) -> Result<SemaphoreMutex> {
-        Semaphore::builder(client, path)
-            .acl(acl)
-            .build()
-            .map(SemaphoreMutex::of)
+        SemaphoreMutex::builder(client, path).acl(acl).build()
     }
 
     fn of(semaphore: Semaphore) -> SemaphoreMutex {
@@ -298,5 +312,95 @@ impl std::fmt::Debug for SemaphoreMutexGuard<'_> {
         f.debug_struct("SemaphoreMutexGuard")
             .field("lease", &self.lease)
             .finish()
+    }
+}
+
+/// Builds a [`SemaphoreMutex`]; made by [`SemaphoreMutex::builder`] or
+/// [`SemaphoreMutexBuilder::new`].
+///
+/// ```no_run
+/// # fn main() -> Result<(), zk_queue::Error> {
+/// use zk_queue::{ZkClient, recipes::SemaphoreMutex};
+/// let client = ZkClient::connect("127.0.0.1:2181")?;
+/// let mutex = SemaphoreMutex::builder(&client, "/app/compaction")
+///     .data("compactor-1")
+///     .build()?;
+/// # Ok(())
+/// # }
+/// ```
+#[must_use = "a builder does nothing until `build` is called"]
+#[derive(Debug)]
+pub struct SemaphoreMutexBuilder {
+    semaphore: SemaphoreBuilder,
+}
+
+impl SemaphoreMutexBuilder {
+    /// A builder of a lock at `path` for `client`, with the defaults below.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let mutex = zk_queue::recipes::SemaphoreMutexBuilder::new(&client, "/app/compaction").build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn new(client: &ZkClient, path: &str) -> SemaphoreMutexBuilder {
+        SemaphoreMutexBuilder {
+            semaphore: SemaphoreBuilder::new(client, path).max_leases(1),
+        }
+    }
+
+    /// The data of this participant's nodes (its lease and lock nodes),
+    /// which every participant can read. Defaults to what Curator writes:
+    /// this host's IP address as text, or nothing if it has none.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let mutex = zk_queue::recipes::SemaphoreMutex::builder(&client, "/app/compaction").data("host-a").build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn data(mut self, data: impl Into<Vec<u8>>) -> Self {
+        self.semaphore = self.semaphore.data(data);
+        self
+    }
+
+    /// The ACL of the lock's nodes (and of its paths, if they are created).
+    /// Defaults to the client's default ACL.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// use zk_queue::client::Acl;
+    /// let mutex = zk_queue::recipes::SemaphoreMutex::builder(&client, "/app/compaction")
+    ///     .acl(vec![Acl::anyone_all()])
+    ///     .build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn acl(mut self, acl: Vec<Acl>) -> Self {
+        self.semaphore = self.semaphore.acl(acl);
+        self
+    }
+
+    /// Validates the settings and makes the lock; nothing is sent to the
+    /// server until it is first taken.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let mutex = zk_queue::recipes::SemaphoreMutex::builder(&client, "/app/compaction").build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidPath`](crate::Error::InvalidPath) for a path that is
+    /// not valid, or is the root;
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for an empty
+    /// ACL; [`Error::Closed`](crate::Error::Closed) if the client is closed.
+    pub fn build(self) -> Result<SemaphoreMutex> {
+        self.semaphore.build().map(SemaphoreMutex::of)
     }
 }

@@ -5,6 +5,7 @@
 use std::thread;
 use std::time::{Duration, Instant};
 
+use zk_queue::client::{Acl, Perms};
 use zk_queue::testing::{FaultProxy, TestingServer};
 use zk_queue::{recipes::Barrier, Error};
 
@@ -150,4 +151,38 @@ fn wait_timeout_returns_by_its_deadline_with_the_server_stalled() {
             Err(e) => assert!(e.is_retryable() && started.elapsed() < WAIT, "{e}"),
         }
     }
+}
+
+#[test]
+fn a_built_barrier_sets_its_node_with_the_data_and_acl_given_and_refuses_bad_settings() {
+    let parent = unique_path("barrier-built");
+    let path = format!("{parent}/gate");
+    let admin = client();
+    admin.ensure_path(&parent).unwrap();
+    // Everything but ADMIN: not the default ACL.
+    let acl = vec![Acl::new(
+        Perms::READ | Perms::WRITE | Perms::CREATE | Perms::DELETE,
+        "world",
+        "anyone",
+    )];
+    let barrier = Barrier::builder(&admin, &path)
+        .data("deploy 42")
+        .acl(acl.clone())
+        .build()
+        .unwrap();
+    barrier.set_barrier().unwrap();
+    let reader = client();
+    assert_eq!(reader.get_data(&path).unwrap().0, b"deploy 42");
+    assert_eq!(reader.get_acl(&path).unwrap().0, acl);
+    barrier.remove_barrier().unwrap();
+    assert!(reader.exists(&path).unwrap().is_none());
+
+    assert!(matches!(
+        Barrier::builder(&admin, &path).acl(Vec::new()).build(),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        Barrier::builder(&admin, "/").build(),
+        Err(Error::InvalidPath { .. })
+    ));
 }

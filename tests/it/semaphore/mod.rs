@@ -5,8 +5,10 @@
 //! (`curator`); deadlines, killed and expired holders and lost replies
 //! (`faults`); the semaphore mutex in the fault matrix, its lost create
 //! replies and its token across containers reaped (`mutex_faults`); the
-//! round trips an uncontended lease waits for (`round_trips`).
+//! round trips an uncontended lease waits for (`round_trips`); the
+//! mutex's builder (`builder`).
 
+mod builder;
 mod curator;
 mod deadlines;
 mod exclusion;
