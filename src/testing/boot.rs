@@ -37,9 +37,10 @@ impl TestingServer {
             Some(port) => port,
             None => launch::free_port()?,
         };
-        let secure_port = match settings.tls {
-            Some(_) => Some(launch::free_port()?),
-            None => None,
+        let secure_port = match (&settings.tls, settings.secure_port) {
+            (Some(_), Some(port)) => Some(port),
+            (Some(_), None) => Some(launch::free_port()?),
+            (None, _) => None,
         };
         let mut server = TestingServer {
             java,
@@ -101,7 +102,7 @@ impl TestingServer {
                 }
                 Err(ServerError::PortInUse { port, .. }) if attempt < START_ATTEMPTS => {
                     attempt += 1;
-                    if move_port && self.secure_port.is_some() {
+                    if move_port && self.secure_port.is_some() && self.settings.secure_port.is_none() {
                         // It may be the secure port that was taken; clients
                         // read it from the server after a start.
                         self.secure_port = Some(launch::free_port()?);

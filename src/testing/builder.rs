@@ -35,6 +35,8 @@ pub struct TestingServerBuilder {
     pub(super) max_heap_mb: Option<usize>,
     pub(super) extended_types: bool,
     pub(super) tls: Option<super::certs::ServerTls>,
+    /// The secure client port asked for; `None`: a free one.
+    pub(super) secure_port: Option<u16>,
     /// The four-letter words answered besides [`ALWAYS_ANSWERED`]; `None`: all.
     pub(super) four_letter_words: Option<Vec<String>>,
 }
@@ -53,6 +55,7 @@ impl Default for TestingServerBuilder {
             max_heap_mb: None,
             extended_types: false,
             tls: None,
+            secure_port: None,
             four_letter_words: None,
         }
     }
@@ -234,7 +237,8 @@ impl TestingServerBuilder {
     }
 
     /// Opens a secure client port too (`secureClientPort`, on a free
-    /// loopback port kept across restarts: [`TestingServer::secure_port`](super::TestingServer::secure_port))
+    /// loopback port, or the one [`secure_port`](Self::secure_port) gives,
+    /// kept across restarts: [`TestingServer::secure_port`](super::TestingServer::secure_port))
     /// that speaks TLS as `tls` says. Both ports are then served by
     /// ZooKeeper's Netty connection factory, and clients that present a
     /// certificate are known to ZooKeeper's `x509` scheme by its subject
@@ -251,6 +255,25 @@ impl TestingServerBuilder {
     /// ```
     pub fn secure_client_port(mut self, tls: super::certs::ServerTls) -> TestingServerBuilder {
         self.tls = Some(tls);
+        self
+    }
+
+    /// Sets the loopback port of the secure client port that
+    /// [`secure_client_port`](Self::secure_client_port) opens (which it
+    /// needs). Defaults to a free port chosen by the operating system.
+    ///
+    /// ```no_run
+    /// use zk_queue::testing::{ServerCertificate, TestCertificates, TestingServer};
+    /// let certs = TestCertificates::generate()?;
+    /// let server = TestingServer::builder()
+    ///     .secure_client_port(certs.server_tls(ServerCertificate::Valid))
+    ///     .secure_port(21811)
+    ///     .start()?;
+    /// assert_eq!(server.secure_port(), Some(21811));
+    /// # Ok::<(), zk_queue::testing::ServerError>(())
+    /// ```
+    pub fn secure_port(mut self, port: u16) -> TestingServerBuilder {
+        self.secure_port = Some(port);
         self
     }
 
@@ -274,6 +297,15 @@ impl TestingServerBuilder {
         }
         if self.port == Some(0) {
             return invalid("port must not be 0; leave it unset to pick a free port".to_owned());
+        }
+        if self.secure_port == Some(0) {
+            return invalid("secure port must not be 0; leave it unset to pick a free port".to_owned());
+        }
+        if self.secure_port.is_some() && self.tls.is_none() {
+            return invalid("a secure port needs the tls settings of secure_client_port".to_owned());
+        }
+        if self.secure_port.is_some() && self.secure_port == self.port {
+            return invalid("the secure port must differ from the client port".to_owned());
         }
         let word = |w: &&String| w.len() == 4 && w.bytes().all(|b| b.is_ascii_lowercase());
         if let Some(bad) = self.four_letter_words.iter().flatten().find(|w| !word(w)) {
@@ -377,6 +409,28 @@ mod tests {
                 "-Dzookeeper.extendedTypesEnabled=true"
             ]
         );
+    }
+
+    #[test]
+    fn a_secure_port_without_tls_settings_zero_or_the_client_port_is_rejected() {
+        let reason = |b: TestingServerBuilder| match b.validate() {
+            Err(ServerError::InvalidConfig { reason }) => reason,
+            other => panic!("not refused: {other:?}"),
+        };
+        let tls = || super::super::certs::ServerTls::new("/tmp/server.pem", "/tmp/ca.pem");
+        assert!(reason(TestingServerBuilder::default().secure_port(21811)).contains("needs the tls settings"));
+        let zero = TestingServerBuilder::default().secure_client_port(tls()).secure_port(0);
+        assert!(reason(zero).contains("must not be 0"));
+        let same = TestingServerBuilder::default()
+            .port(21811)
+            .secure_client_port(tls())
+            .secure_port(21811);
+        assert!(reason(same).contains("must differ"));
+        let good = TestingServerBuilder::default()
+            .port(21810)
+            .secure_client_port(tls())
+            .secure_port(21811);
+        assert!(good.validate().is_ok());
     }
 
     #[test]

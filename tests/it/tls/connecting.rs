@@ -26,6 +26,25 @@ fn a_client_over_tls_creates_and_reads_a_node() {
 }
 
 #[test]
+fn a_secure_port_chosen_by_the_caller_is_the_one_served_over_tls() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let server = zk_queue::testing::TestingServer::builder()
+        .secure_client_port(super::certs().server_tls(ServerCertificate::Valid))
+        .secure_port(port)
+        .start()
+        .expect("start zookeeper with a secure port of our choice");
+    assert_eq!(server.secure_port(), Some(port));
+    let connect = format!("127.0.0.1:{port}");
+    assert_eq!(server.secure_connect_string().as_deref(), Some(connect.as_str()));
+    let client = tls_client_of(&connect, trusting());
+    assert!(client.exists("/").unwrap().is_some());
+}
+
+#[test]
 fn data_larger_than_a_tls_record_crosses_both_ways_intact() {
     let client = tls_client_of(&shared_secure_connect_string(), trusting());
     client.ensure_path("/it").unwrap();
