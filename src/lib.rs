@@ -235,6 +235,31 @@ pub mod fuzzing {
     pub use crate::client::wire::decode_any_reply;
 }
 
+/// The channels this crate hands out signals on (a lost lock or leadership,
+/// a lost lease, connection states), re-exported so that selecting on them
+/// with a timer or another channel needs no dependency of its own:
+/// `zk_queue::channel::select!`, `zk_queue::channel::tick`.
+///
+/// ```no_run
+/// # fn main() -> Result<(), zk_queue::Error> {
+/// use std::time::Duration;
+/// use zk_queue::{channel, recipes::Mutex, ZkClient};
+/// let client = ZkClient::connect("127.0.0.1:2181")?;
+/// let mutex = Mutex::builder(&client, "/locks/report").build()?;
+/// let guard = mutex.lock()?;
+/// let lost = guard.lost();
+/// let ticks = channel::tick(Duration::from_millis(100));
+/// for _ in 0..50 {
+///     channel::select! {
+///         recv(lost) -> _ => break, // the lock is lost or in doubt: stop
+///         recv(ticks) -> _ => println!("working under token {}", guard.token()),
+///     }
+/// }
+/// # Ok(())
+/// # }
+/// ```
+pub use crossbeam_channel as channel;
+
 pub use client::{ConnectionState, ZkClient, ZkClientBuilder};
 pub use codec::{BytesSerializer, CodecError, QueueSerializer, StringSerializer};
 #[cfg(feature = "serde")]

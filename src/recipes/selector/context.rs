@@ -2,6 +2,7 @@
 
 use crossbeam_channel::Receiver;
 
+use super::state::Shared;
 use crate::recipes::MutexGuard;
 use crate::sync::Latch;
 
@@ -26,10 +27,10 @@ use crate::sync::Latch;
 /// use zk_queue::{ZkClient, recipes::LeaderSelector};
 /// let client = ZkClient::connect("127.0.0.1:2181")?;
 /// let selector = LeaderSelector::builder(&client, "/services/billing/leader", |leader| {
-///     let ticks = crossbeam_channel::tick(Duration::from_secs(1));
+///     let ticks = zk_queue::channel::tick(Duration::from_secs(1));
 ///     let lost = leader.lost();
 ///     loop {
-///         crossbeam_channel::select! {
+///         zk_queue::channel::select! {
 ///             recv(lost) -> _ => return, // another may lead now: stop at once
 ///             recv(ticks) -> _ => println!("billing as leader {}", leader.token()),
 ///         }
@@ -44,12 +45,37 @@ pub struct LeaderContext<'a> {
     /// Opened when the hold is lost, in doubt or released, or `close` asks
     /// the closure to stop.
     term: &'a Latch,
-    id: &'a str,
+    shared: &'a Shared,
 }
 
 impl<'a> LeaderContext<'a> {
-    pub(super) fn new(guard: &'a MutexGuard<'a>, term: &'a Latch, id: &'a str) -> LeaderContext<'a> {
-        LeaderContext { guard, term, id }
+    pub(super) fn new(guard: &'a MutexGuard<'a>, term: &'a Latch, shared: &'a Shared) -> LeaderContext<'a> {
+        LeaderContext { guard, term, shared }
+    }
+
+    /// Closes the selector once this term ends: the closure goes on leading
+    /// (this changes nothing of the term), and when it returns, leadership
+    /// is released and the selector leaves the election for good, as
+    /// [`close`](super::LeaderSelector::close) would have it, whatever its
+    /// [`auto_requeue`](super::LeaderSelectorBuilder::auto_requeue). Its
+    /// [state](super::LeaderSelector::state) turns
+    /// [`Closed`](super::SelectorState::Closed); `close` on its handle then
+    /// returns at once. For a leader whose work is done once (a migration,
+    /// a one-off job).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// let selector = zk_queue::recipes::LeaderSelector::builder(&client, "/jobs/migrate/leader", |leader| {
+    ///     leader.close_after_term(); // one term is all it takes
+    ///     println!("migrating as leader {}", leader.token());
+    /// })
+    /// .build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn close_after_term(&self) {
+        self.shared.close_after_term();
     }
 
     /// Whether this participant certainly still leads: its lock node
@@ -147,14 +173,14 @@ impl<'a> LeaderContext<'a> {
     /// # }
     /// ```
     pub fn id(&self) -> &str {
-        self.id
+        &self.shared.id
     }
 }
 
 impl std::fmt::Debug for LeaderContext<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LeaderContext")
-            .field("id", &self.id)
+            .field("id", &self.id())
             .field("node", &self.node())
             .field("token", &self.token())
             .field("is_leader", &self.is_leader())

@@ -52,6 +52,14 @@ pub(super) fn run(shared: &Shared, mut lead: Lead) {
         // it leads. Released before this one queues again.
         shared.end_term();
         drop(guard);
+        if shared.closes_after_term() {
+            log::info!(
+                "leader selector {} ({}): closed by its closure after its term",
+                shared.path,
+                shared.id
+            );
+            break;
+        }
         if shared.auto_requeue || shared.stop.is_open() {
             continue;
         }
@@ -71,7 +79,7 @@ fn term(shared: &Shared, guard: &MutexGuard<'_>, lead: &mut Lead) -> TermEnd {
     shared.stop.forward_to(&latch);
     shared.begin_term(&latch);
     let returned = Latch::new();
-    let context = LeaderContext::new(guard, &latch, &shared.id);
+    let context = LeaderContext::new(guard, &latch, shared);
     let outcome = std::thread::scope(|s| {
         let watcher = std::thread::Builder::new()
             .name("zkq-selector-watch".into())

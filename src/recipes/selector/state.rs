@@ -2,6 +2,7 @@
 //! [`SelectorState`], the current term's loss latch, the counts the handle
 //! reports, and the signals that wake the selector's thread.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex as Lock};
@@ -103,6 +104,9 @@ pub(super) struct Shared {
     pub(super) mutex: Mutex,
     /// Opened by `close`: the selector's thread stops waiting and ends.
     pub(super) stop: Latch,
+    /// Set by the closure ([`LeaderContext::close_after_term`](super::LeaderContext::close_after_term)):
+    /// the selector closes once the term ends.
+    close_after_term: AtomicBool,
     status: Lock<Status>,
     changed: Condvar,
 }
@@ -125,6 +129,7 @@ impl Shared {
             overrun_grace,
             mutex,
             stop,
+            close_after_term: AtomicBool::new(false),
             status: Lock::new(Status::default()),
             changed: Condvar::new(),
         }
@@ -178,6 +183,16 @@ impl Shared {
         status.term = Some(term.clone());
         drop(status);
         self.set_state(SelectorState::Leading);
+    }
+
+    /// Asks the selector to close once the current term ends.
+    pub(super) fn close_after_term(&self) {
+        self.close_after_term.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the selector is to close now that a term ended.
+    pub(super) fn closes_after_term(&self) -> bool {
+        self.close_after_term.load(Ordering::SeqCst)
     }
 
     /// The term is over.

@@ -339,3 +339,29 @@ fn a_leader_whose_closure_returned_no_longer_says_it_leads_once_the_next_leads()
     b.close().unwrap();
     a.close().unwrap();
 }
+
+#[test]
+fn a_closure_that_asks_to_close_after_its_term_leads_once_then_the_selector_closes_and_another_leads() {
+    let path = unique_path("selector-close-after-term");
+    let ledger = Arc::new(Ledger::new());
+    let (a_client, b_client) = (client(), client());
+    let a = LeaderSelector::builder(&a_client, &path, |leader| {
+        leader.close_after_term();
+        // Asking changes nothing of the term: it still leads.
+        assert!(leader.is_leader(), "asking to close after the term ended it");
+    })
+    .id("a")
+    .auto_requeue(true)
+    .build()
+    .unwrap();
+    eventually(WAIT, "a closed after its term", || a.state() == SelectorState::Closed);
+    assert_eq!(a.terms(), 1, "a led once, though it requeues by itself");
+    assert_eq!(a.panics(), 0, "{:?}", a.last_panic());
+    let (b, b_terms) = selector(&b_client, &path, "b", HOLD, &ledger);
+    eventually(WAIT, "b led twice", || b_terms.all().len() >= 2);
+    let ids: Vec<String> = b.participants().unwrap().into_iter().map(|p| p.id).collect();
+    assert!(!ids.contains(&"a".to_owned()), "a is out of the line: {ids:?}");
+    assert_eq!(a.terms(), 1, "a never led again");
+    a.close_timeout(WAIT).unwrap();
+    b.close().unwrap();
+}
