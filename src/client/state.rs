@@ -97,7 +97,6 @@ impl Hub {
             ConnectionState::Connected | ConnectionState::Reconnected => log::info!("zookeeper session {state:?}"),
             ConnectionState::Suspended | ConnectionState::Lost => log::warn!("zookeeper session {state:?}"),
         }
-        *self.state.lock() = state;
         {
             let mut down_since = self.down_since.lock();
             if state.is_connected() {
@@ -106,9 +105,22 @@ impl Hub {
                 *down_since = Some(Instant::now());
             }
         }
+        {
+            // The new state shows, and the latches registered before it are
+            // opened, under the latches' lock: a latch registered by a caller
+            // that saw the new state is not opened by this change afterwards
+            // (it would tell of a change that came before it). Opening a
+            // latch only signals; it takes no lock of this hub.
+            let wakers = self.wakers.lock();
+            *self.state.lock() = state;
+            for (_, latch) in wakers.iter() {
+                latch.open();
+            }
+        }
         self.record(state);
+        // Told after the latches are opened: a listener told of a state
+        // knows every caller that waited on the change was woken.
         self.listeners.lock().retain(|tx| tx.send(state).is_ok());
-        self.wake_all();
     }
 
     /// Counts the change to `state` in the client's metrics.

@@ -14,7 +14,9 @@ use crossbeam_channel::Receiver;
 use super::acquire::Acquired;
 use super::release::{Leftover, Nodes};
 use super::Participant;
-use crate::client::{Session, ZkClient, TRY_WAIT};
+use crate::client::{DataWatch, Opts, Session, WakerGuard, ZkClient, TRY_WAIT};
+use crate::error::{Error, Result};
+use crate::sync::Latch;
 
 /// A thread's hold of the lock: its node, and how many guards of that
 /// thread share it (Curator's `lockCount`).
@@ -26,10 +28,22 @@ use crate::client::{Session, ZkClient, TRY_WAIT};
 /// sequences over).
 pub(crate) struct Hold {
     acquired: Acquired,
+    /// The watch a re-check set, once the first loss latch opened for a
+    /// disconnection the session survived; it stands for the hold since.
+    renewed: parking_lot::Mutex<Option<Renewal>>,
     /// What the holder is called in the log.
     recipe: &'static str,
     /// The guards alive.
     count: AtomicUsize,
+}
+
+/// What a successful re-check set: a new loss latch, opened as the first
+/// one is (the node changed or went, the connection changed), and what
+/// opens it.
+struct Renewal {
+    lost: Latch,
+    _watch: DataWatch,
+    _states: WakerGuard,
 }
 
 impl Hold {
@@ -42,7 +56,59 @@ impl Hold {
     /// Whether the hold is still certain: nothing opened its loss latch, and
     /// its session is live and vouched for (the server cannot have expired it).
     pub(crate) fn is_held(&self, client: &ZkClient) -> bool {
-        !self.acquired.lost.is_open() && client.holds_session(self.acquired.node.session)
+        !self.loss_latch().is_open() && client.holds_session(self.acquired.node.session)
+    }
+
+    /// The latch that opens when the hold is lost, in doubt or ended: the
+    /// one a re-check set, if any, else the first.
+    fn loss_latch(&self) -> Latch {
+        match &*self.renewed.lock() {
+            Some(renewal) => renewal.lost.clone(),
+            None => self.acquired.lost.clone(),
+        }
+    }
+
+    /// Confirms a hold in doubt, as [`is_held`](Self::is_held) says it is
+    /// after a disconnection: its node still exists, in the session that
+    /// created it (the same node: the same creation zxid), unchanged (its
+    /// data never set since its creation), and the client is
+    /// connected in that session. Then a new watch on the node tells of its
+    /// loss from now on, and the hold is certain again (`true`). `false` if
+    /// the node or its session is gone, or the connection dropped again
+    /// meanwhile. A hold that is certain is left as it is (`true`).
+    pub(crate) fn recheck(&self, client: &ZkClient, deadline: Instant) -> Result<bool> {
+        if self.is_held(client) {
+            return Ok(true);
+        }
+        let session = self.acquired.node.session;
+        if !client.is_live(session) {
+            return Ok(false);
+        }
+        let lost = Latch::new();
+        let states = client.wake_on_state_change(&lost);
+        let opts = Opts::new().fenced(session).until(Some(deadline));
+        let watch = match client.watch_data(&self.acquired.node.path, &lost.chained(), opts) {
+            // The node it held (created at the same zxid), never changed since.
+            Ok((_, stat, watch)) if stat.czxid == self.acquired.node_czxid && stat.mzxid == stat.czxid => watch,
+            // Another node at its path, or its node changed by another.
+            Ok(_) => return Ok(false),
+            Err(Error::NoNode { .. } | Error::SessionExpired) => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        if lost.is_open() || !client.is_live(session) || !client.state().is_connected() {
+            return Ok(false);
+        }
+        *self.renewed.lock() = Some(Renewal {
+            lost,
+            _watch: watch,
+            _states: states,
+        });
+        log::info!(
+            "{}: the hold of {} is confirmed after a disconnection",
+            self.recipe,
+            self.acquired.node.path
+        );
+        Ok(self.is_held(client))
     }
 
     /// Whether the session the node was created in still lives.
@@ -62,13 +128,13 @@ impl Hold {
 
     /// A channel that disconnects when the hold is lost, in doubt or ended.
     pub(crate) fn lost(&self) -> Receiver<()> {
-        self.acquired.lost.receiver()
+        self.loss_latch().receiver()
     }
 
     /// Opens `latch` when the hold is lost, in doubt or ended (at once if
     /// it is), on the thread that learns of it, which only signals.
-    pub(crate) fn forward_loss_to(&self, latch: &crate::sync::Latch) {
-        self.acquired.lost.forward_to(latch);
+    pub(crate) fn forward_loss_to(&self, latch: &Latch) {
+        self.loss_latch().forward_to(latch);
     }
 
     /// The path of the hold's node.
@@ -91,6 +157,9 @@ impl Hold {
     /// until `deadline` at most (a passed one: not at all).
     pub(super) fn end_by(&self, lock: &Participant, deadline: Instant) {
         self.acquired.lost.open();
+        if let Some(renewal) = &*self.renewed.lock() {
+            renewal.lost.open();
+        }
         let node = &self.acquired.node;
         log::debug!("{} {}: releasing {}", self.recipe, lock.path, node.path);
         Leftover {
@@ -125,6 +194,7 @@ impl Holds {
     pub(super) fn insert(&self, acquired: Acquired, recipe: &'static str) -> Arc<Hold> {
         let hold = Arc::new(Hold {
             acquired,
+            renewed: parking_lot::Mutex::new(None),
             recipe,
             count: AtomicUsize::new(1),
         });
@@ -194,6 +264,13 @@ impl<'a> Acquisition<'a> {
     /// Whether the hold is still certain (see [`Hold::is_held`]).
     pub(crate) fn is_held(&self) -> bool {
         self.hold.is_held(&self.lock.client)
+    }
+
+    /// Confirms a hold in doubt (see [`Hold::recheck`]), waiting for the
+    /// server within the client's request timeout.
+    pub(crate) fn recheck(&self) -> Result<bool> {
+        let client = &self.lock.client;
+        self.hold.recheck(client, Instant::now() + client.request_timeout())
     }
 
     /// Writes the `Debug` form of the guard named `name` that wraps it.

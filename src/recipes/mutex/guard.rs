@@ -89,10 +89,11 @@ impl<'a> MutexGuard<'a> {
 
     /// Whether the lock is certainly still held: its node exists and has not
     /// changed, in the session that created it, and the client has stayed
-    /// connected since. False for good once the hold is in doubt (the
-    /// connection dropped, so the server may be expiring the session and
-    /// another participant may hold), as Curator advises to treat
-    /// `SUSPENDED`; the guard then only releases what is left when dropped.
+    /// connected since. False once the hold is in doubt (the connection
+    /// dropped, so the server may be expiring the session and another
+    /// participant may hold), as Curator advises to treat `SUSPENDED`, and
+    /// for good unless [`recheck`](Self::recheck) confirms the hold after
+    /// the client reconnected in the same session.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -112,6 +113,44 @@ impl<'a> MutexGuard<'a> {
         self.0.is_held()
     }
 
+    /// Confirms a hold in doubt after a disconnection the session survived:
+    /// asks the server whether the lock node still exists in the session
+    /// that created it (the same node, created at the same zxid), unchanged,
+    /// and, if it does and the client is connected in that session, watches
+    /// it anew, so that [`is_held`](Self::is_held) is true again and a new
+    /// [`lost`](Self::lost) channel tells of the next loss (channels taken
+    /// before stay disconnected). `Ok(false)` if the node is gone or changed,
+    /// or its session is gone: the hold is lost for good; or if the
+    /// connection dropped again meanwhile: the hold stays in doubt, and a
+    /// later `recheck` may confirm it. A certain hold is left as it is
+    /// (`Ok(true)`, no request). While the hold was in doubt no other participant could
+    /// take the lock: it waits for this node's deletion; but work the hold
+    /// guards may have been refused meanwhile (by the fencing token), so
+    /// check before going on. The token stays the same.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// # let mutex = zk_queue::recipes::Mutex::builder(&client, "/locks/report").build()?;
+    /// let guard = mutex.lock()?;
+    /// if !guard.is_held() && !guard.recheck()? {
+    ///     return Ok(()); // lost for good: another participant may hold it
+    /// }
+    /// println!("still holding, with token {}", guard.token());
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Unreachable`](crate::Error::Unreachable) or
+    /// [`Error::Timeout`](crate::Error::Timeout) if no server answered
+    /// within the client's request timeout (the hold stays in doubt: try
+    /// again later); [`Error::Closed`](crate::Error::Closed) if the client
+    /// is closed.
+    pub fn recheck(&self) -> crate::Result<bool> {
+        self.0.recheck()
+    }
+
     /// A channel that disconnects when the hold is lost or in doubt (as
     /// [`is_held`](Self::is_held) turns false) or released; it never carries
     /// a message. Select on it beside the work the lock guards. It is told
@@ -125,9 +164,9 @@ impl<'a> MutexGuard<'a> {
     /// use std::time::Duration;
     /// let guard = mutex.lock()?;
     /// let lost = guard.lost();
-    /// let ticks = crossbeam_channel::tick(Duration::from_millis(100));
+    /// let ticks = zk_queue::channel::tick(Duration::from_millis(100));
     /// loop {
-    ///     crossbeam_channel::select! {
+    ///     zk_queue::channel::select! {
     ///         recv(lost) -> _ => break, // stop: another may hold the lock
     ///         recv(ticks) -> _ => println!("working"),
     ///     }

@@ -84,9 +84,9 @@ impl<'a> RwLockReadGuard<'a> {
 
     /// Whether the read lock is certainly still held: its node exists and
     /// has not changed, in the session that created it, and the client has
-    /// stayed connected since. False for good once the hold is in doubt (a
-    /// writer may hold now); the guard then only releases what is left when
-    /// dropped.
+    /// stayed connected since. False once the hold is in doubt (a writer
+    /// may hold now), and for good unless [`recheck`](Self::recheck)
+    /// confirms it after the client reconnected in the same session.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -101,6 +101,29 @@ impl<'a> RwLockReadGuard<'a> {
     /// ```
     pub fn is_held(&self) -> bool {
         self.0.is_held()
+    }
+
+    /// Confirms a read hold in doubt after a disconnection the session
+    /// survived, as [`MutexGuard::recheck`](crate::recipes::MutexGuard::recheck)
+    /// does: `Ok(true)` and [`is_held`](Self::is_held) true again if its node
+    /// still exists, the same node, in the session that created it.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// # let lock = zk_queue::recipes::RwLock::builder(&client, "/locks/catalog").build()?;
+    /// let guard = lock.read()?;
+    /// if !guard.is_held() && !guard.recheck()? {
+    ///     return Ok(()); // lost for good
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`MutexGuard::recheck`](crate::recipes::MutexGuard::recheck).
+    pub fn recheck(&self) -> crate::Result<bool> {
+        self.0.recheck()
     }
 
     /// A channel that disconnects when the read hold is lost or in doubt (as
@@ -167,9 +190,10 @@ impl<'a> RwLockWriteGuard<'a> {
 
     /// Whether the write lock is certainly still held: its node exists and
     /// has not changed, in the session that created it, and the client has
-    /// stayed connected since. False for good once the hold is in doubt
-    /// (another participant may hold now), as Curator advises to treat
-    /// `SUSPENDED`.
+    /// stayed connected since. False once the hold is in doubt (another
+    /// participant may hold now), as Curator advises to treat `SUSPENDED`,
+    /// and for good unless [`recheck`](Self::recheck) confirms it after the
+    /// client reconnected in the same session.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -189,6 +213,29 @@ impl<'a> RwLockWriteGuard<'a> {
         self.0.is_held()
     }
 
+    /// Confirms a write hold in doubt after a disconnection the session
+    /// survived, as [`MutexGuard::recheck`](crate::recipes::MutexGuard::recheck)
+    /// does: `Ok(true)` and [`is_held`](Self::is_held) true again if its node
+    /// still exists, the same node, in the session that created it.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), zk_queue::Error> {
+    /// # let client = zk_queue::ZkClient::connect("127.0.0.1:2181")?;
+    /// # let lock = zk_queue::recipes::RwLock::builder(&client, "/locks/catalog").build()?;
+    /// let guard = lock.write()?;
+    /// if !guard.is_held() && !guard.recheck()? {
+    ///     return Ok(()); // lost for good
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`MutexGuard::recheck`](crate::recipes::MutexGuard::recheck).
+    pub fn recheck(&self) -> crate::Result<bool> {
+        self.0.recheck()
+    }
+
     /// A channel that disconnects when the write hold is lost or in doubt
     /// (as [`is_held`](Self::is_held) turns false) or released; it never
     /// carries a message. It is told by the client's own threads, which only
@@ -201,9 +248,9 @@ impl<'a> RwLockWriteGuard<'a> {
     /// use std::time::Duration;
     /// let guard = lock.write()?;
     /// let lost = guard.lost();
-    /// let ticks = crossbeam_channel::tick(Duration::from_millis(100));
+    /// let ticks = zk_queue::channel::tick(Duration::from_millis(100));
     /// loop {
-    ///     crossbeam_channel::select! {
+    ///     zk_queue::channel::select! {
     ///         recv(lost) -> _ => break, // stop: another may hold the lock
     ///         recv(ticks) -> _ => println!("writing"),
     ///     }

@@ -105,7 +105,9 @@ impl<'a> SemaphoreLease<'a> {
     /// not changed, in the session that created it, and the client has
     /// stayed connected since. False for good once the lease is in doubt
     /// (the connection dropped, so the server may be expiring the session
-    /// and another participant may take the lease).
+    /// and another participant may take the lease). Unlike a
+    /// [`MutexGuard`](crate::recipes::MutexGuard)'s hold, a lease in doubt
+    /// cannot be re-checked yet: drop it and acquire a new one.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), zk_queue::Error> {
@@ -135,9 +137,9 @@ impl<'a> SemaphoreLease<'a> {
     /// use std::time::Duration;
     /// let lease = semaphore.acquire()?;
     /// let lost = lease.lost();
-    /// let ticks = crossbeam_channel::tick(Duration::from_millis(100));
+    /// let ticks = zk_queue::channel::tick(Duration::from_millis(100));
     /// loop {
-    ///     crossbeam_channel::select! {
+    ///     zk_queue::channel::select! {
     ///         recv(lost) -> _ => break,
     ///         recv(ticks) -> _ => println!("working"),
     ///     }

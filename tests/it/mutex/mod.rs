@@ -2,11 +2,13 @@
 //! watches and fencing tokens (`exclusion`); deadlines, session expiry,
 //! killed holders and lost replies (`faults`); the round trips an
 //! acquisition waits for (`round_trips`); and one lock shared with
-//! Curator's `InterProcessMutex` in Java (`curator`).
+//! Curator's `InterProcessMutex` in Java (`curator`); a hold in doubt
+//! confirmed after a cut (`recheck`).
 
 mod curator;
 mod exclusion;
 mod faults;
+mod recheck;
 mod round_trips;
 
 use std::time::Duration;

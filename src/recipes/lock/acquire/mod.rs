@@ -85,6 +85,8 @@ pub(super) struct Acquired {
     /// The fencing token: the node's creation zxid, or the one its driver
     /// gives it.
     pub(super) czxid: i64,
+    /// The node's own creation zxid, which a re-check compares.
+    pub(super) node_czxid: i64,
     /// Opened when the hold may be gone: the node changed or went, the
     /// connection changed, or the session ended.
     pub(super) lost: Latch,
@@ -391,6 +393,7 @@ impl<'a> Attempt<'a> {
         Ok(Turn::Ours(Box::new(Acquired {
             node: node.clone(),
             czxid: self.driver.czxid().unwrap_or(czxid),
+            node_czxid: czxid,
             lost,
             _watch: watch,
             _mark: mark,
