@@ -22,10 +22,11 @@
 //! queue's consumers recorded as their lock path), a consumer registry
 //! (`<queue>.consumers`) and a sharded queue's parent (name a shard),
 //! always; a node with children of which none is an item (what `ls` calls
-//! not a queue) unless `--force`. A node a sibling queue's consumers
-//! recorded as their dead-letter path takes only Curator items and, while
-//! it is empty, only items of that queue's kind, unless `--force`. A path a
-//! sibling queue's consumers recorded is judged so even before it exists.
+//! not a queue) unless `--force`; a node a sibling queue's consumers
+//! recorded as their dead-letter path unless `--force` (dead letters come
+//! from the consumers, with the record of why; work goes into the queue,
+//! and `zkq dead-letter requeue` sends dead letters back). A path a sibling
+//! queue's consumers recorded is judged so even before it exists.
 
 use std::io::BufRead;
 use std::time::Duration;
@@ -65,7 +66,7 @@ pub struct PutArgs {
     classic: bool,
     /// Put even what the queue's kind would misorder (a put without
     /// `--priority` into a priority queue, with `--priority` into a FIFO
-    /// queue, ...), into a dead-letter path as another kind, or into a node
+    /// queue, ...), into a queue's recorded dead-letter path, or into a node
     /// whose children are not queue items. Never into a lock directory, a
     /// consumer registry or a sharded queue's parent.
     #[arg(long)]
@@ -123,8 +124,8 @@ fn misorder(listing: &Listing, writes: (Layout, Kind)) -> Option<String> {
 
 /// Refuses a put into a node that is not a queue, or that this put's items
 /// do not fit (see the module's documentation); `--force` overrides only
-/// what a queue's kind would misorder, a dead-letter path put into as
-/// another kind, and a node with other children only.
+/// what a queue's kind would misorder, a recorded dead-letter path, and a
+/// node with other children only.
 fn judge(ctx: &Context, args: &PutArgs) -> anyhow::Result<()> {
     let path = args.path.as_str();
     if let Some(queue) = node::registry_of(ctx, path)? {
@@ -157,36 +158,15 @@ fn judge(ctx: &Context, args: &PutArgs) -> anyhow::Result<()> {
                 node::recorded_lock_directory(path, &queue)
             )
         }
-        Some((queue, Role::DeadLetters)) if !args.force => judge_dead_letters(ctx, args, &listing, &queue)?,
+        Some((queue, Role::DeadLetters)) if !args.force => {
+            bail!("refusing to put into {path}: it is the dead-letter path of the queue {queue}, whose consumers move items there with a record of why (put into {queue}, or --force to put anyway)")
+        }
         _ => {}
     }
     if !args.force {
         if let Some(why) = misorder(&listing, args.writes()) {
             bail!("refusing to put into {path}: {why} (--force to put anyway)");
         }
-    }
-    Ok(())
-}
-
-/// Refuses a put into the dead-letter path (listed as `listing`) of
-/// `queue` whose items would not be dead letters of that queue: classic
-/// items (dead letters are Curator items), or, while it is empty, items of
-/// another kind than the queue's.
-fn judge_dead_letters(ctx: &Context, args: &PutArgs, listing: &Listing, queue: &str) -> anyhow::Result<()> {
-    let path = &args.path;
-    if args.classic {
-        bail!("refusing to put into {path}: it is the dead-letter path of the queue {queue}, whose dead letters are curator items (--force to put anyway)");
-    }
-    if !listing.items.is_empty() {
-        return Ok(());
-    }
-    let queue_listing = match ctx.client.get_children(queue) {
-        Ok((names, _)) => Listing::of(names, None),
-        Err(e) if e.is_no_node() => return Ok(()),
-        Err(e) => return Err(e.into()),
-    };
-    if let Some(why) = misorder(&queue_listing, args.writes()) {
-        bail!("refusing to put into {path}, the dead-letter path of the queue {queue}: {why} (--force to put anyway)");
     }
     Ok(())
 }

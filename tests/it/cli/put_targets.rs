@@ -1,7 +1,7 @@
 //! `zkq put` writes only into queues: it refuses a lock directory, a
 //! consumer registry and a node whose children are not queue items (that
-//! one unless `--force`), and puts into a recorded dead-letter path only
-//! items that are dead letters of its queue's kind (unless `--force`).
+//! one unless `--force`), and a recorded dead-letter path (unless
+//! `--force`).
 
 use std::time::Duration;
 
@@ -105,7 +105,7 @@ fn cli_put_refuses_a_node_whose_children_are_not_queue_items_unless_forced() {
 }
 
 #[test]
-fn cli_put_into_a_recorded_dead_letter_path_takes_only_dead_letters_of_its_queues_kind() {
+fn cli_put_into_a_recorded_dead_letter_path_is_refused_unless_forced() {
     let base = unique_path("cli-put-dead");
     let (path, dead) = (format!("{base}/jobs"), format!("{base}/jobs-dead"));
     let zk = client();
@@ -118,17 +118,12 @@ fn cli_put_into_a_recorded_dead_letter_path_takes_only_dead_letters_of_its_queue
         .unwrap();
     consumer.close();
     ok(&["put", &path, "--priority", "3", "job"]);
-    refused(
-        &["put", &dead, "plain"],
-        &dead,
-        &format!("refusing to put into {dead}, the dead-letter path of the queue {path}: it is a priority queue, whose consumers would take a plain item (no --priority) out of order (--force to put anyway)"),
-    );
-    refused(
-        &["put", &dead, "--classic", "raw"],
-        &dead,
-        &format!("refusing to put into {dead}: it is the dead-letter path of the queue {path}, whose dead letters are curator items (--force to put anyway)"),
-    );
-    assert_eq!(ok(&["put", &dead, "--priority", "1", "set aside"]), "1\n");
-    assert_eq!(ok(&["put", &dead, "--force", "plain"]), "1\n");
-    assert_eq!(children(&zk, &dead).len(), 2);
+    let why = format!("refusing to put into {dead}: it is the dead-letter path of the queue {path}, whose consumers move items there with a record of why (put into {path}, or --force to put anyway)");
+    // Refused before it exists, and of any kind: the queue's own, plain, classic.
+    refused(&["put", &dead, "--priority", "1", "set aside"], &dead, &why);
+    refused(&["put", &dead, "plain"], &dead, &why);
+    refused(&["put", &dead, "--classic", "raw"], &dead, &why);
+    assert_eq!(ok(&["put", &dead, "--force", "--priority", "1", "set aside"]), "1\n");
+    refused(&["put", &dead, "--priority", "1", "again"], &dead, &why);
+    assert_eq!(children(&zk, &dead).len(), 1, "only the forced put");
 }
