@@ -28,7 +28,11 @@ def pages(root):
 
 
 def sections(html):
-    """Each member anchor of a page with the text up to the next one."""
+    """Each member anchor of a page with the text up to the next one, up to
+    the blanket implementations: those are other crates' traits implemented
+    for every type (a dependency a feature turns on may add one), not items
+    of this crate."""
+    html = html.split('id="blanket-implementations"', 1)[0]
     found = list(ANCHOR.finditer(html))
     return {
         m.group(1): html[m.start() : found[i + 1].start() if i + 1 < len(found) else len(html)]
