@@ -316,3 +316,22 @@ impl ServerTls {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{ClientAuth, ServerTls};
+
+    #[test]
+    fn the_readme_shows_the_zoo_cfg_lines_the_tls_tests_run_against() {
+        let readme = include_str!("../../README.md");
+        let shown = readme
+            .split("```properties\n")
+            .nth(1)
+            .and_then(|rest| rest.split("```").next())
+            .expect("the README shows a server's zoo.cfg lines");
+        let written = ServerTls::new("/etc/zookeeper/server.pem", "/etc/zookeeper/ca.pem")
+            .client_auth(ClientAuth::Want)
+            .zoo_cfg(2281);
+        assert_eq!(shown, written);
+    }
+}
