@@ -4,7 +4,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use serde::Serialize;
-use zk_queue::inspect::{decode_item, ItemName, Layout, Listing};
+use zk_queue::inspect::{decode_item, Death, ItemName, Layout, Listing};
 use zk_queue::path::join as child;
 
 use crate::common::{escaped, iso_utc, json_data, list, now_ms, preview, relative, time_text, Context};
@@ -85,12 +85,15 @@ const PREVIEW_CHARS: usize = 40;
 
 impl ItemOutput {
     /// An item `take` took: one of its `records`, in full; `failed` is the
-    /// failed deliveries it recorded, so this delivery is the next.
-    pub fn taken(name: &ItemName, record: &[u8], records: usize, failed: u32) -> ItemOutput {
+    /// failed deliveries it recorded, so this delivery is the next, unless
+    /// it is a dead letter (`death`), which counts the deliveries it had.
+    pub fn taken(name: &ItemName, record: &[u8], records: usize, failed: u32, death: Option<&Death>) -> ItemOutput {
         let (data, truncated) = json_data(record, None);
         ItemOutput {
             records: Some(records),
-            attempt: Some(failed.saturating_add(1)),
+            attempt: death.is_none().then(|| failed.saturating_add(1)),
+            attempts: death.is_some().then_some(failed),
+            death: death.map(DeathOutput::of),
             data,
             truncated,
             text: escaped(record),
@@ -149,6 +152,18 @@ pub struct DeathOutput {
     original_name: String,
 }
 
+impl DeathOutput {
+    /// What `death` records.
+    fn of(death: &Death) -> DeathOutput {
+        DeathOutput {
+            reason: death.reason.clone(),
+            died_at: epoch_ms(death.died_at),
+            source: death.source.clone(),
+            original_name: death.original_name.clone(),
+        }
+    }
+}
+
 /// Epoch milliseconds of `time`.
 fn epoch_ms(time: SystemTime) -> i64 {
     time.duration_since(UNIX_EPOCH)
@@ -202,12 +217,7 @@ fn described(item: &ItemName, layout: Layout, data: &[u8], counting: Counting) -
     // A dead letter counts the deliveries it had, wherever it is read: the
     // count it died with, not the number of a delivery that will not come.
     let dead = counting == Counting::DeadLetters || decoded.death.is_some();
-    let death = decoded.death.clone().map(|death| DeathOutput {
-        reason: death.reason,
-        died_at: epoch_ms(death.died_at),
-        source: death.source,
-        original_name: death.original_name,
-    });
+    let death = decoded.death.as_ref().map(DeathOutput::of);
     ItemOutput {
         records: Some(decoded.records.len()),
         attempt: (!dead).then(|| decoded.attempt()),

@@ -40,9 +40,15 @@ pub fn run(ctx: &Context, args: TakeArgs) -> anyhow::Result<()> {
         .items
         .iter()
         .flat_map(|item| {
-            item.records
-                .iter()
-                .map(|record| ItemOutput::taken(&item.name, record, item.records.len(), item.attempts))
+            item.records.iter().map(|record| {
+                ItemOutput::taken(
+                    &item.name,
+                    record,
+                    item.records.len(),
+                    item.attempts,
+                    item.death.as_ref(),
+                )
+            })
         })
         .collect();
     if ctx.json {

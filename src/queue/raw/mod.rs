@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use crate::client::{Acl, ZkClient};
 use crate::codec::FrameError;
 use crate::error::Result;
-use crate::inspect::{ItemName, Layout, Listing};
+use crate::inspect::{Death, ItemName, Layout, Listing};
 use crate::path;
 use crate::queue::lock_record::RecordedPaths;
 
@@ -103,6 +103,8 @@ pub struct RawItem {
     pub records: Vec<Vec<u8>>,
     /// Failed deliveries recorded in it (always 0 for classic items).
     pub attempts: u32,
+    /// Why it was moved to a dead-letter path, for a dead letter.
+    pub death: Option<Death>,
 }
 
 /// An item a [`RawQueue`] left in place because its data does not decode.

@@ -166,6 +166,7 @@ fn read_and_delete(queue: &RawQueue, lock: Option<&str>, layout: Layout, name: I
             name,
             records: decoded.records,
             attempts: decoded.attempts,
+            death: decoded.death,
         })),
         // Taken, or changed, by another client meanwhile.
         Err(Error::NoNode { .. } | Error::BadVersion { .. }) => Ok(Took::Gone),

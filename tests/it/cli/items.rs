@@ -105,7 +105,7 @@ fn one_dead_letter(name: &str) -> (String, String, u32) {
 }
 
 #[test]
-fn cli_a_dead_letter_counts_its_deliveries_alike_in_peek_and_dead_letter_list() {
+fn cli_a_dead_letter_counts_its_deliveries_alike_in_peek_dead_letter_list_and_take() {
     let (_, dead, made) = one_dead_letter("cli-dead-attempts");
     let peeked = json(&["peek", &dead]);
     let listed = json(&["dead-letter", "list", &dead]);
@@ -117,6 +117,12 @@ fn cli_a_dead_letter_counts_its_deliveries_alike_in_peek_and_dead_letter_list() 
     assert!(text.contains(&attempts), "{attempts} in {text}");
     let text = ok(&["dead-letter", "list", &dead]);
     assert!(text.contains(&attempts), "{attempts} in {text}");
+    // Taken, it is the same dead letter: the same count and record of its death.
+    let taken = json(&["take", &dead]);
+    assert_eq!(taken[0]["attempts"], made, "the deliveries made: {taken}");
+    assert_eq!(taken[0].get("attempt"), None, "no delivery is coming: {taken}");
+    assert_eq!(taken[0]["death"], peeked[0]["death"], "{taken}");
+    assert!(taken[0]["death"].is_object(), "{taken}");
 }
 
 #[test]
