@@ -187,6 +187,12 @@ pub enum Role {
     DeadLetters,
 }
 
+/// Whether a sibling queue's consumers recorded `path` as their dead-letter
+/// path (see [`recorded_by`]).
+pub fn is_recorded_dead_letter_path(ctx: &Context, path: &str) -> anyhow::Result<bool> {
+    Ok(matches!(recorded_by(ctx, path)?, Some((_, Role::DeadLetters))))
+}
+
 /// The sibling of `path` whose consumers recorded `path` as their lock path
 /// or dead-letter path, and which; looked for among the first
 /// [`MAX_SIBLINGS`] siblings (those whose name begins the node's name

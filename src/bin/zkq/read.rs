@@ -86,13 +86,21 @@ const PREVIEW_CHARS: usize = 40;
 impl ItemOutput {
     /// An item `take` took: one of its `records`, in full; `failed` is the
     /// failed deliveries it recorded, so this delivery is the next, unless
-    /// it is a dead letter (`death`), which counts the deliveries it had.
-    pub fn taken(name: &ItemName, record: &[u8], records: usize, failed: u32, death: Option<&Death>) -> ItemOutput {
+    /// it is a dead letter (`death`, or taken from a recorded dead-letter
+    /// path: `counting`), which counts the deliveries it had.
+    pub fn taken(
+        name: &ItemName,
+        record: &[u8],
+        (records, failed): (usize, u32),
+        death: Option<&Death>,
+        counting: Counting,
+    ) -> ItemOutput {
         let (data, truncated) = json_data(record, None);
+        let dead = death.is_some() || counting == Counting::DeadLetters;
         ItemOutput {
             records: Some(records),
-            attempt: death.is_none().then(|| failed.saturating_add(1)),
-            attempts: death.is_some().then_some(failed),
+            attempt: (!dead).then(|| failed.saturating_add(1)),
+            attempts: dead.then_some(failed),
             death: death.map(DeathOutput::of),
             data,
             truncated,
@@ -294,7 +302,14 @@ pub fn peek(ctx: &Context, args: PeekArgs) -> anyhow::Result<()> {
         other => anyhow::bail!("{}", node::not_a_queue(&args.path, &other)),
     };
     let head: Vec<ItemName> = listing.items.into_iter().take(args.count).collect();
-    let items = describe(ctx, &args.path, listing.layout, &head, Counting::Queue)?;
+    // A queue's recorded dead-letter path shows its items as `dead-letter
+    // list` does.
+    let counting = if node::is_recorded_dead_letter_path(ctx, &args.path)? {
+        Counting::DeadLetters
+    } else {
+        Counting::Queue
+    };
+    let items = describe(ctx, &args.path, listing.layout, &head, counting)?;
     print_items(ctx, &items)
 }
 

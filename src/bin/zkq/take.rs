@@ -9,7 +9,7 @@ use zk_queue::admin::RawQueue;
 
 use crate::common::{parse_duration, Context};
 use crate::locks::LockArgs;
-use crate::read::ItemOutput;
+use crate::read::{Counting, ItemOutput};
 
 #[derive(Debug, Args)]
 pub struct TakeArgs {
@@ -28,6 +28,11 @@ pub struct TakeArgs {
 pub fn run(ctx: &Context, args: TakeArgs) -> anyhow::Result<()> {
     crate::node::refuse_lock_directory(ctx, &args.path)?;
     let queue = args.locks.apply(RawQueue::new(&ctx.client, &args.path)?)?;
+    let counting = if crate::node::is_recorded_dead_letter_path(ctx, &args.path)? {
+        Counting::DeadLetters
+    } else {
+        Counting::Queue
+    };
     let taken = queue.take_timeout(args.count, args.timeout)?;
     if !taken.held.is_empty() {
         eprintln!("zkq: {} items left alone: held by consumers", taken.held.len());
@@ -41,13 +46,8 @@ pub fn run(ctx: &Context, args: TakeArgs) -> anyhow::Result<()> {
         .iter()
         .flat_map(|item| {
             item.records.iter().map(|record| {
-                ItemOutput::taken(
-                    &item.name,
-                    record,
-                    item.records.len(),
-                    item.attempts,
-                    item.death.as_ref(),
-                )
+                let counts = (item.records.len(), item.attempts);
+                ItemOutput::taken(&item.name, record, counts, item.death.as_ref(), counting)
             })
         })
         .collect();

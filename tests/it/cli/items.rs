@@ -107,10 +107,13 @@ fn one_dead_letter(name: &str) -> (String, String, u32) {
 #[test]
 fn cli_a_dead_letter_counts_its_deliveries_alike_in_peek_dead_letter_list_and_take() {
     let (_, dead, made) = one_dead_letter("cli-dead-attempts");
+    // An item put there by hand counts the deliveries it had too: none.
+    ok(&["put", &dead, "--force", "set aside by hand"]);
     let peeked = json(&["peek", &dead]);
     let listed = json(&["dead-letter", "list", &dead]);
     assert_eq!(peeked[0]["attempts"], made, "the deliveries made: {peeked}");
     assert_eq!(peeked[0].get("attempt"), None, "no delivery is coming: {peeked}");
+    assert_eq!(peeked[1]["attempts"], 0, "none made: {peeked}");
     assert_eq!(peeked, listed, "one dead letter, one shape");
     let attempts = format!("\tattempts={made}\t");
     let text = ok(&["peek", &dead]);
@@ -118,11 +121,12 @@ fn cli_a_dead_letter_counts_its_deliveries_alike_in_peek_dead_letter_list_and_ta
     let text = ok(&["dead-letter", "list", &dead]);
     assert!(text.contains(&attempts), "{attempts} in {text}");
     // Taken, it is the same dead letter: the same count and record of its death.
-    let taken = json(&["take", &dead]);
+    let taken = json(&["take", &dead, "--count", "2"]);
     assert_eq!(taken[0]["attempts"], made, "the deliveries made: {taken}");
     assert_eq!(taken[0].get("attempt"), None, "no delivery is coming: {taken}");
     assert_eq!(taken[0]["death"], peeked[0]["death"], "{taken}");
     assert!(taken[0]["death"].is_object(), "{taken}");
+    assert_eq!(taken[1]["attempts"], 0, "none made: {taken}");
 }
 
 #[test]
