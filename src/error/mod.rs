@@ -138,8 +138,8 @@ pub enum Error {
     /// The message says whether a server accepted the connection without a
     /// session coming of it ([`ConnectCause::NoSession`]: a server starting
     /// or restarting, without a quorum, or a secure port reached without
-    /// TLS; or a TLS failure) or none did, and how long it waited unless
-    /// every server failed at once: "no zookeeper server reachable: 127.0.0.1:2181: connection
+    /// TLS; or a TLS failure) or none did, and how long it waited only when
+    /// it did wait: "no zookeeper server reachable: 127.0.0.1:2181: connection
     /// refused"; "a zookeeper server accepted the connection, but no session
     /// was established within 2000 ms: 127.0.0.1:2181: connected, but no
     /// session was established (…)".
@@ -465,19 +465,16 @@ impl fmt::Display for Error {
 
 /// The first words of [`Error::Unreachable`]'s message: whether a server
 /// accepted the connection (but no session came of it) or none did, and
-/// how long it was waited for, unless every server failed at once in a way
-/// that does not take waiting (a refusal, a name that does not resolve, a
-/// refused certificate, in under a second): then the causes say what
-/// happened.
+/// how long it was waited for, unless every server failed in a way that
+/// does not take waiting (a refusal, a name that does not resolve, a
+/// refused certificate): then the causes say what happened.
 fn unreachable_headline(f: &mut fmt::Formatter<'_>, after: Duration, servers: &[ServerFailure]) -> fmt::Result {
     if servers.iter().any(|s| s.cause().connected()) {
         f.write_str("a zookeeper server accepted the connection, but no session was established")?;
     } else {
         f.write_str("no zookeeper server reachable")?;
     }
-    let at_once =
-        after < Duration::from_secs(1) && !servers.is_empty() && servers.iter().all(|s| s.cause().is_definite());
-    if !at_once {
+    if servers.is_empty() || !servers.iter().all(|s| s.cause().is_definite()) {
         write!(f, " within {} ms", after.as_millis())?;
     }
     Ok(())
