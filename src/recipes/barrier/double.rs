@@ -102,6 +102,9 @@ pub(super) struct Member {
     pub(super) session: Session,
     /// The node's creation zxid: a `ready` created later is of its round.
     pub(super) czxid: i64,
+    /// Whether this member sent the node's delete: once it has, the node
+    /// gone is its own doing, even if the delete's reply never came.
+    pub(super) deleting: bool,
 }
 
 impl DoubleBarrier {

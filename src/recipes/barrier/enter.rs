@@ -134,6 +134,7 @@ impl DoubleBarrier {
                     return Ok(Member {
                         session,
                         czxid: stat.czxid,
+                        deleting: false,
                     })
                 }
                 // Curator's `creatingParentContainersIfNeeded`.
@@ -143,6 +144,7 @@ impl DoubleBarrier {
                         return Ok(Member {
                             session,
                             czxid: stat.czxid,
+                            deleting: false,
                         })
                     }
                     Some(_) => return Err(Error::NodeExists { path }),

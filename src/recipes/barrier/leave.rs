@@ -15,7 +15,7 @@
 
 use std::time::Instant;
 
-use super::double::DoubleBarrier;
+use super::double::{DoubleBarrier, Member};
 use crate::client::Opts;
 use crate::error::{Error, Result};
 use crate::path;
@@ -41,16 +41,22 @@ impl DoubleBarrier {
                 .members(opts)
                 .map_err(|e| deadline::call_error(client, e, started, "double barrier"))?;
             let ours = members.iter().position(|name| *name == self.id);
-            if node.is_some() && ours.is_none() {
+            if ours.is_none() {
+                // Gone: by our delete (its reply lost, or the call timed out
+                // after sending it), or by another.
+                let deleted_by_another = node.is_some_and(|member| !member.deleting);
                 *node = None;
-                return Err(Error::InvalidState(
-                    "the member node of a double barrier was deleted by another",
-                ));
+                if deleted_by_another {
+                    return Err(Error::InvalidState(
+                        "the member node of a double barrier was deleted by another",
+                    ));
+                }
             }
             let (Some(lowest), Some(highest)) = (members.first(), members.last()) else {
                 break;
             };
             if members.len() == 1 && ours.is_some() {
+                mark_deleting(&mut node);
                 self.delete_ours(opts)
                     .map_err(|e| deadline::call_error(client, e, started, "double barrier"))?;
                 *node = None;
@@ -63,6 +69,7 @@ impl DoubleBarrier {
                 .watch_exists(&path::join(&self.path, watched), &woken, opts)
                 .map_err(|e| deadline::call_error(client, e, started, "double barrier"))?;
             if ours.is_some_and(|at| at > 0) {
+                mark_deleting(&mut node);
                 self.delete_ours(opts)
                     .map_err(|e| deadline::call_error(client, e, started, "double barrier"))?;
                 *node = None;
@@ -82,5 +89,12 @@ impl DoubleBarrier {
             Ok(_) | Err(Error::NoNode { .. }) => Ok(()),
             Err(e) => Err(e),
         }
+    }
+}
+
+/// Records that this member is about to send its node's delete.
+fn mark_deleting(node: &mut Option<Member>) {
+    if let Some(member) = node.as_mut() {
+        member.deleting = true;
     }
 }

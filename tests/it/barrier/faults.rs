@@ -1,12 +1,13 @@
 //! `DoubleBarrier` under faults: a member whose session ends inside holds
 //! the others' `leave` up for its session timeout, no longer; the
 //! deadlines of `enter_timeout` and `leave_timeout` hold with the server
-//! down and with it stalled.
+//! down and with it stalled; a member whose own delete lost its reply
+//! finishes leaving.
 
 use std::thread;
 use std::time::{Duration, Instant};
 
-use zk_queue::testing::{FaultProxy, TestingServer};
+use zk_queue::testing::{FaultProxy, Request, TestingServer};
 use zk_queue::{recipes::DoubleBarrier, Error};
 
 use super::{member, nodes, WAIT};
@@ -285,6 +286,36 @@ fn leave_timeout_returns_by_its_deadline_with_the_server_stalled() {
         s.spawn(|| stayer.leave().unwrap());
         // Its connection may still be the stalled one, whose requests
         // fail until the client gives it up: a retryable error, retried.
+        let started = Instant::now();
+        while let Err(e) = leaver.leave() {
+            assert!(e.is_retryable() && started.elapsed() < WAIT, "{e}");
+        }
+    });
+    assert!(nodes(&admin, &path).is_empty(), "no node and no ready left");
+}
+
+#[test]
+fn a_member_whose_own_delete_lost_its_reply_finishes_leaving_after_all() {
+    let proxy = FaultProxy::start(&shared_connect_string()).unwrap();
+    let path = unique_path("double-barrier-leave-lost-delete");
+    let (leaver_client, admin) = (proxied_client(&proxy), client());
+    // Sorted after the other, the leaver deletes its node first.
+    let leaver = member(&leaver_client, &path, 2, "z-leaver");
+    let stayer = member(&admin, &path, 2, "a-stayer");
+    thread::scope(|s| {
+        s.spawn(|| stayer.enter().unwrap());
+        leaver.enter().unwrap();
+    });
+    // The leaver's delete of its own node is applied, but its reply is lost
+    // and the connection stalls: the timed leave gives up not knowing.
+    proxy.drop_reply_to_then_blackhole(Request::Delete);
+    let timed_out = leaver.leave_timeout(DEADLINE);
+    assert!(!matches!(timed_out, Ok(true)), "{timed_out:?}");
+    assert_eq!(nodes(&admin, &path), ["a-stayer", "ready"], "its delete was applied");
+    proxy.heal();
+    thread::scope(|s| {
+        s.spawn(|| stayer.leave().unwrap());
+        // Its node is gone by its own delete, not by another's.
         let started = Instant::now();
         while let Err(e) = leaver.leave() {
             assert!(e.is_retryable() && started.elapsed() < WAIT, "{e}");
