@@ -13,7 +13,7 @@ use super::report::{opt, CaseReport};
 
 /// `/proc` counts CPU time in these ticks per second (`USER_HZ`, 100 on
 /// every Linux architecture this runs on).
-const TICKS_PER_S: f64 = 100.0;
+pub const TICKS_PER_S: f64 = 100.0;
 
 /// What one part used.
 #[derive(Clone, Debug, Serialize)]
@@ -97,7 +97,7 @@ fn sample(servers: &[u32]) -> Option<Sample> {
 }
 
 /// User and system ticks of a process (`utime` + `stime` of its `stat`).
-fn process_ticks(pid: &str) -> Option<u64> {
+pub fn process_ticks(pid: &str) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name may hold spaces: the fields follow its closing ')'.
     let rest = stat.rsplit_once(')')?.1;

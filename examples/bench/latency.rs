@@ -9,7 +9,7 @@
 
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
@@ -18,8 +18,10 @@ use zk_queue::{BytesSerializer, ConsumeError, QueueBuilder, ZkClient};
 
 use super::cases::Ctx;
 use super::ceiling;
+use super::cpu::{self, CpuUse};
 use super::java::Peer;
-use super::util::{self, percentile_ms, Collector};
+use super::neighbour::{self, Neighbour};
+use super::util::{self, percentile_ms, Collector, Requests};
 
 /// A rate of `--latency-rates`: items per second, or a percentage of the
 /// best ceiling of the run (measured before and after the cases).
@@ -70,12 +72,29 @@ impl Rate {
     }
 }
 
+/// The `neighbour` of the runs done alone.
+pub const QUIET: &str = "none";
+/// The `neighbour` of the runs done beside `--busy-neighbour`'s child.
+pub const BUSY: &str = "one core busy";
+
+/// A put-to-consume latency counts in the tail above this.
+const TAIL: Duration = Duration::from_millis(10);
+
+/// Tail items whose due times are closer than this are one episode.
+const EPISODE_GAP: Duration = Duration::from_millis(20);
+
+/// Episodes listed per run (the first ones).
+const EPISODES_SHOWN: usize = 20;
+
 /// One rate and consumer kind.
 #[derive(Debug, Serialize)]
 pub struct LatencyReport {
     /// `plain` or `lock-safe` (ours), or `curator` (Curator's plain queue,
     /// producer and consumer on one client of the Java peer).
     pub kind: &'static str,
+    /// What ran beside it: `none`, or `one core busy` (`--busy-neighbour`:
+    /// a child process spinning on one core).
+    pub neighbour: &'static str,
     /// The rate asked for, as given (`500`, `10%`).
     pub asked: String,
     /// The schedule's rate, items/s.
@@ -87,23 +106,92 @@ pub struct LatencyReport {
     pub p90_ms: Option<f64>,
     pub p99_ms: Option<f64>,
     pub max_ms: Option<f64>,
+    /// Where the machine's CPU went during the run (Curator's: its JVM's
+    /// start and warm-up included).
+    pub cpu: Option<CpuUse>,
+    /// Cores the busy neighbour used on average during the run.
+    pub neighbour_cores: Option<f64>,
+    /// Where the latency of our runs went, as far as the benchmark sees it.
+    pub split: Option<TailSplit>,
     pub error: Option<String>,
 }
 
+/// A run's put-to-consume latency in parts, seen from outside the library:
+/// each item's latency is how late its put began after the item was due,
+/// plus the put call, plus the time from the put's return to the consumer's
+/// call with the item.
+#[derive(Debug, Serialize)]
+pub struct TailSplit {
+    /// How late the producer began a put after its due time (its wake-up).
+    pub late_p99_ms: Option<f64>,
+    pub late_max_ms: Option<f64>,
+    /// How long a put call took (a background put returns once its create
+    /// is sent).
+    pub put_p99_ms: Option<f64>,
+    pub put_max_ms: Option<f64>,
+    /// From a put's return to the consumer's call: the server's commit, the
+    /// consumer's wake-up, its claim and its window.
+    pub after_put_p50_ms: Option<f64>,
+    pub after_put_p99_ms: Option<f64>,
+    pub after_put_max_ms: Option<f64>,
+    /// Items whose latency was over 10 ms.
+    pub over_10ms: usize,
+    /// Those items in episodes (due times less than 20 ms apart), the first
+    /// 20 in order of due time.
+    pub episodes: Vec<Episode>,
+    /// Episodes not listed.
+    pub episodes_left_off: usize,
+    /// The consumer's client's requests per item (a rescan shows in
+    /// `get_children`).
+    pub consumer_requests_per_item: Requests,
+}
+
+/// Consecutive tail items.
+#[derive(Debug, Serialize)]
+pub struct Episode {
+    /// The first item's due time, ms after the schedule's start.
+    pub start_ms: f64,
+    /// From the first item's due time to the last's.
+    pub span_ms: f64,
+    pub items: usize,
+    /// The worst latency in it.
+    pub max_ms: f64,
+    /// The worst of its producer's parts (late start plus put call).
+    pub max_producer_ms: f64,
+}
+
+/// What one run of ours measured.
+struct Run {
+    achieved: f64,
+    latencies_ns: Vec<u64>,
+    split: TailSplit,
+}
+
+/// What the producer did: the rate it achieved, its schedule's start
+/// (`now_nanos`), and when each put call began and returned.
+struct Produced {
+    achieved: f64,
+    start_nanos: u64,
+    calls: Vec<(u64, u64)>,
+}
+
+/// The figures of a run that finished: rate achieved, p50, p90, p99 and
+/// maximum latencies (ms), and our runs' split.
+type Figures = (f64, [Option<f64>; 4], Option<TailSplit>);
+
 impl LatencyReport {
-    /// The report of one run: `measured` is the rate achieved and the p50,
-    /// p90, p99 and maximum latencies, in milliseconds.
     fn new(
-        kind: &'static str,
+        (kind, neighbour): (&'static str, &'static str),
         (asked, rate, items): (Rate, f64, usize),
-        measured: anyhow::Result<(f64, [Option<f64>; 4])>,
+        measured: anyhow::Result<Figures>,
     ) -> LatencyReport {
-        let (achieved_rate, [p50_ms, p90_ms, p99_ms, max_ms], error) = match measured {
-            Ok((achieved, percentiles)) => (Some(achieved), percentiles, None),
-            Err(e) => (None, [None; 4], Some(format!("{e:#}"))),
+        let (achieved_rate, [p50_ms, p90_ms, p99_ms, max_ms], split, error) = match measured {
+            Ok((achieved, percentiles, split)) => (Some(achieved), percentiles, split, None),
+            Err(e) => (None, [None; 4], None, Some(format!("{e:#}"))),
         };
         LatencyReport {
             kind,
+            neighbour,
             asked: asked.to_string(),
             rate,
             achieved_rate,
@@ -112,6 +200,9 @@ impl LatencyReport {
             p90_ms,
             p99_ms,
             max_ms,
+            cpu: None,
+            neighbour_cores: None,
+            split,
             error,
         }
     }
@@ -120,10 +211,68 @@ impl LatencyReport {
 /// The most items Curator's queue is given at one rate.
 const CURATOR_ITEMS: usize = 10_000;
 
+/// Runs every rate for `secs` seconds each (see `run_set`); with
+/// `busy_neighbour`, all of them again beside a child process that keeps
+/// one core busy for exactly those runs. `servers` are the embedded
+/// server's processes, for the CPU figures.
+pub fn run(
+    ctx: &Ctx,
+    (rates, secs): (&[Rate], f64),
+    java: Option<&Peer>,
+    servers: &[u32],
+    busy_neighbour: bool,
+) -> Vec<LatencyReport> {
+    let mut reports = run_set(ctx, (rates, secs), java, servers, None);
+    if busy_neighbour && !rates.is_empty() {
+        // Beyond every run's own deadline (Curator's peer's, and ten times
+        // a schedule, at least 30 s), in case this process hangs: the child
+        // also ends when this process is gone, and is killed when dropped.
+        let per_rate = 210.0 + 2.0 * ((10.0 * secs).max(30.0) + 60.0);
+        let timeout = Duration::from_secs_f64(rates.len() as f64 * per_rate);
+        match Neighbour::start(timeout) {
+            Ok(neighbour) => reports.extend(run_set(ctx, (rates, secs), java, servers, Some(&neighbour))),
+            Err(e) => {
+                let failed: anyhow::Result<Figures> = Err(e.context("the busy neighbour"));
+                reports.push(LatencyReport::new(("plain", BUSY), (rates[0], 0.0, 0), failed));
+            }
+        }
+    }
+    reports
+}
+
+/// Measures where the CPU went during one run.
+struct Watch<'a> {
+    meter: cpu::Meter,
+    neighbour: Option<(&'a Neighbour, Option<u64>, Instant)>,
+}
+
+impl<'a> Watch<'a> {
+    fn start(servers: &[u32], neighbour: Option<&'a Neighbour>) -> Watch<'a> {
+        Watch {
+            meter: cpu::Meter::start(servers),
+            neighbour: neighbour.map(|n| (n, n.ticks(), Instant::now())),
+        }
+    }
+
+    fn stop(self, report: &mut LatencyReport) {
+        report.cpu = self.meter.stop();
+        report.neighbour_cores = self
+            .neighbour
+            .and_then(|(n, ticks, since)| neighbour::cores(n, ticks, since));
+    }
+}
+
 /// Runs every rate for `secs` seconds each: Curator's plain queue through
 /// `java` (when the Java peers compiled), then a plain and a lock-safe
-/// consumer of ours.
-pub fn run(ctx: &Ctx, rates: &[Rate], secs: f64, java: Option<&Peer>) -> Vec<LatencyReport> {
+/// consumer of ours; beside `neighbour` when given.
+fn run_set(
+    ctx: &Ctx,
+    (rates, secs): (&[Rate], f64),
+    java: Option<&Peer>,
+    servers: &[u32],
+    neighbour: Option<&Neighbour>,
+) -> Vec<LatencyReport> {
+    let label = if neighbour.is_some() { BUSY } else { QUIET };
     let mut reports = Vec::new();
     for &rate in rates {
         let per_second = rate.per_second(ctx.ceiling);
@@ -136,40 +285,46 @@ pub fn run(ctx: &Ctx, rates: &[Rate], secs: f64, java: Option<&Peer>) -> Vec<Lat
             // Far behind above about 500 items/s, it would outlast its peer's
             // timeout at a high rate: at most `CURATOR_ITEMS` (reported).
             let items = items.min(CURATOR_ITEMS);
+            let watch = Watch::start(servers, neighbour);
             let measured = peer
                 .curator_latency(ctx.admin, ctx.connect, &path, (per_second, items, ctx.size, warmup))
                 .map(|m| {
                     (
                         m.achieved_rate,
                         [Some(m.p50_ms), Some(m.p90_ms), Some(m.p99_ms), Some(m.max_ms)],
+                        None,
                     )
                 });
-            reports.push(LatencyReport::new("curator", (rate, per_second, items), measured));
+            let mut report = LatencyReport::new(("curator", label), (rate, per_second, items), measured);
+            watch.stop(&mut report);
+            reports.push(report);
         }
         for lock_safe in [false, true] {
             let kind = if lock_safe { "lock-safe" } else { "plain" };
             let bar = util::bar(ctx.show_progress, items as u64, &format!("latency {kind} {rate}"));
-            let measured = measure(ctx, per_second, items, lock_safe, &bar).map(|(achieved, mut latencies)| {
-                latencies.sort_unstable();
-                let at = |percent| percentile_ms(&latencies, percent);
-                (achieved, [at(50.0), at(90.0), at(99.0), at(100.0)])
+            let watch = Watch::start(servers, neighbour);
+            let measured = measure(ctx, per_second, items, lock_safe, &bar).map(|mut run| {
+                run.latencies_ns.sort_unstable();
+                let at = |percent| percentile_ms(&run.latencies_ns, percent);
+                (run.achieved, [at(50.0), at(90.0), at(99.0), at(100.0)], Some(run.split))
             });
+            let mut report = LatencyReport::new((kind, label), (rate, per_second, items), measured);
+            watch.stop(&mut report);
             bar.finish_and_clear();
-            reports.push(LatencyReport::new(kind, (rate, per_second, items), measured));
+            reports.push(report);
         }
     }
     reports
 }
 
+/// When item `i` of a schedule at `rate` is due, after its start.
+fn due(i: usize, rate: f64) -> Duration {
+    Duration::from_secs_f64(i as f64 / rate)
+}
+
 /// Puts `items` on schedule at `rate` and consumes them; returns the rate
-/// achieved and every latency.
-fn measure(
-    ctx: &Ctx,
-    rate: f64,
-    items: usize,
-    lock_safe: bool,
-    bar: &indicatif::ProgressBar,
-) -> anyhow::Result<(f64, Vec<u64>)> {
+/// achieved, every latency, and their split.
+fn measure(ctx: &Ctx, rate: f64, items: usize, lock_safe: bool, bar: &indicatif::ProgressBar) -> anyhow::Result<Run> {
     let name = format!(
         "latency-{}-{}",
         if lock_safe { "locked" } else { "plain" },
@@ -185,11 +340,25 @@ fn measure(
         ..deadline
     };
     let collector = Arc::new(Collector::new(items));
+    // When each item first reached the consumer (`now_nanos`; 0: not yet).
+    let arrivals = Arc::new(Mutex::new(vec![0u64; items]));
     let consumer_client = ZkClient::connect(ctx.connect).context("connecting the consumer")?;
-    let record = Arc::clone(&collector);
+    let (record, arrived) = (Arc::clone(&collector), Arc::clone(&arrivals));
     let mut builder = QueueBuilder::new(&consumer_client, &path, BytesSerializer).consumer(
         move |item: Vec<u8>| -> Result<(), ConsumeError> {
+            let now = util::now_nanos();
             record.record(&item);
+            if let Some(index) = item.get(8..util::HEADER) {
+                let index = u64::from_be_bytes(index.try_into().expect("8 bytes"));
+                let mut arrived = arrived.lock().unwrap_or_else(|e| e.into_inner());
+                let first = usize::try_from(index)
+                    .ok()
+                    .and_then(|i| arrived.get_mut(i))
+                    .filter(|at| **at == 0);
+                if let Some(at) = first {
+                    *at = now;
+                }
+            }
             Ok(())
         },
     );
@@ -204,31 +373,40 @@ fn measure(
         .context("building the producer")?;
 
     let stop = Arc::new(AtomicBool::new(false));
-    let result: anyhow::Result<(f64, Vec<u64>)> = std::thread::scope(|s| {
-        let producing = s.spawn(|| -> anyhow::Result<f64> {
+    let result: anyhow::Result<(Produced, Vec<u64>)> = std::thread::scope(|s| {
+        let producing = s.spawn(|| -> anyhow::Result<Produced> {
             let start = Instant::now();
             let start_nanos = util::now_nanos();
+            // When each put call began and returned (`now_nanos`).
+            let mut calls = Vec::with_capacity(items);
             for i in 0..items {
                 if stop.load(Ordering::Acquire) {
                     bail!("stopped");
                 }
-                let due = Duration::from_secs_f64(i as f64 / rate);
-                wait_until(start + due);
+                let due_in = due(i, rate);
+                wait_until(start + due_in);
                 // The due time, not the time the put was made.
-                let put_at = start_nanos + u64::try_from(due.as_nanos()).unwrap_or(u64::MAX);
+                let put_at = start_nanos + u64::try_from(due_in.as_nanos()).unwrap_or(u64::MAX);
+                let began = util::now_nanos();
                 producer.put(util::payload(put_at, i as u64, ctx.size)).context("put")?;
+                calls.push((began, util::now_nanos()));
             }
             let elapsed = start.elapsed().as_secs_f64();
-            Ok(if elapsed > 0.0 { items as f64 / elapsed } else { rate })
+            Ok(Produced {
+                achieved: if elapsed > 0.0 { items as f64 / elapsed } else { rate },
+                start_nanos,
+                calls,
+            })
         });
         let collected = collector.wait(&deadline, bar);
         stop.store(true, Ordering::Release);
-        let achieved = producing
+        let produced = producing
             .join()
             .map_err(|_| anyhow::anyhow!("the producer thread died"))?;
         let collected = collected?;
-        Ok((achieved?, collected.latencies_ns))
+        Ok((produced?, collected.latencies_ns))
     });
+    let requests = Requests::per_item(&[consumer_client.stats()], items);
     producer.close();
     consumer.close();
     producer_client.close();
@@ -237,9 +415,78 @@ fn measure(
         true => util::remove_tree(ctx.admin, &lock_path),
         false => Ok(()),
     });
-    let measured = result?;
+    let (produced, latencies_ns) = result?;
     cleanup.with_context(|| format!("cleaning up {name}"))?;
-    Ok(measured)
+    let arrivals = std::mem::take(&mut *arrivals.lock().unwrap_or_else(|e| e.into_inner()));
+    let dues: Vec<u64> = (0..items)
+        .map(|i| produced.start_nanos + u64::try_from(due(i, rate).as_nanos()).unwrap_or(u64::MAX))
+        .collect();
+    let mut parts = split(&dues, &produced.calls, &arrivals);
+    parts.consumer_requests_per_item = requests;
+    Ok(Run {
+        achieved: produced.achieved,
+        latencies_ns,
+        split: parts,
+    })
+}
+
+/// The split of every item's latency: `dues`, `calls` (put began and
+/// returned) and `arrivals` hold each item's times, by index.
+fn split(dues: &[u64], calls: &[(u64, u64)], arrivals: &[u64]) -> TailSplit {
+    let mut late = Vec::with_capacity(dues.len());
+    let mut put = Vec::with_capacity(dues.len());
+    let mut after = Vec::with_capacity(dues.len());
+    let mut episodes: Vec<Episode> = Vec::new();
+    let mut over = 0;
+    let mut last_tail: Option<u64> = None;
+    let first_due = dues.first().copied().unwrap_or(0);
+    let ms = |ns: u64| ns as f64 / 1e6;
+    for ((&due, &(began, returned)), &arrived) in dues.iter().zip(calls).zip(arrivals) {
+        let (item_late, item_put) = (began.saturating_sub(due), returned.saturating_sub(began));
+        late.push(item_late);
+        put.push(item_put);
+        after.push(arrived.saturating_sub(returned));
+        let latency = arrived.saturating_sub(due);
+        if latency <= TAIL.as_nanos() as u64 {
+            continue;
+        }
+        over += 1;
+        let joins = last_tail.is_some_and(|t| due - t < EPISODE_GAP.as_nanos() as u64);
+        last_tail = Some(due);
+        match episodes.last_mut() {
+            Some(e) if joins => {
+                e.span_ms = ms(due - first_due) - e.start_ms;
+                e.items += 1;
+                e.max_ms = e.max_ms.max(ms(latency));
+                e.max_producer_ms = e.max_producer_ms.max(ms(item_late + item_put));
+            }
+            _ => episodes.push(Episode {
+                start_ms: ms(due - first_due),
+                span_ms: 0.0,
+                items: 1,
+                max_ms: ms(latency),
+                max_producer_ms: ms(item_late + item_put),
+            }),
+        }
+    }
+    for values in [&mut late, &mut put, &mut after] {
+        values.sort_unstable();
+    }
+    let left_off = episodes.len().saturating_sub(EPISODES_SHOWN);
+    episodes.truncate(EPISODES_SHOWN);
+    TailSplit {
+        late_p99_ms: percentile_ms(&late, 99.0),
+        late_max_ms: percentile_ms(&late, 100.0),
+        put_p99_ms: percentile_ms(&put, 99.0),
+        put_max_ms: percentile_ms(&put, 100.0),
+        after_put_p50_ms: percentile_ms(&after, 50.0),
+        after_put_p99_ms: percentile_ms(&after, 99.0),
+        after_put_max_ms: percentile_ms(&after, 100.0),
+        over_10ms: over,
+        episodes,
+        episodes_left_off: left_off,
+        consumer_requests_per_item: Requests::default(),
+    }
 }
 
 #[cfg(test)]
@@ -253,6 +500,38 @@ mod tests {
         assert!("0".parse::<Rate>().is_err());
         assert!("fast".parse::<Rate>().is_err());
         assert_eq!(Rate::OfCeiling(50.0).to_string(), "50%");
+    }
+
+    #[test]
+    fn tail_items_are_grouped_into_episodes_by_due_time() {
+        const MS: u64 = 1_000_000;
+        // 100 items due every 2 ms; each put begins 0.1 ms late and takes
+        // 0.1 ms; items 3 to 5 wait 15 ms after their put, item 60 waits
+        // 30 ms, of which 20 before its put began.
+        let dues: Vec<u64> = (0..100).map(|i| 1_000 * MS + 2 * i * MS).collect();
+        let mut calls: Vec<(u64, u64)> = dues.iter().map(|&d| (d + MS / 10, d + MS / 5)).collect();
+        calls[60] = (dues[60] + 20 * MS, dues[60] + 20 * MS + MS / 10);
+        let arrivals: Vec<u64> = (0..100)
+            .map(|i| match i {
+                3..=5 => calls[i].1 + 15 * MS,
+                60 => calls[i].1 + 10 * MS,
+                _ => calls[i].1 + MS,
+            })
+            .collect();
+        let split = super::split(&dues, &calls, &arrivals);
+        assert_eq!(split.over_10ms, 4);
+        assert_eq!(split.episodes.len(), 2);
+        let (first, second) = (&split.episodes[0], &split.episodes[1]);
+        assert_eq!((first.start_ms, first.span_ms, first.items), (6.0, 4.0, 3));
+        assert!((first.max_ms - 15.2).abs() < 1e-9, "{}", first.max_ms);
+        assert_eq!((second.start_ms, second.items), (120.0, 1));
+        assert!(
+            (second.max_producer_ms - 20.1).abs() < 1e-9,
+            "{}",
+            second.max_producer_ms
+        );
+        assert_eq!(split.late_max_ms, Some(20.0));
+        assert_eq!(split.after_put_max_ms, Some(15.0));
     }
 }
 

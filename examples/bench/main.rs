@@ -30,7 +30,11 @@
 //! - Open-loop latency: a producer paced by the clock at fixed rates, plain
 //!   and lock-safe consumers, put-to-consume percentiles. They run last, after
 //!   the ceiling's second measurement, so that a rate given as a share of the
-//!   ceiling is a share of the best one.
+//!   ceiling is a share of the best one. With `--busy-neighbour` they all
+//!   run again beside a child process (this executable with `--busy-child`)
+//!   that keeps one core busy for exactly those runs. Each of our runs also
+//!   splits its latency into the producer's part (how late a put began, the
+//!   put call) and the rest, and lists its items over 10 ms by episode.
 //! - Coordination recipes (`--recipes`, see `recipes.rs`): the floor of a
 //!   create and a delete one at a time, our `Mutex` uncontended and its
 //!   hand-off between contenders, and Curator's mutex, semaphore and leader
@@ -47,6 +51,7 @@ mod drain;
 mod env;
 mod java;
 mod latency;
+mod neighbour;
 mod priority;
 mod recipes;
 mod report;
@@ -124,6 +129,13 @@ struct Args {
     /// Seconds of each open-loop latency run
     #[arg(long, default_value_t = 5.0)]
     latency_secs: f64,
+    /// Run the open-loop latency runs twice: alone, then beside a child
+    /// process that keeps one core busy (a spin loop) for those runs
+    #[arg(long)]
+    busy_neighbour: bool,
+    /// Internal: spin on one core until killed or the parent is gone
+    #[arg(long, hide = true)]
+    busy_child: bool,
     /// Also measure the coordination recipes beside Curator's: the floor
     /// (create + delete, one at a time), our Mutex uncontended and its
     /// hand-off, and Curator's mutex, semaphore and leader selector
@@ -150,7 +162,7 @@ struct Args {
     /// then with coalesced puts, and drain each in a child process; 0 skips
     #[arg(long, default_value_t = 0)]
     sharded_backlog: usize,
-    /// Internal: the drain child's deadline in seconds
+    /// Internal: a child's deadline in seconds (the drain child's, the busy neighbour's)
     #[arg(long, hide = true, default_value_t = 600)]
     child_timeout_secs: u64,
 }
@@ -172,6 +184,9 @@ fn main() -> ExitCode {
 fn run(args: &Args) -> anyhow::Result<()> {
     if let Some(path_and_n) = &args.drain_child {
         return drain::child_main(args, path_and_n).context("drain child");
+    }
+    if args.busy_child {
+        return neighbour::child_main(args.child_timeout_secs).context("busy neighbour");
     }
     if !run_all(args)? {
         bail!("some parts failed (see above)");
@@ -335,7 +350,13 @@ fn run_all(cli: &Args) -> anyhow::Result<bool> {
         ..ctx
     };
     let java = java_peer.as_ref().and_then(|peer| peer.as_ref().ok());
-    let latencies = latency::run(&ctx, &latency_rates, cli.latency_secs, java);
+    let latencies = latency::run(
+        &ctx,
+        (&latency_rates, cli.latency_secs),
+        java,
+        &pids,
+        cli.busy_neighbour,
+    );
     let recipes =
         (cli.recipes || cli.recipes_only).then(|| recipes::run(&ctx, cli.recipe_cycles, cli.recipe_contenders, java));
     // A create and then a delete, one at a time: the least an item's trip

@@ -9,7 +9,7 @@ use super::cpu::CpuUse;
 use super::drain::ChildReport;
 use super::env::Machine;
 use super::java::JavaCeiling;
-use super::latency::LatencyReport;
+use super::latency::{LatencyReport, TailSplit};
 use super::priority::PriorityReport;
 use super::recipes::Recipes;
 use super::sharded::ShardedReport;
@@ -389,15 +389,29 @@ impl Out {
         println!(
             "\nopen-loop latency (put paced by the clock; floor: a create then a delete, one at a time, {floor_ms:.2} ms)"
         );
-        println!(
-            "{:<10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-            "consumer", "asked", "items/s", "achieved", "p50 ms", "p90 ms", "p99 ms", "max ms"
-        );
+        let mut neighbour = None;
         for r in reports {
+            if neighbour != Some(r.neighbour) {
+                neighbour = Some(r.neighbour);
+                println!(
+                    "neighbour: {}\n{:<10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>9}",
+                    r.neighbour,
+                    "consumer",
+                    "asked",
+                    "items/s",
+                    "achieved",
+                    "p50 ms",
+                    "p90 ms",
+                    "p99 ms",
+                    "max ms",
+                    "busy %",
+                    "nbr cores"
+                );
+            }
             match &r.error {
                 Some(e) => println!("{:<10} {:>8} failed: {e}", r.kind, r.asked),
                 None => println!(
-                    "{:<10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                    "{:<10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>9}",
                     r.kind,
                     r.asked,
                     int(r.rate),
@@ -406,7 +420,12 @@ impl Out {
                     opt(r.p90_ms, |v| format!("{v:.2}")),
                     opt(r.p99_ms, |v| format!("{v:.2}")),
                     opt(r.max_ms, |v| format!("{v:.2}")),
+                    opt(r.cpu.as_ref().map(|c| c.machine_busy * 100.0), |v| format!("{v:.0}")),
+                    opt(r.neighbour_cores, |v| format!("{v:.2}")),
                 ),
+            }
+            if let Some(split) = &r.split {
+                latency_split(split);
             }
         }
     }
@@ -512,4 +531,36 @@ impl Out {
             );
         }
     }
+}
+
+/// One line under a latency run: its latency's parts and its tail.
+fn latency_split(s: &TailSplit) {
+    let ms = |v: Option<f64>| opt(v, |v| format!("{v:.2}"));
+    let starts: Vec<String> = s
+        .episodes
+        .iter()
+        .take(10)
+        .map(|e| format!("{:.0}", e.start_ms))
+        .collect();
+    let more = match s.episodes.len() + s.episodes_left_off {
+        n if n > starts.len() => format!(" (of {n})"),
+        _ => String::new(),
+    };
+    println!(
+        "{:<10} producer late p99 {} max {}, put p99 {} max {}; after the put p50 {} p99 {} max {} ms; \
+         {} over 10 ms{}",
+        "",
+        ms(s.late_p99_ms),
+        ms(s.late_max_ms),
+        ms(s.put_p99_ms),
+        ms(s.put_max_ms),
+        ms(s.after_put_p50_ms),
+        ms(s.after_put_p99_ms),
+        ms(s.after_put_max_ms),
+        s.over_10ms,
+        match starts.is_empty() {
+            true => String::new(),
+            false => format!(", episodes due at {} ms{more}", starts.join(", ")),
+        }
+    );
 }
