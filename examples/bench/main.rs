@@ -57,6 +57,7 @@ mod recipes;
 mod report;
 mod sharded;
 mod simple;
+mod tails;
 mod util;
 
 use std::process::ExitCode;

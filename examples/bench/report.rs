@@ -9,10 +9,11 @@ use super::cpu::CpuUse;
 use super::drain::ChildReport;
 use super::env::Machine;
 use super::java::JavaCeiling;
-use super::latency::{LatencyReport, TailSplit};
+use super::latency::LatencyReport;
 use super::priority::PriorityReport;
 use super::recipes::Recipes;
 use super::sharded::ShardedReport;
+use super::tails::TailSplit;
 use super::util::{percentile_ms, Requests};
 
 /// The `--json` document.
