@@ -104,6 +104,11 @@ fn a_lone_member_does_not_pass_the_next_round_after_one_that_ended_without_leave
     for c in &gone {
         c.close();
     }
+    // A close waits a second at most for the server to end its session;
+    // the members' nodes go with their sessions.
+    eventually(WAIT, "the members' nodes go with their sessions", || {
+        nodes(&admin, &path).len() == 1
+    });
     assert_eq!(
         nodes(&admin, &path),
         ["ready"],
