@@ -282,16 +282,7 @@ fn leave_timeout_returns_by_its_deadline_with_the_server_stalled() {
         stalled,
     );
     proxy.heal();
-    thread::scope(|s| {
-        s.spawn(|| stayer.leave().unwrap());
-        // Its connection may still be the stalled one, whose requests
-        // fail until the client gives it up: a retryable error, retried.
-        let started = Instant::now();
-        while let Err(e) = leaver.leave() {
-            assert!(e.is_retryable() && started.elapsed() < WAIT, "{e}");
-        }
-    });
-    assert!(nodes(&admin, &path).is_empty(), "no node and no ready left");
+    both_leave(&stayer, &leaver, &admin, &path);
 }
 
 #[test]
@@ -313,13 +304,20 @@ fn a_member_whose_own_delete_lost_its_reply_finishes_leaving_after_all() {
     assert!(!matches!(timed_out, Ok(true)), "{timed_out:?}");
     assert_eq!(nodes(&admin, &path), ["a-stayer", "ready"], "its delete was applied");
     proxy.heal();
+    // Its node is gone by its own delete, not by another's.
+    both_leave(&stayer, &leaver, &admin, &path);
+}
+
+/// After a healed fault, both members leave; the leaver's connection may
+/// still be the stalled one, whose requests fail until the client gives it
+/// up: a retryable error, retried. Nothing is left at `path`.
+fn both_leave(stayer: &DoubleBarrier, leaver: &DoubleBarrier, admin: &zk_queue::ZkClient, path: &str) {
     thread::scope(|s| {
         s.spawn(|| stayer.leave().unwrap());
-        // Its node is gone by its own delete, not by another's.
         let started = Instant::now();
         while let Err(e) = leaver.leave() {
             assert!(e.is_retryable() && started.elapsed() < WAIT, "{e}");
         }
     });
-    assert!(nodes(&admin, &path).is_empty(), "no node and no ready left");
+    assert!(nodes(admin, path).is_empty(), "no node and no ready left");
 }
