@@ -40,6 +40,7 @@ mod multis;
 mod ops;
 mod packet;
 mod pipeline;
+mod read_ahead;
 mod request;
 mod retry;
 mod session;

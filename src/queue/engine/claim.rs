@@ -18,7 +18,8 @@ use crate::path;
 use crate::queue::core::Core;
 use crate::queue::stats::QueueCounters;
 
-/// Items read with the listing, by name: their data and stat.
+/// Items read ahead (with the listing, or beside the window before), by name:
+/// their data and stat.
 pub(super) type ReadAhead = HashMap<String, (Vec<u8>, Stat)>;
 
 /// What claiming a window came to.
@@ -34,8 +35,11 @@ pub(super) struct Claimed {
 }
 
 /// Claims the items named (in order) and hands those this consumer won to
-/// the workers, in order. Items of `read_ahead` (read with the listing) are
-/// not read again.
+/// the workers, in order. Items of `read_ahead` (read with the listing, or
+/// with the window before) are not read again. The items of `next` (the
+/// next window's, as far as the pass knows) are read while this window's
+/// deletes commit, into `read_ahead`: a window then takes one round trip,
+/// and the items in flight are still this window's alone.
 ///
 /// Claimed items are already deleted, so they are handed over even while the
 /// queue is stopping: the workers run until the scanner is done.
@@ -45,12 +49,13 @@ pub(super) fn window<T: Send + 'static>(
     tx: &Sender<Work<T>>,
     names: Vec<String>,
     read_ahead: &mut ReadAhead,
+    next: Vec<String>,
 ) -> Result<Claimed> {
     let paths: Vec<String> = names.iter().map(|n| path::join(&core.path, n)).collect();
     let started = std::time::Instant::now();
     let ahead = read_ahead.len();
     let reads = read_window(core, &names, &paths, read_ahead)?;
-    let (read_in, window) = (started.elapsed(), paths.len());
+    let (read_in, window, from_ahead) = (started.elapsed(), paths.len(), ahead - read_ahead.len());
     let mut claimed = Claimed::default();
     let mut claimable = Vec::with_capacity(names.len());
     for ((name, item_path), read) in names.into_iter().zip(paths).zip(reads) {
@@ -83,15 +88,30 @@ pub(super) fn window<T: Send + 'static>(
         }
     }
     let deletes: Vec<(String, Option<i32>)> = claimable.iter().map(|(_, p, v, ..)| (p.clone(), Some(*v))).collect();
-    let results = core.client.delete_in_multis_with(&deletes, Opts::new())?;
+    // Written before the deletes, so the server answers it without waiting
+    // for their commit.
+    let reading = core
+        .client
+        .read_ahead(next.iter().map(|n| path::join(&core.path, n)).collect());
+    let results = core.client.delete_in_multis_with(&deletes, Opts::new());
+    if let Some(reading) = reading {
+        // A node that could not be read is read again when its window comes.
+        for (name, read) in next.into_iter().zip(reading.wait(&core.client)) {
+            if let Ok(found) = read {
+                read_ahead.insert(name, found);
+            }
+        }
+    }
+    let results = results?;
     log::trace!(
-        "queue {}: window of {}: read in {read_in:?} ({} read with the listing), {} deleted in {:?}",
+        "queue {}: window of {}: read in {read_in:?} ({} read ahead), {} deleted in {:?}",
         core.path,
         window,
-        ahead - read_ahead.len(),
+        from_ahead,
         deletes.len(),
         started.elapsed() - read_in
     );
+    let handing = std::time::Instant::now();
     for ((name, item_path, version, values, meta), deleted) in claimable.into_iter().zip(results) {
         // A delete whose reply was lost may not have reached the server: it
         // is sent again (with retries) before anything is delivered.
@@ -124,6 +144,7 @@ pub(super) fn window<T: Send + 'static>(
         }
         claimed.handed += 1;
     }
+    log::trace!("queue {}: window handed over in {:?}", core.path, handing.elapsed());
     Ok(claimed)
 }
 

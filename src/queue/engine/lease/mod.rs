@@ -38,6 +38,11 @@ pub(super) use window::{ItemRead, Taken};
 /// How soon orphaned locks that could not be deleted are tried again.
 const ORPHAN_RETRY: Duration = Duration::from_millis(500);
 
+/// How long the scanner waits for room for more leases (see
+/// [`Leases::room`]) before taking fewer: about an acknowledgement's round
+/// trip, so a consumer with a backlog locks half a window at a time.
+const GATHER: Duration = Duration::from_millis(10);
+
 /// The leases one engine holds, and its orphaned locks.
 pub(super) struct Leases {
     /// Items locked by this consumer and not yet settled (acknowledged,
@@ -86,23 +91,32 @@ impl Leases {
 
     /// Waits until this consumer has fewer than `window` locks that may
     /// exist (or `stopping` says the queue stops) and returns how many more
-    /// leases may be taken. Its locks are the leases held and the orphans of
+    /// leases may be taken: at least `want` of them, or as many as there
+    /// are once [`GATHER`] has passed. Its locks are the leases held and the orphans of
     /// its current session: an orphan's lock may still be on the server, so
     /// it keeps its place in the window until it is known gone, and orphans
     /// in the way are settled meanwhile. For the scanner, the one thread that
     /// takes leases and settles orphans.
-    pub(super) fn room<T: Send + 'static>(&self, core: &Core<T>, window: usize, stopping: impl Fn() -> bool) -> usize {
-        let mut settle_at = Instant::now();
+    pub(super) fn room<T: Send + 'static>(
+        &self,
+        core: &Core<T>,
+        window: usize,
+        want: usize,
+        stopping: impl Fn() -> bool,
+    ) -> usize {
+        let started = Instant::now();
+        let mut settle_at = started;
         loop {
             let mut held = self.held.lock();
             // Counted after the leases: a lease let go becomes an orphan
             // before it leaves `held`, so no lock is missed in between.
             let orphans = self.orphans_of(core.client.session());
-            let locks = held.len() + orphans;
-            if locks < window || stopping() {
-                return window.saturating_sub(locks);
-            }
+            let room = window.saturating_sub(held.len() + orphans);
             let now = Instant::now();
+            let gathered = now >= started + GATHER;
+            if room >= want.max(1) || (room > 0 && gathered) || stopping() {
+                return room;
+            }
             if orphans > 0 && now >= settle_at {
                 drop(held);
                 settle_at = self.settle_orphans(core).unwrap_or(now);
@@ -111,6 +125,10 @@ impl Leases {
             let wait = match orphans {
                 0 => POLL,
                 _ => settle_at.saturating_duration_since(now).min(POLL),
+            };
+            let wait = match room {
+                0 => wait,
+                _ => wait.min((started + GATHER).saturating_duration_since(now)),
             };
             self.freed.wait_for(&mut held, wait);
         }

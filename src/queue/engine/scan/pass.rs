@@ -164,7 +164,7 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
         // Competing consumers start their windows in different places (see
         // `spread`); one claiming alone takes the listing in order.
         let jump = kept.spread.spreading();
-        let mut state = PassState {
+        PassState {
             core,
             control,
             tx,
@@ -185,9 +185,7 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
             refresh_after,
             now_ms: DeliverAt::now().epoch_millis(),
             stripe: None,
-        };
-        state.limit = state.next_limit();
-        state
+        }
     }
 
     /// Keeps the items of `names`, sorted for the kind: the head of a long
@@ -219,20 +217,27 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
             self.seen = items.iter().cloned().collect();
         }
         self.pending = VecDeque::from(items);
+        self.limit = self.next_limit();
     }
 
     /// The most items of the next window: lock-safe, never more locks on
     /// the server than the claim window (the leases held, and orphaned
-    /// locks not yet known gone).
+    /// locks not yet known gone). A lock-safe consumer holding more than
+    /// half its window waits a little for room for half a window (or for
+    /// the items pending, if fewer), so that one window is locked while the
+    /// one before is consumed, instead of a lock request for every few
+    /// items acknowledged.
     fn next_limit(&self) -> usize {
         let spread = self.kept.spread.window(self.window);
         if self.locks.is_none() {
             return spread.min(self.window);
         }
+        let claim_window = self.core.options.claim_window;
+        let want = (claim_window / 2).min(self.pending.len()).min(spread);
         let room = self
             .control
             .leases
-            .room(self.core, self.core.options.claim_window, || self.control.stopping());
+            .room(self.core, claim_window, want, || self.control.stopping());
         spread.min(room.max(1))
     }
 
@@ -385,7 +390,8 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
     fn claim_full_window(&mut self) -> Result<Flow> {
         let tried = self.batch.len();
         let names = std::mem::take(&mut self.batch);
-        let claimed = claim_window(self.core, self.control, self.tx, names, &mut self.read_ahead)?;
+        let next = self.next_window();
+        let claimed = claim_window(self.core, self.control, self.tx, names, &mut self.read_ahead, next)?;
         if let Some(view) = &mut self.locks {
             view.also_locked(&claimed.held_elsewhere);
         }
@@ -406,6 +412,23 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
         Ok(flow)
     }
 
+    /// Plain mode: the items the next window will likely claim, to be read
+    /// while this one's deletes commit; none while competing consumers may
+    /// take them first (the next window may start elsewhere), nor while
+    /// the reads kept ahead hold a window already.
+    fn next_window(&self) -> Vec<String> {
+        if self.locks.is_some() || self.jump || self.kept.spread.spreading() || self.read_ahead.len() >= self.window {
+            return Vec::new();
+        }
+        self.pending
+            .iter()
+            .take_while(|name| self.core.kind != Kind::Delay || delay_epoch(name) <= self.now_ms)
+            .filter(|name| !self.read_ahead.contains_key(*name) && !self.passes_by(name))
+            .take(self.limit)
+            .cloned()
+            .collect()
+    }
+
     /// Claims what is left in the window, unless the queue is stopping.
     fn finish_window(&mut self) -> Result<()> {
         if self.batch.is_empty() || self.control.stopping() {
@@ -413,7 +436,14 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
         }
         let tried = self.batch.len();
         let names = std::mem::take(&mut self.batch);
-        let claimed = claim_window(self.core, self.control, self.tx, names, &mut self.read_ahead)?;
+        let claimed = claim_window(
+            self.core,
+            self.control,
+            self.tx,
+            names,
+            &mut self.read_ahead,
+            Vec::new(),
+        )?;
         self.taken += claimed.handed;
         self.kept.spread.after(tried, claimed.lost, self.window);
         Ok(())

@@ -9,17 +9,19 @@ use crate::queue::engine::{Control, Work};
 use crate::queue::stats::QueueCounters;
 
 /// Claims a window of items in the queue's mode; a plain window uses (and
-/// takes out) the items of `read_ahead` it claims instead of reading them.
+/// takes out) the items of `read_ahead` it claims instead of reading them,
+/// and reads the items of `next` into it while its deletes commit.
 pub(super) fn claim_window<T: Send + 'static>(
     core: &Core<T>,
     control: &Control,
     tx: &Sender<Work<T>>,
     names: Vec<String>,
     read_ahead: &mut ReadAhead,
+    next: Vec<String>,
 ) -> Result<Claimed> {
     let claimed = match &core.options.lock_path {
         Some(lock_dir) => claim::locked_window(core, control, tx, lock_dir, names),
-        None => claim::window(core, control, tx, names, read_ahead),
+        None => claim::window(core, control, tx, names, read_ahead, next),
     }?;
     QueueCounters::add(&core.counters.claims_lost, claimed.lost);
     Ok(claimed)
