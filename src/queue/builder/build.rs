@@ -47,7 +47,13 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// `min_items_before_refresh` items of a listing, a consumer looks again
     /// for urgent items, so a new urgent item waits for at most that many
     /// beyond those already claimed (at least one item is processed per
-    /// look, so a steady stream of puts cannot starve the consumer).
+    /// look, so a steady stream of puts cannot starve the consumer). A
+    /// consumer without a lock path and without others of this crate on
+    /// the queue still claims whole windows
+    /// ([`claim_window`](Self::claim_window)): it looks while it hands a
+    /// window over, and hands urgent items ahead of the rest of the window.
+    /// A lock-safe one, or one sharing the queue, ends a window where it
+    /// looks.
     ///
     /// A consumer learns the names of the items created since its listing
     /// from a persistent recursive watch on the queue (ZooKeeper 3.6 or

@@ -131,12 +131,16 @@ impl<T: Send + 'static> QueueBuilder<T> {
     /// order. Without a lock path,
     /// claimed items are already deleted, so a consumer that crashes loses up
     /// to this many, besides the items its threads were processing (at most
-    /// once either way). With a lock path, these are
+    /// once either way); the next window's items are read while a window's
+    /// deletes commit, but claimed only once it is handed over. With a lock
+    /// path, these are
     /// leases taken ahead: other consumers skip the items until they are
     /// acknowledged or released, and a consumer never holds more than this
     /// many leases at once (so a consumer that crashes or whose session
     /// expires redelivers at most this many nodes: the records of one
-    /// `put_multi` share a node). For a
+    /// `put_multi` share a node); one with a backlog that holds more than
+    /// half this many waits, while its acknowledgements are on their way,
+    /// for room for half of them before it locks more. For a
     /// [`pull_consumer`](Self::pull_consumer) it is also how many deliveries
     /// may be outstanding (taken and not yet settled) at once. 1 claims one
     /// item at a time. Defaults to 64.

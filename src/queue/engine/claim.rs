@@ -34,8 +34,8 @@ pub(super) struct Claimed {
     pub(super) held_elsewhere: Vec<String>,
 }
 
-/// Claims the items named (in order) and hands those this consumer won to
-/// the workers, in order. Items of `read_ahead` (read with the listing, or
+/// Claims the items named (in order) and returns those this consumer won,
+/// in order, for the pass to hand to the workers ([`hand`]). Items of `read_ahead` (read with the listing, or
 /// with the window before) are not read again. The items of `next` (the
 /// next window's, as far as the pass knows) are read while this window's
 /// deletes commit, into `read_ahead`: a window then takes one round trip,
@@ -46,11 +46,10 @@ pub(super) struct Claimed {
 pub(super) fn window<T: Send + 'static>(
     core: &Core<T>,
     control: &Control,
-    tx: &Sender<Work<T>>,
     names: Vec<String>,
     read_ahead: &mut ReadAhead,
     next: Vec<String>,
-) -> Result<Claimed> {
+) -> Result<(Claimed, Vec<Work<T>>)> {
     let paths: Vec<String> = names.iter().map(|n| path::join(&core.path, n)).collect();
     let started = std::time::Instant::now();
     let ahead = read_ahead.len();
@@ -111,7 +110,7 @@ pub(super) fn window<T: Send + 'static>(
         deletes.len(),
         started.elapsed() - read_in
     );
-    let handing = std::time::Instant::now();
+    let mut won = Vec::with_capacity(claimable.len());
     for ((name, item_path, version, values, meta), deleted) in claimable.into_iter().zip(results) {
         // A delete whose reply was lost may not have reached the server: it
         // is sent again (with retries) before anything is delivered.
@@ -135,17 +134,27 @@ pub(super) fn window<T: Send + 'static>(
             }
         }
         log::debug!("claimed {item_path}");
-        // Counted before the hand-over, so the worker's settling comes after.
-        QueueCounters::bump(&core.counters.claimed);
-        if tx.send(Work::Claimed { name, values, meta }).is_err() {
-            log::error!("{item_path}: claimed, but no worker is left to consume it");
-            QueueCounters::bump(&core.counters.settled);
-            continue;
-        }
-        claimed.handed += 1;
+        won.push(Work::Claimed { name, values, meta });
     }
-    log::trace!("queue {}: window handed over in {:?}", core.path, handing.elapsed());
-    Ok(claimed)
+    Ok((claimed, won))
+}
+
+/// Hands an item claimed in plain mode to a worker (waiting for one to be
+/// free); whether one took it.
+pub(super) fn hand<T: Send + 'static>(core: &Core<T>, tx: &Sender<Work<T>>, work: Work<T>) -> bool {
+    // Counted before the hand-over, so the worker's settling comes after.
+    QueueCounters::bump(&core.counters.claimed);
+    let Err(back) = tx.send(work) else {
+        return true;
+    };
+    if let Work::Claimed { name, .. } = back.0 {
+        log::error!(
+            "{}: claimed, but no worker is left to consume it",
+            path::join(&core.path, &name)
+        );
+    }
+    QueueCounters::bump(&core.counters.settled);
+    false
 }
 
 /// The data and stats of the items named (at `paths`), in order: those of

@@ -278,6 +278,7 @@ fn end_lease<T: Send + 'static>(cx: &Settle<'_, T>, claim: Locked, end: outcome:
         QueueCounters::bump(&cx.core.counters.settled);
         return;
     };
+    cx.control.leases.ending(&ending.name);
     if let Err(unsent) = acks.send(ending) {
         let ending = unsent.into_inner();
         log::error!(

@@ -2,9 +2,12 @@
 //! the acknowledges of a batch side by side in one multi. A multi is all or
 //! nothing, so one item that fails (its lock held by another consumer, its
 //! lease lost) must cost that item alone: the rest of the window is sent
-//! again without it.
+//! again without it. With a backlog, a window locks at least half the claim
+//! window once acknowledgements free the room, not whatever the first of
+//! them freed.
 
-use std::time::Duration;
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
 
 use zk_queue::client::{ClientStats, CreateMode};
 use zk_queue::testing::{FaultProxy, TestingServer};
@@ -233,4 +236,68 @@ fn a_window_of_locked_items_is_read_back_with_its_locks_in_one_request() {
         consumer_client.stats()
     );
     queue.close();
+}
+
+#[test]
+fn a_lock_safe_consumer_with_a_backlog_locks_at_least_half_a_window_at_a_time() {
+    // Behind a slow link, so every lock lives long enough for the observer
+    // to see it.
+    let server = TestingServer::start().unwrap();
+    let proxy = FaultProxy::start(&server.connect_string()).unwrap();
+    let own = proxied_client(&proxy);
+    let (admin, observer) = (client_of(&server.connect_string()), client_of(&server.connect_string()));
+    let path = unique_path("lock-windows-half");
+    let locks = format!("{path}-locks");
+    let (backlog, window) = (256, 64);
+    let producer = producer(&admin, &path).put_in_background(true).build_queue().unwrap();
+    for value in items("item-", backlog) {
+        producer.put(value).unwrap();
+    }
+    assert!(producer.flush_timeout(WAIT), "the backlog was not stored");
+    proxy.set_delay(Duration::from_millis(50));
+    let recorder = Recorder::new();
+    let queue = consumer(&own, &path, &recorder)
+        .lock_path(&locks)
+        .claim_window(window)
+        .build_queue()
+        .unwrap();
+    // The locks of one window are created in one multi, one transaction:
+    // they share a creation zxid.
+    let mut created: HashMap<String, i64> = HashMap::new();
+    let deadline = Instant::now() + WAIT;
+    while recorder.items().len() < backlog {
+        assert!(Instant::now() < deadline, "the backlog was not consumed");
+        let names = observer
+            .get_children(&locks)
+            .map(|(names, _)| names)
+            .unwrap_or_default();
+        let new: Vec<String> = names.into_iter().filter(|name| !created.contains_key(name)).collect();
+        for name in new {
+            if let Ok(Some(stat)) = observer.exists(&format!("{locks}/{name}")) {
+                created.insert(name, stat.czxid);
+            }
+        }
+    }
+    queue.close();
+    producer.close();
+    let mut windows: BTreeMap<i64, usize> = BTreeMap::new();
+    for czxid in created.values() {
+        *windows.entry(*czxid).or_default() += 1;
+    }
+    let sizes: Vec<usize> = windows.into_values().collect();
+    eprintln!(
+        "{backlog} items ({} locks seen) in lock windows of {sizes:?}",
+        created.len()
+    );
+    // Locking whatever room the first acknowledgements freed makes windows
+    // of a few items between the large ones.
+    let small = sizes[..sizes.len() - 1]
+        .iter()
+        .filter(|&&size| size < window / 2)
+        .count();
+    assert!(
+        small <= 1,
+        "lock windows of fewer than {} items with a backlog left: {sizes:?}",
+        window / 2
+    );
 }

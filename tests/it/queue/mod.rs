@@ -15,6 +15,7 @@
 mod arrivals;
 mod backoff;
 mod batched_writes;
+mod claim_windows;
 mod coalescing;
 mod competing;
 mod consuming;

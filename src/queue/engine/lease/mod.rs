@@ -20,7 +20,7 @@
 //! in the claim window ([`Leases::room`]), as it may still be on the server:
 //! a consumer's locks never outnumber its window.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
@@ -38,17 +38,13 @@ pub(super) use window::{ItemRead, Taken};
 /// How soon orphaned locks that could not be deleted are tried again.
 const ORPHAN_RETRY: Duration = Duration::from_millis(500);
 
-/// How long the scanner waits for room for more leases (see
-/// [`Leases::room`]) before taking fewer: about an acknowledgement's round
-/// trip, so a consumer with a backlog locks half a window at a time.
-const GATHER: Duration = Duration::from_millis(10);
-
 /// The leases one engine holds, and its orphaned locks.
 pub(super) struct Leases {
     /// Items locked by this consumer and not yet settled (acknowledged,
     /// released or requeued), so no item is processed twice at once by this
-    /// queue.
-    held: Mutex<HashSet<String>>,
+    /// queue; each with whether its end is on its way to the server
+    /// ([`Leases::ending`]).
+    held: Mutex<HashMap<String, bool>>,
     /// Signalled whenever leases are freed.
     freed: Condvar,
     /// Items settled since the scanner last began a listing: a listing
@@ -64,7 +60,7 @@ impl Leases {
     /// No leases held, no orphans.
     pub(super) fn new() -> Leases {
         Leases {
-            held: Mutex::new(HashSet::new()),
+            held: Mutex::new(HashMap::new()),
             freed: Condvar::new(),
             settled: Mutex::new(HashSet::new()),
             orphans: Mutex::new(Vec::new()),
@@ -73,7 +69,7 @@ impl Leases {
 
     /// Whether this consumer holds a lease on the item named.
     pub(super) fn holds(&self, name: &str) -> bool {
-        self.held.lock().contains(name)
+        self.held.lock().contains_key(name)
     }
 
     /// Whether this consumer settled the item named since the scanner began
@@ -91,8 +87,9 @@ impl Leases {
 
     /// Waits until this consumer has fewer than `window` locks that may
     /// exist (or `stopping` says the queue stops) and returns how many more
-    /// leases may be taken: at least `want` of them, or as many as there
-    /// are once [`GATHER`] has passed. Its locks are the leases held and the orphans of
+    /// leases may be taken: at least `want` of them while the ends of
+    /// others are on their way to the server (they free room within a
+    /// round trip), or as many as there are once none is. Its locks are the leases held and the orphans of
     /// its current session: an orphan's lock may still be on the server, so
     /// it keeps its place in the window until it is known gone, and orphans
     /// in the way are settled meanwhile. For the scanner, the one thread that
@@ -104,19 +101,18 @@ impl Leases {
         want: usize,
         stopping: impl Fn() -> bool,
     ) -> usize {
-        let started = Instant::now();
-        let mut settle_at = started;
+        let mut settle_at = Instant::now();
         loop {
             let mut held = self.held.lock();
             // Counted after the leases: a lease let go becomes an orphan
             // before it leaves `held`, so no lock is missed in between.
             let orphans = self.orphans_of(core.client.session());
             let room = window.saturating_sub(held.len() + orphans);
-            let now = Instant::now();
-            let gathered = now >= started + GATHER;
-            if room >= want.max(1) || (room > 0 && gathered) || stopping() {
+            let coming = held.values().any(|ending| *ending);
+            if room >= want.max(1) || (room > 0 && !coming) || stopping() {
                 return room;
             }
+            let now = Instant::now();
             if orphans > 0 && now >= settle_at {
                 drop(held);
                 settle_at = self.settle_orphans(core).unwrap_or(now);
@@ -126,10 +122,6 @@ impl Leases {
                 0 => POLL,
                 _ => settle_at.saturating_duration_since(now).min(POLL),
             };
-            let wait = match room {
-                0 => wait,
-                _ => wait.min((started + GATHER).saturating_duration_since(now)),
-            };
             self.freed.wait_for(&mut held, wait);
         }
     }
@@ -138,6 +130,14 @@ impl Leases {
     /// session went with it).
     fn orphans_of(&self, session: Session) -> usize {
         self.orphans.lock().iter().filter(|o| o.session == session).count()
+    }
+
+    /// The end of the lease on the item named is on its way to the server:
+    /// its place in the window comes free within a round trip.
+    pub(super) fn ending(&self, name: &str) {
+        if let Some(ending) = self.held.lock().get_mut(name) {
+            *ending = true;
+        }
     }
 
     /// The items named are finished: their leases are free.

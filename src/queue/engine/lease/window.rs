@@ -84,7 +84,7 @@ impl Leases {
                 }
             };
             if let Some(lease) = lease {
-                self.held.lock().insert(name.clone());
+                self.held.lock().insert(name.clone(), false);
                 taken.leases.push((name, lease));
             }
         }

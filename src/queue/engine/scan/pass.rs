@@ -24,6 +24,8 @@ use crate::queue::engine::{Control, Work};
 use crate::queue::DeliverAt;
 use crate::sync::{earliest, Latch};
 
+mod hand;
+
 /// The outcome of one pass: the watches to keep while waiting, and when to
 /// scan again at the latest.
 pub(super) struct Pass {
@@ -81,6 +83,9 @@ struct PassState<'a, T> {
     now_ms: i64,
     /// This consumer's stripe, if others of this crate consume too.
     stripe: Option<Stripe>,
+    /// Whether the pass ends after the window being handed over (it found
+    /// a reason to look again while handing it over).
+    stop_after: bool,
 }
 
 pub(super) fn scan<T: Send + 'static>(
@@ -158,8 +163,8 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
         // At least one item per listing, so a steady stream of puts cannot
         // starve the consumer (Curator's livelock with 0).
         let refresh_after = (core.kind == Kind::Priority).then(|| core.options.min_items_before_refresh.max(1));
-        // Plain mode claims a window at a time; a priority queue's window
-        // ends where it may have to look again.
+        // A priority queue's window ends where it may have to look again,
+        // unless it can look while handing the window over (see `keep`).
         let window = refresh_after.map_or(core.options.claim_window, |n| n.min(core.options.claim_window));
         // Competing consumers start their windows in different places (see
         // `spread`); one claiming alone takes the listing in order.
@@ -185,6 +190,7 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
             refresh_after,
             now_ms: DeliverAt::now().epoch_millis(),
             stripe: None,
+            stop_after: false,
         }
     }
 
@@ -202,6 +208,15 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
         }
         // Others' items left to them are not this pass's to go through.
         self.stripe = stripe;
+        // A plain priority consumer claiming alone, with arrivals kept,
+        // looks for urgent items while it hands a window over (see
+        // `hand`): its windows need not end where it looks. One with
+        // stripes does not claim ahead: another's more urgent arrival, left
+        // to its owner for a grace, must not wait behind a window of this
+        // one's less urgent items.
+        if self.locks.is_none() && stripe.is_none() && self.kept.arrivals.is_some() {
+            self.window = self.core.options.claim_window;
+        }
         let mine = self.kept.others.mine(self.core.kind, items, stripe, self.now_ms);
         if mine.left_out {
             self.whole = false;
@@ -223,10 +238,10 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
     /// The most items of the next window: lock-safe, never more locks on
     /// the server than the claim window (the leases held, and orphaned
     /// locks not yet known gone). A lock-safe consumer holding more than
-    /// half its window waits a little for room for half a window (or for
-    /// the items pending, if fewer), so that one window is locked while the
-    /// one before is consumed, instead of a lock request for every few
-    /// items acknowledged.
+    /// half its window waits, while acknowledgements are on their way, for
+    /// room for half a window (or for the items pending, if fewer): one
+    /// window is locked while the one before is consumed, instead of a lock
+    /// request for every few items acknowledged.
     fn next_limit(&self) -> usize {
         let spread = self.kept.spread.window(self.window);
         if self.locks.is_none() {
@@ -390,13 +405,19 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
     fn claim_full_window(&mut self) -> Result<Flow> {
         let tried = self.batch.len();
         let names = std::mem::take(&mut self.batch);
-        let next = self.next_window();
-        let claimed = claim_window(self.core, self.control, self.tx, names, &mut self.read_ahead, next)?;
+        let next = self.next_window(&names);
+        let (claimed, won) = claim_window(self.core, self.control, self.tx, names, &mut self.read_ahead, next)?;
         if let Some(view) = &mut self.locks {
             view.also_locked(&claimed.held_elsewhere);
         }
         self.handed += claimed.handed;
         self.taken += claimed.handed;
+        self.hand_over(won)?;
+        if std::mem::take(&mut self.stop_after) {
+            self.kept.spread.after(tried, claimed.lost, self.window);
+            self.limit = self.next_limit();
+            return Ok(Flow::Stop);
+        }
         let flow = match self.kept.spread.after(tried, claimed.lost, self.window) {
             Next::Continue => Flow::Next,
             Next::Jump => {
@@ -412,12 +433,15 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
         Ok(flow)
     }
 
-    /// Plain mode: the items the next window will likely claim, to be read
-    /// while this one's deletes commit; none while competing consumers may
-    /// take them first (the next window may start elsewhere), nor while
-    /// the reads kept ahead hold a window already.
-    fn next_window(&self) -> Vec<String> {
-        if self.locks.is_some() || self.jump || self.kept.spread.spreading() || self.read_ahead.len() >= self.window {
+    /// Plain mode: the items the next window (after the one of `names`)
+    /// will likely claim, to be read while this one's deletes commit; none
+    /// while competing consumers may take them first (the next window may
+    /// start elsewhere), nor while reads kept ahead for later windows hold
+    /// a window already.
+    fn next_window(&self, names: &[String]) -> Vec<String> {
+        let this_window = names.iter().filter(|n| self.read_ahead.contains_key(*n)).count();
+        let later = self.read_ahead.len() - this_window;
+        if self.locks.is_some() || self.jump || self.kept.spread.spreading() || later >= self.window {
             return Vec::new();
         }
         self.pending
@@ -436,7 +460,7 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
         }
         let tried = self.batch.len();
         let names = std::mem::take(&mut self.batch);
-        let claimed = claim_window(
+        let (claimed, won) = claim_window(
             self.core,
             self.control,
             self.tx,
@@ -446,7 +470,7 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
         )?;
         self.taken += claimed.handed;
         self.kept.spread.after(tried, claimed.lost, self.window);
-        Ok(())
+        self.hand_over(won)
     }
 
     /// Ends the pass: what it leaves for the next, and the watches to keep
