@@ -18,7 +18,7 @@ use super::WAIT;
 use crate::support::queues::{consumer, producer};
 use crate::support::recorder::Recorder;
 use crate::support::server::unique_path;
-use crate::support::{self, client, client_of};
+use crate::support::{self, client, client_of, eventually};
 
 /// The proxy's delay per forwarded chunk, each way.
 const DELAY: Duration = Duration::from_millis(300);
@@ -110,5 +110,38 @@ fn a_priority_consumer_claiming_alone_claims_whole_windows_whatever_its_refresh(
     assert!(
         multis < 2 * backlog.div_ceil(WINDOW),
         "{multis} multis for {backlog} items: windows of fewer than {WINDOW} (capped at {refresh}: {capped})"
+    );
+}
+
+#[test]
+fn items_arriving_while_a_priority_pass_hands_its_last_window_over_are_taken_without_a_rescan() {
+    let path = unique_path("claim-windows-last-window");
+    let (producer_client, consumer_client) = (client(), client());
+    let producer = producer(&producer_client, &path).build_priority_queue(1).unwrap();
+    // Fewer than a window: the pass's one window is its last.
+    let backlog = 40;
+    for i in 0..backlog {
+        producer.put(format!("backlog-{i}"), 5).unwrap();
+    }
+    let recorder = Recorder::new().held().slow(Duration::from_millis(20));
+    let queue = consumer(&consumer_client, &path, &recorder)
+        // Far beyond the wait below: only the pass itself can take them.
+        .rescan_interval(Duration::from_secs(3_600))
+        .build_priority_queue(1)
+        .unwrap();
+    eventually(WAIT, "the consumer holds its first item", || queue.stats().claimed >= 1);
+    // Less urgent than the backlog: they join the pass's pending items at
+    // one of the looks while the window is handed over.
+    let later = 3;
+    for i in 0..later {
+        producer.put(format!("later-{i}"), 9).unwrap();
+    }
+    recorder.release();
+    let got = recorder.wait_for(backlog + later, WAIT);
+    queue.close();
+    producer.close();
+    assert!(
+        got[backlog..].iter().all(|item| item.starts_with("later-")),
+        "the later items came before the backlog: {got:?}"
     );
 }

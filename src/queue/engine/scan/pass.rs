@@ -131,8 +131,17 @@ pub(super) fn scan<T: Send + 'static>(
     let mut state = PassState::new(scope, kept, read_ahead, locks, wake_at);
     state.keep(names, listed, stripe);
     drop(turn);
-    state.run()?;
-    state.finish_window()?;
+    // Handing the last window over may find arrivals, which join the
+    // pending items: unless it found a reason to look again, the pass goes
+    // on with them.
+    loop {
+        let flow = state.run()?;
+        state.finish_window()?;
+        let stop = std::mem::take(&mut state.stop_after);
+        if matches!(flow, Flow::Stop) || stop || state.pending.is_empty() || control.stopping() {
+            break;
+        }
+    }
     Ok(state.finish(&mut watches))
 }
 
@@ -262,17 +271,18 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
         self.whole = false;
     }
 
-    /// Goes through the pending items until none is left or the pass stops.
-    fn run(&mut self) -> Result<()> {
+    /// Goes through the pending items until none is left (`Next`) or the
+    /// pass stops (`Stop`).
+    fn run(&mut self) -> Result<Flow> {
         loop {
             if self.jump && self.batch.is_empty() {
                 self.jump_ahead();
             }
             let Some(name) = self.pending.pop_front() else {
-                return Ok(());
+                return Ok(Flow::Next);
             };
             if let Flow::Stop = self.step(name)? {
-                return Ok(());
+                return Ok(Flow::Stop);
             }
         }
     }
