@@ -25,6 +25,7 @@ mod recipe;
 mod shards;
 mod stats;
 mod take;
+mod top;
 mod watch;
 
 use std::process::ExitCode;
@@ -85,6 +86,11 @@ enum Command {
     /// path: holders, leaders and waiters in order, with their ids, ages and
     /// sessions (marking those no longer connected, or gone).
     Recipe(recipe::RecipeArgs),
+    /// The queues under a path (depth, put and take rates, oldest item,
+    /// items due later, locked items, consumers, dead letters) and its
+    /// locks, semaphores, latches and barriers (holders and waiters in
+    /// order), printed once with `--once`.
+    Top(top::TopArgs),
 }
 
 impl Command {
@@ -116,6 +122,7 @@ impl Command {
             Command::Watch(args) => vec![args.path.as_str()],
             Command::DeadLetter(command) => command.paths(),
             Command::Recipe(args) => vec![args.path.as_str()],
+            Command::Top(args) => vec![args.path.as_str()],
         }
     }
 }
@@ -208,6 +215,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Watch(args) => watch::run(&ctx, args),
         Command::DeadLetter(command) => dead_letter::run(&ctx, command),
         Command::Recipe(args) => recipe::run(&ctx, &connect, cli.session_timeout, args),
+        Command::Top(args) => top::run(&ctx, args),
     };
     ctx.client.close();
     result

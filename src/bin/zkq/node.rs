@@ -52,7 +52,12 @@ pub enum Node {
 
 /// What the node at `path` is; an error if it does not exist.
 pub fn classify(ctx: &Context, path: &str) -> anyhow::Result<Node> {
-    let (mut names, _) = ctx.client.get_children(path)?;
+    let (names, _) = ctx.client.get_children(path)?;
+    classify_children(ctx, path, names)
+}
+
+/// What the node at `path`, whose children are `names`, is.
+pub fn classify_children(ctx: &Context, path: &str, mut names: Vec<String>) -> anyhow::Result<Node> {
     if !names.is_empty() && names.iter().all(|n| is_shard_name(n)) {
         names.sort();
         return Ok(Node::Sharded(names));

@@ -62,8 +62,9 @@ struct NodeOutput {
     stale: bool,
 }
 
+/// A recipe path as `zkq recipe` (and `zkq top`) show it.
 #[derive(Serialize)]
-struct RecipeOutput {
+pub struct RecipeOutput {
     path: String,
     kind: String,
     /// The max leases the roles assume (mutex, semaphore).
@@ -89,70 +90,100 @@ pub fn run(ctx: &Context, connect: &str, timeout: Duration, args: RecipeArgs) ->
         Some(kind) => kind,
         None => detect(ctx, &args.path)?,
     };
+    let read = read_recipe(ctx, &args.path, kind, args.leases)?;
+    // Every node is read before the servers are asked about sessions, so a
+    // session missing from the leader's list is gone since the read.
+    let (survey, sessions) = if args.no_sessions {
+        (SessionSurvey::default(), "not asked (--no-sessions)".to_owned())
+    } else {
+        four_letter::survey(connect, timeout)
+    };
+    let out = read.show(&survey, sessions);
+    if ctx.json {
+        return ctx.print_json(&out);
+    }
+    print(&out);
+    Ok(())
+}
+
+/// A recipe path's nodes, read and placed, before their sessions are known.
+pub struct RecipeRead {
+    path: String,
+    kind: RecipeKind,
+    leases: Option<u32>,
+    barrier: Option<ChildNode>,
+    line: Vec<Placed>,
+    locks: Option<Vec<Placed>>,
+}
+
+/// Reads the recipe of `kind` at `path` (`leases`: how many hold a mutex
+/// or semaphore at once, if known).
+pub fn read_recipe(ctx: &Context, path: &str, kind: RecipeKind, leases: Option<u32>) -> anyhow::Result<RecipeRead> {
     let leases = match kind {
-        RecipeKind::Mutex => Some(args.leases.unwrap_or(1)),
-        RecipeKind::Semaphore => args.leases,
+        RecipeKind::Mutex => Some(leases.unwrap_or(1)),
+        RecipeKind::Semaphore => leases,
         _ => None,
     };
     let max = leases.map(|n| n as usize);
-    // Every node is read before the servers are asked about sessions, so a
-    // session missing from the leader's list is gone since the read.
     let mut barrier = None;
     let mut locks = None;
     let line = match kind {
         RecipeKind::Semaphore => {
             // The semaphore's own node must exist; its `leases` and `locks`
             // appear with the first acquirer.
-            ctx.client.get_children(&args.path)?;
+            ctx.client.get_children(path)?;
             locks = Some(arrange(
                 RecipeKind::Mutex,
-                read_children(ctx, &child(&args.path, SEMAPHORE_LOCKS), true)?,
+                read_children(ctx, &child(path, SEMAPHORE_LOCKS), true)?,
                 Some(1),
             ));
-            arrange(
-                kind,
-                read_children(ctx, &child(&args.path, SEMAPHORE_LEASES), true)?,
-                max,
-            )
+            arrange(kind, read_children(ctx, &child(path, SEMAPHORE_LEASES), true)?, max)
         }
         RecipeKind::Barrier => {
-            barrier = read_node(ctx, &args.path)?;
+            barrier = read_node(ctx, path)?;
             let children = if barrier.is_some() {
-                read_children(ctx, &args.path, true)?
+                read_children(ctx, path, true)?
             } else {
                 Vec::new()
             };
             arrange(kind, children, None)
         }
-        _ => arrange(kind, read_children(ctx, &args.path, false)?, max),
+        _ => arrange(kind, read_children(ctx, path, false)?, max),
     };
-    let (survey, sessions) = if args.no_sessions {
-        (SessionSurvey::default(), "not asked (--no-sessions)".to_owned())
-    } else {
-        four_letter::survey(connect, timeout)
-    };
-    let now = now_ms();
-    let show = |placed: Placed| output(placed, &survey, now);
-    let out = RecipeOutput {
-        path: args.path.clone(),
-        kind: kind.to_string(),
+    Ok(RecipeRead {
+        path: path.to_owned(),
+        kind,
         leases,
-        state: (kind == RecipeKind::Barrier).then_some(if barrier.is_some() { "set" } else { "cleared" }),
-        barrier: barrier
-            .and_then(|node| arrange(RecipeKind::Barrier, vec![node], None).pop())
-            .map(|placed| NodeOutput {
-                role: "barrier".to_owned(),
-                ..show(placed)
-            }),
-        nodes: line.into_iter().map(show).collect(),
-        locks: locks.map(|l| l.into_iter().map(show).collect()),
-        sessions,
-    };
-    if ctx.json {
-        return ctx.print_json(&out);
+        barrier,
+        line,
+        locks,
+    })
+}
+
+impl RecipeRead {
+    /// The recipe as shown, its sessions' states from `survey` (found as
+    /// `sessions` says).
+    pub fn show(self, survey: &SessionSurvey, sessions: String) -> RecipeOutput {
+        let now = now_ms();
+        let show = |placed: Placed| output(placed, survey, now);
+        let kind = self.kind;
+        RecipeOutput {
+            path: self.path,
+            kind: kind.to_string(),
+            leases: self.leases,
+            state: (kind == RecipeKind::Barrier).then_some(if self.barrier.is_some() { "set" } else { "cleared" }),
+            barrier: self
+                .barrier
+                .and_then(|node| arrange(RecipeKind::Barrier, vec![node], None).pop())
+                .map(|placed| NodeOutput {
+                    role: "barrier".to_owned(),
+                    ..show(placed)
+                }),
+            nodes: self.line.into_iter().map(show).collect(),
+            locks: self.locks.map(|l| l.into_iter().map(show).collect()),
+            sessions,
+        }
     }
-    print(&out);
-    Ok(())
 }
 
 /// The kind `path`'s children say; an error naming the path if none.
@@ -228,7 +259,8 @@ fn output(placed: Placed, survey: &SessionSurvey, now: i64) -> NodeOutput {
     }
 }
 
-fn print(out: &RecipeOutput) {
+/// Prints a recipe as text.
+pub fn print(out: &RecipeOutput) {
     let mut head = format!("{} {}", out.kind, out.path);
     if let Some(leases) = out.leases {
         head += &format!(" (leases {leases})");

@@ -35,8 +35,8 @@ pub struct StatsArgs {
 
 #[derive(Serialize, Default)]
 pub struct Stats {
-    layout: String,
-    kind: String,
+    pub layout: String,
+    pub kind: String,
     /// Item nodes.
     pub items: usize,
     /// Children that are not items.
@@ -53,11 +53,11 @@ pub struct Stats {
     #[serde(skip_serializing_if = "Option::is_none")]
     due: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    not_due: Option<usize>,
+    pub not_due: Option<usize>,
     /// This crate's consumers registered on the queue (see
     /// `inspect::consumer_registry`), if any registry exists.
     #[serde(skip_serializing_if = "Option::is_none")]
-    consumers: Option<usize>,
+    pub consumers: Option<usize>,
     /// The locks under the lock path given or recorded.
     #[serde(flatten)]
     pub lock_report: Option<LockReport>,
@@ -114,7 +114,7 @@ pub fn collect(
 }
 
 /// [`collect`] of a queue already listed.
-fn collect_listed(
+pub fn collect_listed(
     ctx: &Context,
     path: &str,
     listing: Listing,

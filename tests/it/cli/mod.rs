@@ -30,6 +30,7 @@ mod put_targets;
 mod recipe_ensemble;
 mod recipes;
 mod sharded;
+mod top;
 mod usage;
 mod what_it_is;
 
