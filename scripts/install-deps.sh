@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what zk-queue's demo and tests need on Debian: ZooKeeper 3.8 and
-# Curator (for the Java interop peers) and a headless JDK. Installs nothing
+# Curator (for the Java interop peers), a headless JDK, kazoo and tmux. Installs nothing
 # that is already present. The Rust toolchain (cargo with rustfmt and clippy)
 # must already be installed.
 set -euo pipefail
@@ -11,6 +11,8 @@ missing=()
 command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1 || missing+=(default-jdk-headless)
 # kazoo (Python) for the kazoo interop peers (interop/python/kazoo_peer.py).
 [ -f /usr/lib/python3/dist-packages/kazoo/recipe/queue.py ] || missing+=(python3-kazoo)
+# tmux, the real terminal the test of `zkq top`'s full-screen view runs it in.
+command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 
 if [ ${#missing[@]} -gt 0 ]; then
     echo "installing: ${missing[*]}" >&2

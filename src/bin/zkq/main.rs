@@ -86,10 +86,10 @@ enum Command {
     /// path: holders, leaders and waiters in order, with their ids, ages and
     /// sessions (marking those no longer connected, or gone).
     Recipe(recipe::RecipeArgs),
-    /// The queues under a path (depth, put and take rates, oldest item,
-    /// items due later, locked items, consumers, dead letters) and its
-    /// locks, semaphores, latches and barriers (holders and waiters in
-    /// order), printed once with `--once`.
+    /// A live view of the queues under a path (depth, put and take rates,
+    /// oldest item, items due later, locked items, consumers, dead letters)
+    /// and its locks, semaphores, latches and double barriers (holders and
+    /// waiters in order); `--once` prints the figures once.
     Top(top::TopArgs),
 }
 

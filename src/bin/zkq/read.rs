@@ -254,7 +254,7 @@ pub fn print_items(ctx: &Context, items: &[ItemOutput]) -> anyhow::Result<()> {
 
 /// One item as a line of text, its times also in ISO-8601 UTC and relative
 /// to `now`.
-fn item_line(item: &ItemOutput, now: i64) -> String {
+pub fn item_line(item: &ItemOutput, now: i64) -> String {
     let mut line = format!("{}\t{}", item.name, item.kind);
     if let Some(p) = item.priority {
         line += &format!("\tpriority={p}");

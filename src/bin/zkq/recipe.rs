@@ -35,54 +35,54 @@ pub struct RecipeArgs {
 
 /// One node as shown.
 #[derive(Serialize)]
-struct NodeOutput {
-    name: String,
-    role: String,
-    position: usize,
+pub struct NodeOutput {
+    pub name: String,
+    pub role: String,
+    pub position: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
-    mode: Option<&'static str>,
+    pub mode: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    sequence: Option<i64>,
+    pub sequence: Option<i64>,
     /// The UUID of a protected name `_c_<uuid>-`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    protected_id: Option<String>,
+    pub protected_id: Option<String>,
     /// The data as text if UTF-8, else in hex.
-    data: String,
-    data_encoding: &'static str,
+    pub data: String,
+    pub data_encoding: &'static str,
     /// Milliseconds since the node was created (server clock).
-    age_ms: i64,
+    pub age_ms: i64,
     /// The owning session `0x…`; absent for a persistent node.
     #[serde(skip_serializing_if = "Option::is_none")]
-    session: Option<String>,
+    pub session: Option<String>,
     /// connected, disconnected, gone or unknown; absent for a persistent node.
     #[serde(skip_serializing_if = "Option::is_none")]
-    session_state: Option<String>,
+    pub session_state: Option<String>,
     /// A double barrier's `ready` that no present member entered before.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
-    stale: bool,
+    pub stale: bool,
 }
 
 /// A recipe path as `zkq recipe` (and `zkq top`) show it.
 #[derive(Serialize)]
 pub struct RecipeOutput {
-    path: String,
-    kind: String,
+    pub path: String,
+    pub kind: String,
     /// The max leases the roles assume (mutex, semaphore).
     #[serde(skip_serializing_if = "Option::is_none")]
-    leases: Option<u32>,
+    pub leases: Option<u32>,
     /// A barrier: `set` or `cleared`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    state: Option<&'static str>,
+    pub state: Option<&'static str>,
     /// A barrier's own node while set.
     #[serde(skip_serializing_if = "Option::is_none")]
-    barrier: Option<NodeOutput>,
+    pub barrier: Option<NodeOutput>,
     /// The line: lock, lease, latch or member nodes, in order.
-    nodes: Vec<NodeOutput>,
+    pub nodes: Vec<NodeOutput>,
     /// A semaphore's mutex (`locks`), which one acquirer holds while it takes a lease.
     #[serde(skip_serializing_if = "Option::is_none")]
-    locks: Option<Vec<NodeOutput>>,
+    pub locks: Option<Vec<NodeOutput>>,
     /// How the session states were found, or why they are unknown.
-    sessions: String,
+    pub sessions: String,
 }
 
 pub fn run(ctx: &Context, connect: &str, timeout: Duration, args: RecipeArgs) -> anyhow::Result<()> {

@@ -31,6 +31,7 @@ mod recipe_ensemble;
 mod recipes;
 mod sharded;
 mod top;
+mod top_screen;
 mod usage;
 mod what_it_is;
 

@@ -1,5 +1,6 @@
-//! `zkq top --once`: the queues and coordination recipes under a path, with
-//! each queue's put and take rates over one interval, printed once.
+//! `zkq top`: the queues and coordination recipes under a path, with each
+//! queue's put and take rates over an interval: a full-screen view
+//! ([`screen`]), or printed once (`--once`).
 //!
 //! Built only from what ZooKeeper shows: two looks an interval apart
 //! ([`walk`]). A queue's puts and takes between them come from its node's
@@ -9,6 +10,7 @@
 //! consumers recorded them; a recipe's nodes are read once, after the second
 //! look, and the servers are asked about sessions once.
 
+mod screen;
 mod walk;
 
 use std::time::{Duration, Instant};
@@ -25,20 +27,22 @@ use walk::{look, Look, QueueLook};
 #[derive(Debug, Args)]
 pub struct TopArgs {
     /// The path to look under: its queues (plain, Curator's kinds, sharded,
-    /// classic) and its locks, semaphores, latches and barriers.
+    /// classic) and its locks, semaphores, latches and double barriers.
     #[arg(default_value = "/")]
     pub path: String,
-    /// Print the figures once, after one interval, and exit.
+    /// Print the figures once, after one interval, and exit (without it:
+    /// a full-screen view, refreshed every interval).
     #[arg(long)]
     once: bool,
-    /// The interval the rates are taken over, e.g. `1s`, `500ms`.
+    /// How often the view refreshes, and the interval the rates are taken
+    /// over, e.g. `1s`, `500ms`.
     #[arg(long, default_value = "1s", value_parser = parse_duration)]
     interval: Duration,
 }
 
 /// A queue's row.
 #[derive(Serialize)]
-struct QueueRow {
+pub struct QueueRow {
     path: String,
     /// `classic` or `curator`.
     layout: String,
@@ -70,7 +74,7 @@ struct QueueRow {
 }
 
 #[derive(Serialize)]
-struct Top {
+pub struct Top {
     path: String,
     interval_ms: u128,
     queues: Vec<QueueRow>,
@@ -87,16 +91,14 @@ struct Top {
 
 pub fn run(ctx: &Context, args: TopArgs) -> anyhow::Result<()> {
     if !args.once {
-        bail!("zkq top prints its figures once, with --once (and --json for scripts)");
+        if ctx.json {
+            bail!("--json prints the figures once: give --once too");
+        }
+        return screen::run(ctx, &args.path, args.interval);
     }
-    let first = look(ctx, &args.path)?;
-    let started = Instant::now();
+    let mut sampler = Sampler::start(ctx, &args.path)?;
     std::thread::sleep(args.interval);
-    let before = ctx.client.stats().total();
-    let second = look(ctx, &args.path)?;
-    let requests_per_look = ctx.client.stats().total() - before;
-    let elapsed = started.elapsed();
-    let top = figures(ctx, &args.path, &first, second, elapsed, requests_per_look)?;
+    let top = sampler.next(ctx)?;
     if ctx.json {
         return ctx.print_json(&top);
     }
@@ -104,21 +106,56 @@ pub fn run(ctx: &Context, args: TopArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Looks taken one after another, each giving the figures since the last.
+pub struct Sampler {
+    path: String,
+    last: Look,
+    at: Instant,
+}
+
+impl Sampler {
+    /// The first look at `path`.
+    pub fn start(ctx: &Context, path: &str) -> anyhow::Result<Sampler> {
+        Ok(Sampler {
+            path: path.to_owned(),
+            last: look(ctx, path)?,
+            at: Instant::now(),
+        })
+    }
+
+    /// Another look, and its figures with the rates since the last one.
+    pub fn next(&mut self, ctx: &Context) -> anyhow::Result<Top> {
+        let before = ctx.client.stats().total();
+        let now = look(ctx, &self.path)?;
+        let requests_per_look = ctx.client.stats().total() - before;
+        let elapsed = self.at.elapsed();
+        let top = figures(ctx, &self.path, &self.last, &now, elapsed, requests_per_look)?;
+        (self.last, self.at) = (now, Instant::now());
+        Ok(top)
+    }
+
+    /// The lock details of the queue at `path` in the latest look.
+    pub fn locks(&self, path: &str) -> Option<&[crate::locks::LockDetail]> {
+        let stats = &self.last.queues.get(path)?.stats;
+        stats.lock_report.as_ref().map(|r| r.lock_details.as_slice())
+    }
+}
+
 /// The figures of `second`, with the rates since `first`, `elapsed` before.
 fn figures(
     ctx: &Context,
     path: &str,
     first: &Look,
-    second: Look,
+    second: &Look,
     elapsed: Duration,
     requests_per_look: u64,
 ) -> anyhow::Result<Top> {
     let secs = elapsed.as_secs_f64().max(f64::EPSILON);
     let queues = second
         .queues
-        .into_iter()
+        .iter()
         .map(|(path, now)| {
-            let (puts, takes) = first.queues.get(&path).map_or((0, 0), |then| moved(then, &now));
+            let (puts, takes) = first.queues.get(path).map_or((0, 0), |then| moved(then, now));
             row(path, now, puts as f64 / secs, takes as f64 / secs)
         })
         .collect();
@@ -162,13 +199,13 @@ fn moved(then: &QueueLook, now: &QueueLook) -> (u64, u64) {
     (puts.unsigned_abs(), takes.unsigned_abs())
 }
 
-fn row(path: String, look: QueueLook, puts_per_s: f64, takes_per_s: f64) -> QueueRow {
-    let stats = look.stats;
+fn row(path: &str, look: &QueueLook, puts_per_s: f64, takes_per_s: f64) -> QueueRow {
+    let stats = &look.stats;
     QueueRow {
         locked: stats.locks(),
-        path,
-        layout: stats.layout,
-        kind: stats.kind,
+        path: path.to_owned(),
+        layout: stats.layout.clone(),
+        kind: stats.kind.clone(),
         depth: stats.items,
         shards: look.shards,
         puts_per_s,

@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use zk_queue::inspect::{consumer_registry, Listing, RecipeKind};
+use zk_queue::inspect::{consumer_registry, Listing, RecipeKind, SEMAPHORE_LEASES, SEMAPHORE_LOCKS};
 use zk_queue::path::join as child;
 
 use crate::common::Context;
@@ -83,7 +83,7 @@ pub fn look(ctx: &Context, root: &str) -> anyhow::Result<Look> {
                 look.queues.insert(path, queue);
             }
             Node::LockDirectory { .. } => {}
-            Node::NotAQueue(children) => match RecipeKind::detect(&children) {
+            Node::NotAQueue(children) => match recipe_kind(&children) {
                 Some(kind) => look.recipes.push((path, kind)),
                 None if depth < MAX_DEPTH => {
                     for name in &children {
@@ -105,6 +105,15 @@ pub fn look(ctx: &Context, root: &str) -> anyhow::Result<Look> {
         }
     }
     Ok(look)
+}
+
+/// The recipe whose path has the children `names`, if any. A semaphore's
+/// path holds `leases` and `locks` alone: a parent that also holds other
+/// nodes (a `locks` directory among queues) is walked instead.
+fn recipe_kind(names: &[String]) -> Option<RecipeKind> {
+    let kind = RecipeKind::detect(names)?;
+    let semaphore_only = names.iter().all(|n| n == SEMAPHORE_LEASES || n == SEMAPHORE_LOCKS);
+    (kind != RecipeKind::Semaphore || semaphore_only).then_some(kind)
 }
 
 /// A sharded queue, as one queue: its items and changes summed over its
