@@ -38,6 +38,35 @@ pub use sessions::{learners, server_mode, sessions_in_cons, sessions_in_dump, Se
 
 mod listing;
 mod recipe;
+
+/// The child of a kazoo `LockingQueue`'s node that holds its entries
+/// (beside [`KAZOO_TAKEN`], its locks).
+///
+/// ```
+/// assert_eq!(zk_queue::inspect::KAZOO_ENTRIES, "entries");
+/// ```
+pub const KAZOO_ENTRIES: &str = crate::naming::ENTRIES_DIR;
+
+/// The child of a kazoo `LockingQueue`'s node that holds the locks of the
+/// entries being consumed, one ephemeral node named after each entry.
+///
+/// ```
+/// assert_eq!(zk_queue::inspect::KAZOO_TAKEN, "taken");
+/// ```
+pub const KAZOO_TAKEN: &str = crate::naming::TAKEN_DIR;
+
+/// Whether `name` is an entry of one of kazoo's queues as its producers
+/// name them, `entry-<ppp>-<sequence>` (the children of a `Queue`'s node, or
+/// of a `LockingQueue`'s [`KAZOO_ENTRIES`]).
+///
+/// ```
+/// use zk_queue::inspect::is_kazoo_entry;
+/// assert!(is_kazoo_entry("entry-100-0000000003"));
+/// assert!(!is_kazoo_entry("queue-0000000003"));
+/// ```
+pub fn is_kazoo_entry(name: &str) -> bool {
+    crate::naming::is_kazoo_entry(name)
+}
 mod sessions;
 
 /// Prefix of the classic recipe's items.

@@ -13,7 +13,9 @@ pub(crate) use curator::{
     delay_epoch, delay_prefix, fix_id, id_prefix, is_item, item_prefix, item_sequence, parse_id, parse_priority,
     plain_name_after, priority_prefix, split_item, PRIORITY_PREFIX_LEN, QUEUE_PREFIX,
 };
-pub(crate) use kazoo::{entries_in_order, entry_prefix, ENTRIES_DIR, MAX_PRIORITY, TAKEN_DIR};
+pub(crate) use kazoo::{
+    entries_in_order, entry_prefix, is_entry as is_kazoo_entry, ENTRIES_DIR, MAX_PRIORITY, TAKEN_DIR,
+};
 pub use kind::Kind;
 pub(crate) use registry::{is_registration, registry_of, REGISTRATION, REGISTRY_MARK};
 pub(crate) use sequence::{parse_sequence, SequenceKey};

@@ -1,4 +1,4 @@
-//! `zkq top --once --json`: every queue kind and recipe under a path, with
+//! `zkq top --once --json`: every queue kind (kazoo's too) and recipe under a path, with
 //! the figures each row shows, from one look and the rates over an interval.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -6,7 +6,7 @@ use std::thread;
 use std::time::Duration;
 
 use serde_json::Value;
-use zk_queue::recipes::{DoubleBarrier, LeaderLatch, Mutex, RwLock, Semaphore};
+use zk_queue::recipes::{DoubleBarrier, KazooLockingQueue, KazooQueue, LeaderLatch, Mutex, RwLock, Semaphore};
 use zk_queue::{DeliverAt, QueueBuilder, ShardPolicy, SimpleQueue, StringSerializer};
 
 use super::{holding_the_first, json, ok, zkq};
@@ -81,6 +81,13 @@ fn cli_top_once_shows_every_queue_kind_under_a_path_with_its_figures() {
     // parent of queues.
     let (consumer, _receiver, _delivery) = holding_the_first(&zk, &locked, &at("locks"));
 
+    let kazoo = KazooQueue::new(&zk, &at("kazoo")).unwrap();
+    kazoo.put(b"k1", 100).unwrap();
+    kazoo.put(b"k0", 5).unwrap();
+    let kazoo_locking = KazooLockingQueue::new(&zk, &at("kazoo-locking")).unwrap();
+    kazoo_locking.put_all(&[b"a", b"b", b"c"], 100).unwrap();
+    let taken = kazoo_locking.take().unwrap();
+
     // Puts all through the interval.
     let growing = builder("growing").build_queue().unwrap();
     let stop = AtomicBool::new(false);
@@ -114,6 +121,15 @@ fn cli_top_once_shows_every_queue_kind_under_a_path_with_its_figures() {
     assert_eq!(kind("ids"), ("curator".into(), "id".into()));
     assert_eq!(kind("classic"), ("classic".into(), "plain".into()));
     assert_eq!(row(queues, &at("sharded"))["kind"], "sharded");
+    assert_eq!(kind("kazoo"), ("kazoo".into(), "queue".into()));
+    assert_eq!(kind("kazoo-locking"), ("kazoo".into(), "locking".into()));
+    assert_eq!(row(queues, &at("kazoo"))["depth"], 2);
+    let locking = row(queues, &at("kazoo-locking"));
+    assert_eq!(
+        (locking["depth"].as_u64(), locking["locked"].as_u64()),
+        (Some(3), Some(1)),
+        "{locking}"
+    );
     let depth = |name: &str| row(queues, &at(name))["depth"].as_u64().unwrap();
     assert_eq!(
         [
@@ -146,12 +162,12 @@ fn cli_top_once_shows_every_queue_kind_under_a_path_with_its_figures() {
         .iter()
         .map(|q| q["path"].as_str().unwrap())
         .collect();
-    assert_eq!(paths.len(), 8, "{paths:?}");
+    assert_eq!(paths.len(), 10, "{paths:?}");
     assert!(out["requests_per_look"].as_u64().unwrap() > 0);
 
     let text = ok(&["top", &root, "--once", "--interval", "100ms"]);
     assert!(
-        text.starts_with(&format!("under {root}: 8 queues, 0 recipes")),
+        text.starts_with(&format!("under {root}: 10 queues, 0 recipes")),
         "{text}"
     );
     assert!(
@@ -159,7 +175,7 @@ fn cli_top_once_shows_every_queue_kind_under_a_path_with_its_figures() {
             .any(|l| l.starts_with(&format!("{locked}\tcurator/plain\t2\t"))),
         "{text}"
     );
-    drop(consumer);
+    drop((consumer, taken));
 }
 
 #[test]

@@ -44,9 +44,10 @@ pub struct TopArgs {
 #[derive(Serialize)]
 pub struct QueueRow {
     path: String,
-    /// `classic` or `curator`.
+    /// `classic`, `curator` or `kazoo`.
     layout: String,
-    /// `plain`, `priority`, `delay`, `id` or `sharded`.
+    /// `plain`, `priority`, `delay`, `id` or `sharded`; kazoo's `queue` or
+    /// `locking`.
     kind: String,
     /// Items now.
     depth: usize,
@@ -62,7 +63,8 @@ pub struct QueueRow {
     /// A delay queue's items not due yet.
     #[serde(skip_serializing_if = "Option::is_none")]
     due_later: Option<usize>,
-    /// Locks held under the lock path the consumers recorded.
+    /// Locks held under the lock path the consumers recorded (a kazoo
+    /// `LockingQueue`'s entries taken).
     #[serde(skip_serializing_if = "Option::is_none")]
     locked: Option<usize>,
     /// This crate's consumers registered beside the queue.
@@ -202,7 +204,7 @@ fn moved(then: &QueueLook, now: &QueueLook) -> (u64, u64) {
 fn row(path: &str, look: &QueueLook, puts_per_s: f64, takes_per_s: f64) -> QueueRow {
     let stats = &look.stats;
     QueueRow {
-        locked: stats.locks(),
+        locked: look.taken.or(stats.locks()),
         path: path.to_owned(),
         layout: stats.layout.clone(),
         kind: stats.kind.clone(),

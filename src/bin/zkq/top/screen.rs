@@ -201,7 +201,7 @@ fn draw(frame: &mut Frame, view: &mut View) {
         return;
     };
     let header = Row::new([
-        "queue", "kind", "depth", "put/s", "take/s", "oldest", "later", "locked", "cons", "dead", "history",
+        "queue", "kind", "depth", "put/s", "take/s", "oldest", "later", "locked", "cons", "dead", "trend",
     ])
     .style(Style::new().add_modifier(Modifier::BOLD));
     let dash = |n: Option<usize>| n.map_or_else(|| "-".to_owned(), |n| n.to_string());
@@ -261,7 +261,7 @@ const HELP_TEXT: &str = "zkq top: the queues and coordination recipes under a pa
     put/s, take/s: items put and taken per second since the last refresh.\n\
     oldest: age of the head item. later: items of a delay queue not due yet.\n\
     locked: locks held by lock-safe consumers. cons: registered consumers. dead: dead letters.\n\
-    Coordination: each lock's holder and waiters in order, each latch's leader.\n\n\
+    Coordination: each lock's holder and waiters in order, with their ages; each latch's leader.\n\n\
     Up/Down or k/j: choose a queue. Enter: open it. Esc: back. ?: help. q: quit.";
 
 fn status_line(view: &View) -> String {
@@ -269,7 +269,7 @@ fn status_line(view: &View) -> String {
         return format!("zkq top {}", view.path);
     };
     let head = format!(
-        "zkq top {}: {} queues, {} recipes, {} requests a refresh",
+        "zkq top {}: queues {}, recipes {}, {} requests a refresh",
         top.path,
         top.queues.len(),
         top.recipes.len(),
@@ -294,8 +294,9 @@ fn recipe_lines(recipe: &RecipeOutput) -> Vec<Line<'static>> {
             (Some(s), None) => format!(" {s}"),
             _ => String::new(),
         };
+        let age = node.age_ms / 1000;
         lines.push(Line::raw(format!(
-            "  {} {} {}{session}",
+            "  {} {} {} {age}s{session}",
             node.position, node.role, node.data
         )));
     }

@@ -8,10 +8,13 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use zk_queue::inspect::{consumer_registry, Listing, RecipeKind, SEMAPHORE_LEASES, SEMAPHORE_LOCKS};
+use zk_queue::inspect::{
+    consumer_registry, is_kazoo_entry, Listing, RecipeKind, KAZOO_ENTRIES, KAZOO_TAKEN, SEMAPHORE_LEASES,
+    SEMAPHORE_LOCKS,
+};
 use zk_queue::path::join as child;
 
-use crate::common::Context;
+use crate::common::{now_ms, Context};
 use crate::node::{self, Node};
 use crate::stats::{self, Stats};
 
@@ -29,6 +32,8 @@ pub struct QueueLook {
     /// Children created and deleted since the node was created, summed
     /// over the shards: the node's (or shards') `cversion`.
     pub changes: i64,
+    /// A kazoo `LockingQueue`'s entries taken and not yet consumed.
+    pub taken: Option<usize>,
 }
 
 /// Everything one look saw.
@@ -65,6 +70,10 @@ pub fn look(ctx: &Context, root: &str) -> anyhow::Result<Look> {
         if names.is_empty() && !queue_if_empty {
             continue;
         }
+        if let Some(queue) = kazoo(ctx, &path, &names, i64::from(stat.cversion))? {
+            look.queues.insert(path, queue);
+            continue;
+        }
         match node::classify_children(ctx, &path, names)? {
             Node::Queue(listing) => {
                 let stats = stats::collect_listed(ctx, &path, listing, None, None)?;
@@ -75,6 +84,7 @@ pub fn look(ctx: &Context, root: &str) -> anyhow::Result<Look> {
                         stats,
                         shards: None,
                         changes,
+                        taken: None,
                     },
                 );
             }
@@ -141,5 +151,45 @@ fn sharded(ctx: &Context, path: &str, shards: &[String]) -> anyhow::Result<Queue
         stats,
         shards: Some(shards.len()),
         changes,
+        taken: None,
     })
+}
+
+/// A kazoo queue at `path` (children `names`, `changes` its `cversion`):
+/// a `Queue`, whose children are all entries, or a `LockingQueue`, whose
+/// children are its `entries` and `taken` nodes; `None` for anything else.
+fn kazoo(ctx: &Context, path: &str, names: &[String], changes: i64) -> anyhow::Result<Option<QueueLook>> {
+    let is_dir = |n: &String| n == KAZOO_ENTRIES || n == KAZOO_TAKEN;
+    let (entries, changes, taken, kind) = if !names.is_empty() && names.iter().all(|n| is_kazoo_entry(n)) {
+        (names.to_vec(), changes, None, "queue")
+    } else if names.iter().any(|n| n == KAZOO_ENTRIES) && names.iter().all(is_dir) {
+        let (entries, stat) = ctx.client.get_children(&child(path, KAZOO_ENTRIES))?;
+        let taken = match ctx.client.get_children(&child(path, KAZOO_TAKEN)) {
+            Ok((locks, _)) => locks.len(),
+            Err(e) if e.is_no_node() => 0,
+            Err(e) => return Err(e.into()),
+        };
+        (entries, i64::from(stat.cversion), Some(taken), "locking")
+    } else {
+        return Ok(None);
+    };
+    let dir = taken.map_or_else(|| path.to_owned(), |_| child(path, KAZOO_ENTRIES));
+    let oldest = match entries.iter().filter(|n| is_kazoo_entry(n)).min() {
+        Some(head) => ctx
+            .client
+            .exists(&child(&dir, head))?
+            .map(|stat| (now_ms() - stat.ctime).max(0)),
+        None => None,
+    };
+    let mut stats = Stats::default();
+    stats.layout = "kazoo".to_owned();
+    stats.kind = kind.to_owned();
+    stats.items = entries.iter().filter(|n| is_kazoo_entry(n)).count();
+    stats.oldest_age_ms = oldest;
+    Ok(Some(QueueLook {
+        stats,
+        shards: None,
+        changes,
+        taken,
+    }))
 }
