@@ -10,6 +10,8 @@ use zk_queue::recipes::{DoubleBarrier, KazooLockingQueue, KazooQueue, LeaderLatc
 use zk_queue::{DeliverAt, QueueBuilder, ShardPolicy, SimpleQueue, StringSerializer};
 
 use super::{holding_the_first, json, ok, zkq};
+use crate::support::queues::consumer as consumer_of;
+use crate::support::recorder::Recorder;
 use crate::support::server::unique_path;
 use crate::support::{client, eventually};
 
@@ -81,6 +83,24 @@ fn cli_top_once_shows_every_queue_kind_under_a_path_with_its_figures() {
     // parent of queues.
     let (consumer, _receiver, _delivery) = holding_the_first(&zk, &locked, &at("locks"));
 
+    // A lock-safe consumer that fails its one item, which dies at once:
+    // one dead letter under the path its consumers recorded (itself a
+    // queue node).
+    let dying = builder("dying").build_queue().unwrap();
+    dying.put("doomed".into()).unwrap();
+    let failing = Recorder::new().failing(|_, _| true);
+    let dying_consumer = consumer_of(&zk, &at("dying"), &failing)
+        .lock_path(&at("dying-locks"))
+        .max_attempts(1)
+        .dead_letter_path(&at("dying-dead"))
+        .build_queue()
+        .unwrap();
+    eventually(WAIT, "the item dies", || {
+        zk.get_children(&at("dying-dead"))
+            .is_ok_and(|(names, _)| names.len() == 1)
+    });
+    dying_consumer.close();
+
     let kazoo = KazooQueue::new(&zk, &at("kazoo")).unwrap();
     kazoo.put(b"k1", 100).unwrap();
     kazoo.put(b"k0", 5).unwrap();
@@ -121,6 +141,12 @@ fn cli_top_once_shows_every_queue_kind_under_a_path_with_its_figures() {
     assert_eq!(kind("ids"), ("curator".into(), "id".into()));
     assert_eq!(kind("classic"), ("classic".into(), "plain".into()));
     assert_eq!(row(queues, &at("sharded"))["kind"], "sharded");
+    let died = row(queues, &at("dying"));
+    assert_eq!(
+        (died["depth"].as_u64(), died["dead_letters"].as_u64()),
+        (Some(0), Some(1)),
+        "{died}"
+    );
     assert_eq!(kind("kazoo"), ("kazoo".into(), "queue".into()));
     assert_eq!(kind("kazoo-locking"), ("kazoo".into(), "locking".into()));
     assert_eq!(row(queues, &at("kazoo"))["depth"], 2);
@@ -162,12 +188,12 @@ fn cli_top_once_shows_every_queue_kind_under_a_path_with_its_figures() {
         .iter()
         .map(|q| q["path"].as_str().unwrap())
         .collect();
-    assert_eq!(paths.len(), 10, "{paths:?}");
+    assert_eq!(paths.len(), 12, "{paths:?}");
     assert!(out["requests_per_look"].as_u64().unwrap() > 0);
 
     let text = ok(&["top", &root, "--once", "--interval", "100ms"]);
     assert!(
-        text.starts_with(&format!("under {root}: 10 queues, 0 recipes")),
+        text.starts_with(&format!("under {root}: 12 queues, 0 recipes")),
         "{text}"
     );
     assert!(
