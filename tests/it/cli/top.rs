@@ -6,8 +6,10 @@ use std::thread;
 use std::time::Duration;
 
 use serde_json::Value;
-use zk_queue::recipes::{DoubleBarrier, KazooLockingQueue, KazooQueue, LeaderLatch, Mutex, RwLock, Semaphore};
-use zk_queue::{DeliverAt, QueueBuilder, ShardPolicy, SimpleQueue, StringSerializer};
+use zk_queue::recipes::{
+    DoubleBarrier, KazooEntry, KazooLockingQueue, KazooQueue, LeaderLatch, Mutex, RwLock, Semaphore,
+};
+use zk_queue::{DeliverAt, QueueBuilder, ShardPolicy, SimpleQueue, StringSerializer, ZkClient};
 
 use super::{holding_the_first, json, ok, zkq};
 use crate::support::queues::consumer as consumer_of;
@@ -34,6 +36,40 @@ fn roles(recipe: &Value) -> Vec<&str> {
         .iter()
         .map(|n| n["role"].as_str().unwrap_or("<none>"))
         .collect()
+}
+
+/// A queue at `path` whose lock-safe consumer failed its one item, which
+/// died at once: one dead letter under `<path>-dead`, the dead-letter path
+/// its consumers recorded (itself a queue node).
+fn dead_letter_one(zk: &ZkClient, path: &str) {
+    let queue = QueueBuilder::new(zk, path, StringSerializer)
+        .put_in_background(false)
+        .build_queue()
+        .unwrap();
+    queue.put("doomed".into()).unwrap();
+    let failing = Recorder::new().failing(|_, _| true);
+    let dead = format!("{path}-dead");
+    let consumer = consumer_of(zk, path, &failing)
+        .lock_path(&format!("{path}-locks"))
+        .max_attempts(1)
+        .dead_letter_path(&dead)
+        .build_queue()
+        .unwrap();
+    eventually(WAIT, "the item dies", || {
+        zk.get_children(&dead).is_ok_and(|(names, _)| names.len() == 1)
+    });
+    consumer.close();
+}
+
+/// A kazoo `Queue` of two entries at `queue`, and a `LockingQueue` of three
+/// at `locking`, one of them taken: the entry returned.
+fn kazoo_queues(zk: &ZkClient, queue: &str, locking: &str) -> KazooEntry {
+    let kazoo = KazooQueue::new(zk, queue).unwrap();
+    kazoo.put(b"k1", 100).unwrap();
+    kazoo.put(b"k0", 5).unwrap();
+    let kazoo_locking = KazooLockingQueue::new(zk, locking).unwrap();
+    kazoo_locking.put_all(&[b"a", b"b", b"c"], 100).unwrap();
+    kazoo_locking.take().unwrap()
 }
 
 #[test]
@@ -83,30 +119,8 @@ fn cli_top_once_shows_every_queue_kind_under_a_path_with_its_figures() {
     // parent of queues.
     let (consumer, _receiver, _delivery) = holding_the_first(&zk, &locked, &at("locks"));
 
-    // A lock-safe consumer that fails its one item, which dies at once:
-    // one dead letter under the path its consumers recorded (itself a
-    // queue node).
-    let dying = builder("dying").build_queue().unwrap();
-    dying.put("doomed".into()).unwrap();
-    let failing = Recorder::new().failing(|_, _| true);
-    let dying_consumer = consumer_of(&zk, &at("dying"), &failing)
-        .lock_path(&at("dying-locks"))
-        .max_attempts(1)
-        .dead_letter_path(&at("dying-dead"))
-        .build_queue()
-        .unwrap();
-    eventually(WAIT, "the item dies", || {
-        zk.get_children(&at("dying-dead"))
-            .is_ok_and(|(names, _)| names.len() == 1)
-    });
-    dying_consumer.close();
-
-    let kazoo = KazooQueue::new(&zk, &at("kazoo")).unwrap();
-    kazoo.put(b"k1", 100).unwrap();
-    kazoo.put(b"k0", 5).unwrap();
-    let kazoo_locking = KazooLockingQueue::new(&zk, &at("kazoo-locking")).unwrap();
-    kazoo_locking.put_all(&[b"a", b"b", b"c"], 100).unwrap();
-    let taken = kazoo_locking.take().unwrap();
+    dead_letter_one(&zk, &at("dying"));
+    let taken = kazoo_queues(&zk, &at("kazoo"), &at("kazoo-locking"));
 
     // Puts all through the interval.
     let growing = builder("growing").build_queue().unwrap();
