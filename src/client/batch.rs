@@ -360,14 +360,11 @@ impl ZkClient {
             return Err(Error::Closed);
         }
         let fence = opts.fence().map(|session| session.0);
-        let request_timeout = self.shared.config.request_timeout;
         // Each slice is sent with its own deadline; the next one goes out as
         // soon as the oldest one in flight is answered.
         let send = |slice: &'a [I]| {
             let started = Instant::now();
-            let deadline = opts
-                .deadline(started, request_timeout, self.shared.link().is_connected())
-                .min(started + request_timeout);
+            let deadline = self.sent_once_deadline(opts, started);
             let checked: Vec<Result<()>> = slice.iter().map(&check).collect();
             let requests = slice
                 .iter()

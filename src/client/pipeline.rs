@@ -59,11 +59,7 @@ impl ZkClient {
     /// and never longer than the client's request timeout.
     pub(crate) fn pipeline(&self, session: Session, deadline: Option<Instant>) -> Pipeline<'_> {
         let started = Instant::now();
-        let request_timeout = self.shared.config.request_timeout;
-        let deadline = super::Opts::new()
-            .until(deadline)
-            .deadline(started, request_timeout, self.shared.link().is_connected())
-            .min(started + request_timeout);
+        let deadline = self.sent_once_deadline(super::Opts::new().until(deadline), started);
         Pipeline {
             client: self,
             session,

@@ -37,10 +37,7 @@ impl ZkClient {
             return None;
         }
         let started = Instant::now();
-        let request_timeout = self.shared.config.request_timeout;
-        let deadline = super::Opts::new()
-            .deadline(started, request_timeout, self.shared.link().is_connected())
-            .min(started + request_timeout);
+        let deadline = self.sent_once_deadline(super::Opts::new(), started);
         let chunks: Vec<Vec<String>> = paths.chunks(MULTI_READ).map(<[String]>::to_vec).collect();
         let requests = chunks
             .iter()

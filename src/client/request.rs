@@ -132,6 +132,15 @@ impl<'a> Opts<'a> {
 }
 
 impl ZkClient {
+    /// When requests written once at `started` (a batch's slice, a
+    /// pipeline, reads ahead: never retried) give up, as `opts` say, and
+    /// never later than a request timeout after `started`.
+    pub(super) fn sent_once_deadline(&self, opts: Opts<'_>, started: Instant) -> Instant {
+        let request_timeout = self.shared.config.request_timeout;
+        opts.deadline(started, request_timeout, self.shared.link().is_connected())
+            .min(started + request_timeout)
+    }
+
     /// Sends one request as `opts` say: `make` makes each attempt's request
     /// (and the watch it sets), `read` takes its reply; errors are mapped for
     /// `path`.

@@ -38,6 +38,7 @@ pub use sessions::{learners, server_mode, sessions_in_cons, sessions_in_dump, Se
 
 mod listing;
 mod recipe;
+mod sessions;
 
 /// The child of a kazoo `LockingQueue`'s node that holds its entries
 /// (beside [`KAZOO_TAKEN`], its locks).
@@ -67,7 +68,6 @@ pub const KAZOO_TAKEN: &str = crate::naming::TAKEN_DIR;
 pub fn is_kazoo_entry(name: &str) -> bool {
     crate::naming::is_kazoo_entry(name)
 }
-mod sessions;
 
 /// Prefix of the classic recipe's items.
 const CLASSIC_PREFIX: &str = "qn-";

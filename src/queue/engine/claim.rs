@@ -35,8 +35,9 @@ pub(super) struct Claimed {
 }
 
 /// Claims the items named (in order) and returns those this consumer won,
-/// in order, for the pass to hand to the workers ([`hand`]). Items of `read_ahead` (read with the listing, or
-/// with the window before) are not read again. The items of `next` (the
+/// in order, for the pass to hand to the workers ([`hand`]). Items of
+/// `read_ahead` (read with the listing, or with the window before) are not
+/// read again. The items of `next` (the
 /// next window's, as far as the pass knows) are read while this window's
 /// deletes commit, into `read_ahead`: a window then takes one round trip,
 /// and the items in flight are still this window's alone.

@@ -89,8 +89,8 @@ impl Leases {
     /// exist (or `stopping` says the queue stops) and returns how many more
     /// leases may be taken: at least `want` of them while the ends of
     /// others are on their way to the server (they free room within a
-    /// round trip), or as many as there are once none is. Its locks are the leases held and the orphans of
-    /// its current session: an orphan's lock may still be on the server, so
+    /// round trip), or as many as there are once none is. Its locks are the
+    /// leases held and the orphans of its current session: an orphan's lock may still be on the server, so
     /// it keeps its place in the window until it is known gone, and orphans
     /// in the way are settled meanwhile. For the scanner, the one thread that
     /// takes leases and settles orphans.

@@ -423,11 +423,6 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
         self.handed += claimed.handed;
         self.taken += claimed.handed;
         self.hand_over(won)?;
-        if std::mem::take(&mut self.stop_after) {
-            self.kept.spread.after(tried, claimed.lost, self.window);
-            self.limit = self.next_limit();
-            return Ok(Flow::Stop);
-        }
         let flow = match self.kept.spread.after(tried, claimed.lost, self.window) {
             Next::Continue => Flow::Next,
             Next::Jump => {
@@ -440,6 +435,10 @@ impl<'a, T: Send + 'static> PassState<'a, T> {
             }
         };
         self.limit = self.next_limit();
+        // Handing the window over found a reason to look again.
+        if std::mem::take(&mut self.stop_after) {
+            return Ok(Flow::Stop);
+        }
         Ok(flow)
     }
 
